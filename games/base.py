@@ -25,6 +25,7 @@ into the events it returns, so that ``evolve`` never draws anything and replay r
 
 from __future__ import annotations
 
+import hashlib
 import random
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence
@@ -42,6 +43,8 @@ __all__ = [
     "GameOver",
     "BadOptions",
     "command",
+    "derive_rng",
+    "fold",
 ]
 
 SPECTATOR = None
@@ -206,3 +209,13 @@ def fold(engine: Engine, events: Sequence[Event], state: Any = None) -> Any:
     for event in events:
         state = engine.evolve(state, event)
     return state
+
+
+def derive_rng(seed: bytes, game_id: str, version: int) -> random.Random:
+    """The random source for the command decided on top of stream ``version``.
+
+    Derived from the game's secret seed, so that anyone holding the revealed seed can re-run
+    every decision and check that each random outcome in the log is the one the seed gives.
+    """
+    digest = hashlib.sha256(seed + b"\x00" + game_id.encode() + b"\x00" + str(version).encode()).digest()
+    return random.Random(int.from_bytes(digest, "big"))
