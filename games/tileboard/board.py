@@ -1,0 +1,479 @@
+"""An immutable board of placed tiles, with features joined across tiles and a placement frontier.
+
+The board never knows a game's rules: a :class:`BoardRules` object supplies the facts (which
+cells are playable, when two facing sides match, which facing kinds join). Every change returns
+a new :class:`Board`; the old one stays valid. Internally each change copies a few flat dicts
+(tens to hundreds of entries), which is cheaper in Python than any persistent structure.
+
+Features are the connected components of segments: the new tile's segments are joined with the
+facing segments of each neighbour when ``rules.joins(kind_a, kind_b)`` says so. A feature keeps
+its segments, its cells (each counted once), the number of its ports facing an empty playable
+cell (``open_ports``; zero means complete), the sums of its numeric segment attributes, and the
+followers standing on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Hashable, Iterable, Iterator
+
+from games.tileboard.tiles import ROTATIONS, SIDE_OFFSETS, Segment, Tile, mirror_port
+
+__all__ = [
+    "WALL",
+    "Board",
+    "BoardRules",
+    "Feature",
+    "Follower",
+    "IllegalPlacement",
+    "Placed",
+]
+
+Cell = tuple[int, int]
+SegRef = tuple[int, int, int]
+"""(x, y, segment index on the tile placed at (x, y))."""
+
+
+class _Wall:
+    """The constraint of a side facing an unplayable empty cell (a wall, the board's edge)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "WALL"
+
+
+WALL: Any = _Wall()
+
+
+class IllegalPlacement(ValueError):
+    """``Board.place`` was asked for a placement the rules refuse."""
+
+
+class BoardRules:
+    """The hooks a game gives the board. Subclass and override; the defaults suit Carcassonne
+    except :meth:`side_key`, which by default compares whole sides port by port.
+
+    Results of :meth:`fits` are memoised per instance: they depend only on the tile design and
+    the constraint, so one instance may serve every board of a game.
+    """
+
+    def __init__(self) -> None:
+        self._side_keys: dict[str, tuple[tuple[Hashable, ...], ...]] = {}
+        self._facing_keys: dict[str, tuple[tuple[Hashable, ...], ...]] = {}
+        self._fits: dict[tuple[str, tuple], tuple[int, ...]] = {}
+
+    # --- hooks ------------------------------------------------------------------------------
+
+    def is_playable(self, x: int, y: int) -> bool:
+        """May a tile ever be placed at (x, y)? A port facing an unplayable empty cell is closed."""
+        return True
+
+    def side_key(self, kinds: tuple[str | None, str | None, str | None]) -> Hashable:
+        """Reduce one side (three port kinds, aligned to the side being matched) to a key."""
+        return kinds
+
+    def sides_match(self, mine: Hashable, theirs: Hashable) -> bool:
+        """May a side with key ``mine`` face a placed side with key ``theirs``?"""
+        return mine == theirs
+
+    def wall_ok(self, mine: Hashable) -> bool:
+        """May a side with key ``mine`` face an unplayable empty cell?"""
+        return True
+
+    def joins(self, mine: str, theirs: str) -> bool:
+        """Do two facing segments of these kinds become one feature?"""
+        return mine == theirs
+
+    # --- derived, memoised ------------------------------------------------------------------
+
+    def own_keys(self, tile: Tile) -> tuple[tuple[Hashable, ...], ...]:
+        """``own_keys(tile)[q][s]``: key of side ``s`` of ``tile`` turned ``q`` quarter turns."""
+        keys = self._side_keys.get(tile.id)
+        if keys is None:
+            keys = tuple(tuple(self.side_key(k) for k in sides) for sides in tile.side_kinds)
+            self._side_keys[tile.id] = keys
+        return keys
+
+    def facing_keys(self, tile: Tile) -> tuple[tuple[Hashable, ...], ...]:
+        """Key of each side as the neighbour across it sees it (ports reversed to align)."""
+        keys = self._facing_keys.get(tile.id)
+        if keys is None:
+            keys = tuple(tuple(self.side_key(tuple(reversed(k))) for k in sides) for sides in tile.side_kinds)
+            self._facing_keys[tile.id] = keys
+        return keys
+
+    def fits(self, tile: Tile, constraint: tuple) -> tuple[int, ...]:
+        """Quarter turns of ``tile`` that satisfy a frontier cell's constraint."""
+        memo_key = (tile.id, constraint)
+        turns = self._fits.get(memo_key)
+        if turns is None:
+            own = self.own_keys(tile)
+            turns = tuple(q for q in range(4) if self._turn_fits(own[q], constraint))
+            self._fits[memo_key] = turns
+        return turns
+
+    def _turn_fits(self, sides: tuple[Hashable, ...], constraint: tuple) -> bool:
+        for mine, theirs in zip(sides, constraint):
+            if theirs is None:
+                continue
+            if theirs is WALL:
+                if not self.wall_ok(mine):
+                    return False
+            elif not self.sides_match(mine, theirs):
+                return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """A tile on the board. ``fixed`` marks pieces a game put there at setup (border pieces)."""
+
+    tile: Tile
+    x: int
+    y: int
+    rotation: int
+    fixed: bool = False
+
+    @property
+    def turns(self) -> int:
+        return self.rotation // 90
+
+    @property
+    def ports(self) -> tuple[int | None, ...]:
+        """Segment index at each board port."""
+        return self.tile.rotated[self.rotation // 90]
+
+    def segment_ports(self, segment: int) -> tuple[int, ...]:
+        """Board ports of ``segment`` as the tile lies."""
+        return self.tile.segment_ports[self.rotation // 90][segment]
+
+
+@dataclass(frozen=True, slots=True)
+class Follower:
+    """A figure on a segment. ``kind`` is the game's word ("normal", "large", ...)."""
+
+    owner: int
+    kind: str
+    x: int
+    y: int
+    segment: int
+
+
+@dataclass(frozen=True, slots=True)
+class Feature:
+    """A connected component of joined segments across the board."""
+
+    id: int
+    kind: str
+    segments: frozenset[SegRef]
+    cells: frozenset[Cell]
+    open_ports: int
+    attrs: dict[str, int]
+    followers: tuple[Follower, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """No port of the feature faces an empty playable cell."""
+        return self.open_ports == 0
+
+    @property
+    def tile_count(self) -> int:
+        return len(self.cells)
+
+    def count(self, attr: str) -> int:
+        """Sum of a numeric segment attribute over the feature (bools count 1)."""
+        return self.attrs.get(attr, 0)
+
+
+def _numeric_attrs(seg: Segment) -> dict[str, int]:
+    return {k: int(v) for k, v in seg.attrs if isinstance(v, (bool, int)) and v}
+
+
+class _Draft:
+    """A feature being rebuilt inside one ``place`` call (mutable, never escapes)."""
+
+    __slots__ = ("id", "kind", "segments", "cells", "open_ports", "attrs", "followers")
+
+    def __init__(self, f: Feature) -> None:
+        self.id = f.id
+        self.kind = f.kind
+        self.segments = set(f.segments)
+        self.cells = set(f.cells)
+        self.open_ports = f.open_ports
+        self.attrs = dict(f.attrs)
+        self.followers = list(f.followers)
+
+    def freeze(self) -> Feature:
+        return Feature(
+            self.id,
+            self.kind,
+            frozenset(self.segments),
+            frozenset(self.cells),
+            self.open_ports,
+            self.attrs,
+            tuple(self.followers),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """Placed tiles, features and the frontier. Treat every field as read-only.
+
+    ``frontier`` maps each empty playable cell that touches a placed tile along an edge to its
+    constraint: per side ``N E S W`` the key of the facing placed side, :data:`WALL`, or
+    ``None`` (empty playable neighbour).
+    """
+
+    rules: BoardRules = field(compare=False, repr=False)
+    cells: dict[Cell, Placed] = field(default_factory=dict)
+    seg_feature: dict[SegRef, int] = field(default_factory=dict, repr=False)
+    features: dict[int, Feature] = field(default_factory=dict, repr=False)
+    frontier: dict[Cell, tuple] = field(default_factory=dict, repr=False)
+    next_id: int = 0
+
+    @classmethod
+    def empty(cls, rules: BoardRules) -> "Board":
+        return cls(rules)
+
+    # --- queries ----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.cells)
+
+    def __contains__(self, cell: object) -> bool:
+        return cell in self.cells
+
+    def at(self, x: int, y: int) -> Placed | None:
+        return self.cells.get((x, y))
+
+    def feature_of(self, x: int, y: int, segment: int) -> Feature:
+        return self.features[self.seg_feature[(x, y, segment)]]
+
+    def features_on(self, x: int, y: int) -> list[Feature]:
+        """The distinct features having a segment on the tile at (x, y), by segment order."""
+        placed = self.cells[(x, y)]
+        seen: dict[int, Feature] = {}
+        for i in range(len(placed.tile.segments)):
+            fid = self.seg_feature[(x, y, i)]
+            if fid not in seen:
+                seen[fid] = self.features[fid]
+        return list(seen.values())
+
+    def segment(self, ref: SegRef) -> Segment:
+        x, y, i = ref
+        return self.cells[(x, y)].tile.segments[i]
+
+    def all_features(self) -> Iterator[Feature]:
+        return iter(self.features.values())
+
+    def followers(self) -> Iterator[Follower]:
+        for f in self.features.values():
+            yield from f.followers
+
+    def open_ports(self, feature: Feature) -> list[tuple[int, int, int]]:
+        """(x, y, board port) of every port of ``feature`` facing an empty playable cell."""
+        out = []
+        playable = self.rules.is_playable
+        for x, y, i in sorted(feature.segments):
+            for p in self.cells[(x, y)].segment_ports(i):
+                nx, ny = x + SIDE_OFFSETS[p // 3][0], y + SIDE_OFFSETS[p // 3][1]
+                if (nx, ny) not in self.cells and playable(nx, ny):
+                    out.append((x, y, p))
+        return out
+
+    def touching_features(self, feature: Feature) -> set[int]:
+        """Ids of features that a segment of ``feature`` touches on its own tile (``Segment.touches``)."""
+        out = set()
+        for x, y, i in feature.segments:
+            for j in self.cells[(x, y)].tile.segments[i].touches:
+                out.add(self.seg_feature[(x, y, j)])
+        return out
+
+    def neighbours8(self, x: int, y: int) -> list[Cell]:
+        """Occupied cells among the eight around (x, y)."""
+        return [
+            (x + dx, y + dy)
+            for dy in (-1, 0, 1)
+            for dx in (-1, 0, 1)
+            if (dx or dy) and (x + dx, y + dy) in self.cells
+        ]
+
+    def free_segments(self, x: int, y: int) -> list[int]:
+        """Segments of the tile at (x, y) whose feature holds no follower (follower spots)."""
+        placed = self.cells[(x, y)]
+        seg_feature, features = self.seg_feature, self.features
+        return [
+            i for i in range(len(placed.tile.segments)) if not features[seg_feature[(x, y, i)]].followers
+        ]
+
+    # --- placement legality -----------------------------------------------------------------
+
+    def legal_placements(self, tile: Tile, *, distinct: bool = False) -> list[tuple[int, int, int]]:
+        """Every (x, y, rotation) where ``tile`` may go.
+
+        All four rotations of a symmetric tile are listed (each is a valid command); with
+        ``distinct=True`` only the smallest rotation of each distinct orientation is kept.
+        """
+        fits = self.rules.fits
+        if distinct:
+            canon = tile.canonical_turn
+            return [
+                (x, y, q * 90)
+                for (x, y), constraint in self.frontier.items()
+                for q in fits(tile, constraint)
+                if canon[q] == q
+            ]
+        return [(x, y, q * 90) for (x, y), constraint in self.frontier.items() for q in fits(tile, constraint)]
+
+    def can_place(self, tile: Tile) -> bool:
+        """Does ``tile`` fit anywhere?"""
+        fits = self.rules.fits
+        return any(fits(tile, constraint) for constraint in self.frontier.values())
+
+    def is_legal(self, tile: Tile, x: int, y: int, rotation: int) -> bool:
+        """Membership check for one placement (same code path as :meth:`legal_placements`)."""
+        constraint = self.frontier.get((x, y))
+        if constraint is None or rotation not in ROTATIONS:
+            return False
+        return rotation // 90 in self.rules.fits(tile, constraint)
+
+    # --- changes ----------------------------------------------------------------------------
+
+    def place(self, tile: Tile, x: int, y: int, rotation: int, *, check: bool = True, fixed: bool = False) -> "Board":
+        """A new board with ``tile`` at (x, y). ``check=False`` skips legality (start tiles,
+        border pieces); raises :class:`IllegalPlacement` when checked and refused."""
+        if rotation not in ROTATIONS:
+            raise IllegalPlacement(f"rotation {rotation!r} is not one of {ROTATIONS}")
+        if (x, y) in self.cells:
+            raise IllegalPlacement(f"({x}, {y}) is already occupied")
+        if check and not self.is_legal(tile, x, y, rotation):
+            raise IllegalPlacement(f"{tile.id} rotated {rotation} does not fit at ({x}, {y})")
+        rules = self.rules
+        playable = rules.is_playable
+        placed = Placed(tile, x, y, rotation, fixed)
+        q = rotation // 90
+        ports = tile.rotated[q]
+        cells = dict(self.cells)
+        cells[(x, y)] = placed
+        seg_feature = dict(self.seg_feature)
+        features = dict(self.features)
+        drafts: dict[int, _Draft] = {}
+        next_id = self.next_id
+
+        def draft(fid: int) -> _Draft:
+            d = drafts.get(fid)
+            if d is None:
+                d = drafts[fid] = _Draft(features[fid])
+            return d
+
+        # Which sides face what, once.
+        around = []
+        for side in range(4):
+            dx, dy = SIDE_OFFSETS[side]
+            n = (x + dx, y + dy)
+            other = cells.get(n)
+            around.append((other, other is None and playable(*n)))
+
+        new_ids = []
+        seg_ports = tile.segment_ports[q]
+        for i, seg in enumerate(tile.segments):
+            open_count = sum(1 for p in seg_ports[i] if around[p // 3][1])
+            fid = next_id
+            next_id += 1
+            d = _Draft.__new__(_Draft)
+            d.id, d.kind, d.segments, d.cells = fid, seg.kind, {(x, y, i)}, {(x, y)}
+            d.open_ports, d.attrs, d.followers = open_count, _numeric_attrs(seg), []
+            drafts[fid] = d
+            features[fid] = None  # type: ignore[assignment]  # placeholder, frozen below
+            seg_feature[(x, y, i)] = fid
+            new_ids.append(fid)
+
+        here_playable = playable(x, y)
+        joins = rules.joins
+        for side in range(4):
+            other = around[side][0]
+            if other is None:
+                continue
+            ox, oy = other.x, other.y
+            their_ports = other.ports
+            for p in range(3 * side, 3 * side + 3):
+                theirs = their_ports[mirror_port(p)]
+                if theirs is None:
+                    continue
+                their_ref = (ox, oy, theirs)
+                if here_playable:
+                    draft(seg_feature[their_ref]).open_ports -= 1
+                mine = ports[p]
+                if mine is None:
+                    continue
+                if not joins(tile.segments[mine].kind, other.tile.segments[theirs].kind):
+                    continue
+                a = draft(seg_feature[(x, y, mine)])
+                b = draft(seg_feature[their_ref])
+                if a is b:
+                    continue
+                # Keep the bigger feature's id (then the older one) and relabel the smaller.
+                if (len(a.segments), -a.id) < (len(b.segments), -b.id):
+                    a, b = b, a
+                for ref in b.segments:
+                    seg_feature[ref] = a.id
+                a.segments |= b.segments
+                a.cells |= b.cells
+                a.open_ports += b.open_ports
+                for k, v in b.attrs.items():
+                    a.attrs[k] = a.attrs.get(k, 0) + v
+                a.followers.extend(b.followers)
+                drafts[b.id] = a
+                del features[b.id]
+
+        done = set()
+        for fid, d in drafts.items():
+            if d.id in done or fid != d.id:
+                continue
+            done.add(d.id)
+            features[d.id] = d.freeze()
+
+        frontier = dict(self.frontier)
+        frontier.pop((x, y), None)
+        for side in range(4):
+            other, empty_playable = around[side]
+            if empty_playable:
+                dx, dy = SIDE_OFFSETS[side]
+                n = (x + dx, y + dy)
+                frontier[n] = _constraint(rules, cells, n)
+        return Board(rules, cells, seg_feature, features, frontier, next_id)
+
+    def with_follower(self, follower: Follower) -> "Board":
+        """A new board with ``follower`` added to its segment's feature (no occupancy check)."""
+        fid = self.seg_feature[(follower.x, follower.y, follower.segment)]
+        f = self.features[fid]
+        features = dict(self.features)
+        features[fid] = Feature(f.id, f.kind, f.segments, f.cells, f.open_ports, f.attrs, f.followers + (follower,))
+        return Board(self.rules, self.cells, self.seg_feature, features, self.frontier, self.next_id)
+
+    def without_followers(self, feature_ids: Iterable[int]) -> "Board":
+        """A new board where the given features hold no followers."""
+        features = dict(self.features)
+        for fid in feature_ids:
+            f = features[fid]
+            if f.followers:
+                features[fid] = Feature(f.id, f.kind, f.segments, f.cells, f.open_ports, f.attrs, ())
+        return Board(self.rules, self.cells, self.seg_feature, features, self.frontier, self.next_id)
+
+
+def _constraint(rules: BoardRules, cells: dict[Cell, Placed], cell: Cell) -> tuple:
+    x, y = cell
+    out = []
+    playable = rules.is_playable
+    for side in range(4):
+        dx, dy = SIDE_OFFSETS[side]
+        n = (x + dx, y + dy)
+        other = cells.get(n)
+        if other is not None:
+            out.append(rules.facing_keys(other.tile)[other.rotation // 90][(side + 2) % 4])
+        elif playable(*n):
+            out.append(None)
+        else:
+            out.append(WALL)
+    return tuple(out)
