@@ -1,0 +1,56 @@
+#!lua
+-- donjon's atomic append. Redis runs a script to completion with nothing in between, and the
+-- shebang line makes it refuse to start (rather than stop half-way) when the server is out of
+-- memory. Every check happens before the first write, because a script that fails after a write
+-- keeps that write: no batch is ever half-applied.
+--
+-- KEYS[1] game:{ID}:events   the stream; entry id "<version>-0"; fields b (body), p, h
+-- KEYS[2] game:{ID}:cmds     hash: command id -> "first,last"
+-- ARGV[1] expected version, ARGV[2] command id ("" for none), ARGV[3..] the encoded bodies
+--
+-- Returns {"dup", first, last} when the command id was applied already (nothing appended, even if
+-- the expected version is stale now), {"conflict", actual} when the stream is not at the expected
+-- version, {"ok", first, last} after appending every body.
+
+local command_id = ARGV[2]
+if command_id ~= "" then
+  local done = redis.call("HGET", KEYS[2], command_id)
+  if done then
+    local comma = string.find(done, ",", 1, true)
+    return {"dup", tonumber(string.sub(done, 1, comma - 1)), tonumber(string.sub(done, comma + 1))}
+  end
+end
+
+local version = 0
+local prev = "0000000000000000000000000000000000000000"
+local last = redis.call("XREVRANGE", KEYS[1], "+", "-", "COUNT", 1)
+if #last > 0 then
+  local id = last[1][1]
+  version = tonumber(string.sub(id, 1, string.find(id, "-", 1, true) - 1))
+  local fields = last[1][2]
+  prev = ""
+  for i = 1, #fields, 2 do
+    if fields[i] == "h" then prev = fields[i + 1] end
+  end
+end
+
+if version ~= tonumber(ARGV[1]) then
+  return {"conflict", version}
+end
+
+local count = #ARGV - 2
+if count < 1 then
+  return redis.error_reply("ERR donjon append: empty batch")
+end
+
+for i = 1, count do
+  local body = ARGV[i + 2]
+  local hash = redis.sha1hex(prev .. body)
+  redis.call("XADD", KEYS[1], (version + i) .. "-0", "b", body, "p", prev, "h", hash)
+  prev = hash
+end
+
+if command_id ~= "" then
+  redis.call("HSET", KEYS[2], command_id, (version + 1) .. "," .. (version + count))
+end
+return {"ok", version + 1, version + count}
