@@ -1,0 +1,117 @@
+"""Fixtures every test may use: Redis-protocol servers, the event store, unique game ids, log hygiene.
+
+- ``embedded_redis_url`` (session): one embedded Valkey (events.embedded) in a temporary folder,
+  started the first time a test asks for it.
+- ``redis_url``: parametrized ``embedded`` / ``external``; ``external`` is the server named by
+  ``DONJON_TEST_REDIS_URL`` and is skipped only when that variable is unset. Tests that take it
+  (or ``store``) run once against each server with the same assertions.
+- ``store``: an ``EventStore`` on ``redis_url``, closed afterwards; the keys of every game id made
+  with ``new_game_id`` in the test are deleted afterwards (the external server is shared).
+- ``new_game_id``: ``new_game_id()`` -> a fresh id such as ``"t-3f2a9c0d1b7e4a55"``.
+
+A test fails when anything logs at ERROR or above during it (structlog is routed to the standard
+``logging`` module for this), unless it is marked ``@pytest.mark.allow_error_logs``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from typing import AsyncIterator, Callable, Iterator
+
+import pytest
+import structlog
+
+EXTERNAL_URL_VARIABLE = "DONJON_TEST_REDIS_URL"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "allow_error_logs: the test expects ERROR logs; do not fail it for them")
+    # Route structlog through logging so that caplog, and the ERROR check below, see it.
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.format_exc_info,
+            structlog.processors.KeyValueRenderer(key_order=["event"], sort_keys=True),
+        ],
+        wrapper_class=structlog.stdlib.BoundLogger,
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        cache_logger_on_first_use=False,
+    )
+
+
+@pytest.fixture(autouse=True)
+def _fail_on_error_logs(request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    yield
+    if request.node.get_closest_marker("allow_error_logs"):
+        return
+    errors = [
+        record
+        for phase in ("setup", "call")
+        for record in caplog.get_records(phase)
+        if record.levelno >= logging.ERROR
+    ]
+    if errors:
+        lines = "\n".join(f"{r.levelname} {r.name}: {r.getMessage()}" for r in errors)
+        pytest.fail(f"ERROR logs during the test (mark it allow_error_logs if expected):\n{lines}")
+
+
+@pytest.fixture(scope="session")
+def embedded_redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from events.embedded import EmbeddedServer
+
+    # everysec: the suite's speed should not hang on fsync; durability tests start their own.
+    server = EmbeddedServer(tmp_path_factory.mktemp("valkey"), fsync="everysec")
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["embedded", "external"])
+def redis_url(request: pytest.FixtureRequest) -> str:
+    if request.param == "embedded":
+        return request.getfixturevalue("embedded_redis_url")
+    url = os.environ.get(EXTERNAL_URL_VARIABLE)
+    if not url:
+        pytest.skip(f"{EXTERNAL_URL_VARIABLE} is not set")
+    return url
+
+
+class GameIds:
+    """Makes unique game ids and remembers them, so that their keys can be deleted afterwards."""
+
+    def __init__(self) -> None:
+        self.made: list[str] = []
+
+    def __call__(self, prefix: str = "t") -> str:
+        game_id = f"{prefix}-{uuid.uuid4().hex[:16]}"
+        self.made.append(game_id)
+        return game_id
+
+
+@pytest.fixture
+def new_game_id() -> Callable[..., str]:
+    return GameIds()
+
+
+@pytest.fixture
+async def store(redis_url: str, new_game_id: GameIds) -> AsyncIterator[object]:
+    from events.store import EventStore, cmds_key, events_key, meta_key
+
+    event_store = await EventStore.connect(redis_url)
+    try:
+        yield event_store
+    finally:
+        if new_game_id.made:
+            keys = [k for g in new_game_id.made for k in (events_key(g), meta_key(g), cmds_key(g))]
+            try:
+                # One DEL per key: on a cluster the games live in different slots.
+                for key in keys:
+                    await event_store.redis.delete(key)
+            except Exception:  # the server may be down on purpose; leftovers are harmless
+                pass
+        await event_store.close()
