@@ -1,0 +1,114 @@
+"""Carcassonne values: options, phases, turns and the game state folded from events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from games.carcassonne.tiles import TileSet, tile_set
+from games.tileboard import Board
+
+__all__ = ["FollowerKind", "Options", "Phase", "State", "Turn", "NORMAL_FOLLOWERS", "LARGE_FOLLOWERS"]
+
+NORMAL_FOLLOWERS = 7
+"""Meeples a player may place (the eighth is the score marker)."""
+LARGE_FOLLOWERS = 1
+"""The Inns & Cathedrals large meeple, one per player."""
+
+
+class Phase(str, Enum):
+    """Where the game stands; the value is what views show."""
+
+    NOT_STARTED = "not_started"
+    """No event yet."""
+    PLACE_TILE = "place_tile"
+    """``current`` must place ``tile``."""
+    PLACE_FOLLOWER = "place_follower"
+    """``current`` may place a follower on the tile just placed, or pass."""
+    SCORING = "scoring"
+    """Between the follower step and the next draw; only seen inside one command's events."""
+    OVER = "over"
+    """Final scoring done."""
+
+
+class FollowerKind(str, Enum):
+    NORMAL = "normal"
+    """A meeple; weight 1 in majorities."""
+    LARGE = "large"
+    """The Inns & Cathedrals large meeple; weight 2 in majorities, never double points."""
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Normalized game options (see ``CarcassonneEngine.options`` for their descriptions)."""
+
+    inns_cathedrals: bool = False
+    farmers: bool = True
+    tiny_city_points: int = 4
+    junction_inn: str = "east"
+    tile_order: tuple[str, ...] | None = None
+
+    @property
+    def tiles(self) -> TileSet:
+        return tile_set(self.inns_cathedrals, self.junction_inn)
+
+    def as_dict(self, *, with_order: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "inns_cathedrals": self.inns_cathedrals,
+            "farmers": self.farmers,
+            "tiny_city_points": self.tiny_city_points,
+            "junction_inn": self.junction_inn,
+        }
+        if with_order:
+            out["tile_order"] = None if self.tile_order is None else list(self.tile_order)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One completed turn, kept for audit and the from-scratch recount."""
+
+    seat: int
+    tile: str
+    x: int
+    y: int
+    rotation: int
+    at: str | None = None
+    kind: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """Everything the rules need. ``pile`` counts the remaining tiles per id of
+    ``options.tiles.ids``; with ``tile_order`` the remaining list is ``order`` instead."""
+
+    phase: Phase = Phase.NOT_STARTED
+    options: Options = Options()
+    seats: int = 0
+    board: Board | None = None
+    current: int = 0
+    tile: str | None = None
+    pile: tuple[int, ...] = ()
+    order: tuple[str, ...] | None = None
+    placed: tuple[int, int] | None = None
+    supply: tuple[tuple[int, int], ...] = ()
+    scores: tuple[int, ...] = ()
+    turns: tuple[Turn, ...] = ()
+    discarded: tuple[str, ...] = ()
+    winners: tuple[int, ...] = ()
+
+    @property
+    def remaining(self) -> int:
+        """Tiles still in the draw pile (the tile to place is not counted)."""
+        return len(self.order) if self.order is not None else sum(self.pile)
+
+    def remaining_by_tile(self) -> dict[str, int]:
+        """Per-id counts of the pile: public knowledge at a real table, never the order."""
+        ids = self.options.tiles.ids
+        if self.order is not None:
+            counts = {tid: 0 for tid in ids}
+            for tid in self.order:
+                counts[tid] += 1
+            return {tid: n for tid, n in counts.items() if n}
+        return {tid: n for tid, n in zip(ids, self.pile) if n}
