@@ -1,0 +1,188 @@
+"""The game projection: fold a game's envelopes into what the service needs to know about it.
+
+Service events (their type has a dot) are handled here; every other event is the engine's and
+goes to ``engine.evolve``. The result is an immutable :class:`GameProjection`: the version it
+stands at, the status (open, active, finished), the seats and their names, the options, the
+seed commitment (and the seed, once ``game.finished`` reveals it) and the engine state.
+
+Service events and their payloads::
+
+    game.created   {"game", "options", "seats", "seed_commitment"}     always version 1
+    game.seat_taken {"seat", "name"}                                    one per seat
+    game.finished  {"seed", "summary"}                                  last event of a game
+
+>>> from tests.tinygame import TINY
+>>> p = GameProjection.empty("g1", TINY)
+>>> p.status, p.version
+(<Status.OPEN: 'open'>, 0)
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Protocol
+
+from games.base import Engine, Event
+
+__all__ = [
+    "CREATED",
+    "SEAT_TAKEN",
+    "FINISHED",
+    "Status",
+    "GameProjection",
+    "ProjectionError",
+    "EnvelopeLike",
+    "is_service_event",
+]
+
+CREATED = "game.created"
+SEAT_TAKEN = "game.seat_taken"
+FINISHED = "game.finished"
+
+
+class Status(str, enum.Enum):
+    """Where a game is in its life. The lobby lists games by it."""
+
+    OPEN = "open"
+    """Created; waiting for seats to be taken."""
+    ACTIVE = "active"
+    """Every seat taken; the engine's setup events are in; commands are accepted."""
+    FINISHED = "finished"
+    """``game.finished`` is in: the seed is revealed, no command is accepted."""
+
+
+class ProjectionError(RuntimeError):
+    """The stream cannot be folded: a gap, a service event out of place, an engine refusal."""
+
+
+class EnvelopeLike(Protocol):
+    """What the projection reads from ``events.envelope.Envelope``."""
+
+    version: int
+    type: str
+    payload: dict[str, Any]
+
+
+def is_service_event(event_type: str) -> bool:
+    """Service events carry a dot (``game.created``); engine events never do."""
+    return "." in event_type
+
+
+@dataclass(frozen=True, slots=True)
+class GameProjection:
+    """A game folded up to ``version``. Never mutated: :meth:`apply` returns a new one."""
+
+    game_id: str
+    engine: Engine = field(repr=False, compare=False)
+    version: int = 0
+    status: Status = Status.OPEN
+    game: str = ""
+    seats: int = 0
+    names: tuple[str | None, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+    seed_commitment: str = ""
+    seed: str | None = None
+    summary: dict[str, Any] | None = None
+    state: Any = None
+    engine_events: int = 0
+    """How many engine events are folded: 0 until the setup events are in."""
+    created_ts: int = 0
+    last_ts: int = 0
+
+    @classmethod
+    def empty(cls, game_id: str, engine: Engine) -> "GameProjection":
+        return cls(game_id=game_id, engine=engine, state=engine.initial_state())
+
+    @classmethod
+    def fold(cls, game_id: str, engine: Engine, envelopes: Iterable[EnvelopeLike]) -> "GameProjection":
+        return cls.empty(game_id, engine).apply_all(envelopes)
+
+    # --- folding -----------------------------------------------------------------------------
+
+    def apply_all(self, envelopes: Iterable[EnvelopeLike]) -> "GameProjection":
+        """Fold every envelope newer than this projection; older ones are skipped (already in)."""
+        projection = self
+        for envelope in envelopes:
+            if envelope.version <= projection.version:
+                continue
+            projection = projection.apply(envelope)
+        return projection
+
+    def apply(self, envelope: EnvelopeLike) -> "GameProjection":
+        """Fold exactly the next envelope (``version + 1``)."""
+        if envelope.version != self.version + 1:
+            raise ProjectionError(
+                f"game {self.game_id!r}: expected version {self.version + 1}, got {envelope.version}"
+            )
+        ts = getattr(envelope, "ts", 0) or self.last_ts
+        kind, payload = envelope.type, envelope.payload
+        if kind == CREATED:
+            return self._created(envelope.version, payload, ts)
+        if self.version == 0:
+            raise ProjectionError(f"game {self.game_id!r}: the first event is {kind!r}, not {CREATED!r}")
+        if kind == SEAT_TAKEN:
+            return self._seat_taken(envelope.version, payload, ts)
+        if kind == FINISHED:
+            return replace(
+                self,
+                version=envelope.version,
+                status=Status.FINISHED,
+                seed=payload.get("seed"),
+                summary=payload.get("summary"),
+                last_ts=ts,
+            )
+        if is_service_event(kind):
+            raise ProjectionError(f"game {self.game_id!r}: unknown service event {kind!r}")
+        try:
+            state = self.engine.evolve(self.state, Event(kind, payload))
+        except Exception as exc:  # an engine refusing its own event is a broken stream
+            raise ProjectionError(
+                f"game {self.game_id!r} version {envelope.version}: {self.game!r} cannot fold "
+                f"{kind!r}: {exc!r}"
+            ) from exc
+        return replace(
+            self, version=envelope.version, state=state, engine_events=self.engine_events + 1, last_ts=ts
+        )
+
+    def _created(self, version: int, payload: dict[str, Any], ts: int) -> "GameProjection":
+        if self.version != 0:
+            raise ProjectionError(f"game {self.game_id!r}: {CREATED!r} at version {version}")
+        seats = int(payload["seats"])
+        return replace(
+            self,
+            version=version,
+            game=payload["game"],
+            seats=seats,
+            names=(None,) * seats,
+            options=dict(payload.get("options") or {}),
+            seed_commitment=payload["seed_commitment"],
+            created_ts=ts,
+            last_ts=ts,
+        )
+
+    def _seat_taken(self, version: int, payload: dict[str, Any], ts: int) -> "GameProjection":
+        seat = payload["seat"]
+        if not 0 <= seat < self.seats or self.names[seat] is not None:
+            raise ProjectionError(f"game {self.game_id!r}: seat {seat!r} cannot be taken at {version}")
+        names = self.names[:seat] + (payload["name"],) + self.names[seat + 1 :]
+        status = Status.ACTIVE if all(name is not None for name in names) else Status.OPEN
+        return replace(self, version=version, names=names, status=status, last_ts=ts)
+
+    # --- questions ---------------------------------------------------------------------------
+
+    @property
+    def free_seats(self) -> list[int]:
+        return [seat for seat, name in enumerate(self.names) if name is None]
+
+    @property
+    def started(self) -> bool:
+        return self.status is not Status.OPEN
+
+    def is_terminal(self) -> bool:
+        """The engine says the game is over (``game.finished`` may still be owed)."""
+        return self.status is Status.ACTIVE and bool(self.engine.is_terminal(self.state))
+
+    def seat_list(self) -> list[dict[str, Any]]:
+        """The seats as clients see them: ``[{"seat": 0, "name": "ann"}, {"seat": 1, "name": null}]``."""
+        return [{"seat": seat, "name": name} for seat, name in enumerate(self.names)]

@@ -1,0 +1,112 @@
+"""Live push: one :class:`LiveGame` per game watched on this node, fanning updates out to sockets.
+
+The node's stream reader is the only caller of :meth:`LiveGame.publish`: every event reaches a
+socket through the stream, whichever node took the command. ``publish`` folds the new envelopes
+once, then for each *visibility class* that has subscribers (each seat, the spectators) builds
+the ``update`` frame once and encodes it once per wire codec, and hands the same bytes to every
+socket of that class. A subscriber is anything with ``viewer``, ``codec`` and ``deliver(data)``.
+
+Frames (see docs/protocol.md)::
+
+    snapshot {"type", "game", "version", "status", "seat", "seats", "view"}
+    update   {"type", "game", "version", "status", "seats", "events", "view"}
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Protocol, Sequence
+
+from projections.game import GameProjection
+from projections.views import Viewer, events_for, view_for
+
+__all__ = ["Subscriber", "LiveGame", "snapshot_frame", "update_frame"]
+
+
+class _Codec(Protocol):
+    name: str
+
+    def encode(self, frame: dict[str, Any]) -> str | bytes: ...
+
+
+class Subscriber(Protocol):
+    viewer: Viewer
+    codec: _Codec
+
+    def deliver(self, data: str | bytes) -> None: ...
+
+
+def snapshot_frame(projection: GameProjection, viewer: Viewer) -> dict[str, Any]:
+    """The whole present for ``viewer``: sent in answer to a ``hello`` without ``since``."""
+    return {
+        "type": "snapshot",
+        "game": projection.game_id,
+        "version": projection.version,
+        "status": projection.status.value,
+        "seat": viewer,
+        "seats": projection.seat_list(),
+        "view": view_for(projection, viewer),
+    }
+
+
+def update_frame(projection: GameProjection, envelopes: Sequence[Any], viewer: Viewer) -> dict[str, Any]:
+    """What changed for ``viewer``: the events it may see (redacted) and the view after them."""
+    return {
+        "type": "update",
+        "game": projection.game_id,
+        "version": projection.version,
+        "status": projection.status.value,
+        "seats": projection.seat_list(),
+        "events": events_for(projection.engine, envelopes, viewer),
+        "view": view_for(projection, viewer),
+    }
+
+
+class LiveGame:
+    """A game's projection at the last version pushed from this node, and who is watching it."""
+
+    def __init__(self, projection: GameProjection) -> None:
+        self.projection = projection
+        self._by_class: dict[Viewer, set[Subscriber]] = {}
+        self.encodes = 0
+        """How many frames were encoded (once per class and codec per publish): for tests and bench."""
+
+    @property
+    def game_id(self) -> str:
+        return self.projection.game_id
+
+    @property
+    def version(self) -> int:
+        return self.projection.version
+
+    def __len__(self) -> int:
+        return sum(len(subs) for subs in self._by_class.values())
+
+    def add(self, subscriber: Subscriber) -> None:
+        self._by_class.setdefault(subscriber.viewer, set()).add(subscriber)
+
+    def discard(self, subscriber: Subscriber) -> None:
+        subs = self._by_class.get(subscriber.viewer)
+        if subs is not None:
+            subs.discard(subscriber)
+            if not subs:
+                del self._by_class[subscriber.viewer]
+
+    def publish(self, envelopes: Iterable[Any]) -> int:
+        """Fold the envelopes newer than the pushed version and fan them out; returns deliveries."""
+        fresh = [envelope for envelope in envelopes if envelope.version > self.projection.version]
+        if not fresh:
+            return 0
+        self.projection = self.projection.apply_all(fresh)
+        delivered = 0
+        for viewer, subscribers in list(self._by_class.items()):
+            frame = update_frame(self.projection, fresh, viewer)
+            encoded: dict[str, str | bytes] = {}
+            for subscriber in list(subscribers):
+                codec = subscriber.codec
+                data = encoded.get(codec.name)
+                if data is None:
+                    data = encoded[codec.name] = codec.encode(frame)
+                    self.encodes += 1
+                subscriber.deliver(data)
+                delivered += 1
+        return delivered

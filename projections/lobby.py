@@ -1,0 +1,84 @@
+"""The lobby projection: ``GET /games?status=open|active|finished``.
+
+The lobby is a read model derived from each game's projection: one small entry per game (what a
+lobby screen shows) kept in the game's meta under ``lobby``, and the game's id in the store's
+per-status index (a sorted set by creation time). The service records it after every append
+that changes what the lobby shows (creation, a seat taken, the start, the end); recording is
+idempotent and guarded by version, so a late writer never overwrites a newer entry with an
+older one. If a node dies between an append and the lobby write, the next load of that game
+(any read or command) records it again: see :func:`needs_record`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from projections.game import GameProjection, Status
+
+__all__ = ["LOBBY_FIELD", "lobby_entry", "needs_record", "record", "list_lobby"]
+
+LOBBY_FIELD = "lobby"
+"""The meta field holding the JSON lobby entry."""
+
+
+def lobby_entry(projection: GameProjection) -> dict[str, Any]:
+    """What the lobby shows of one game."""
+    entry: dict[str, Any] = {
+        "id": projection.game_id,
+        "game": projection.game,
+        "status": projection.status.value,
+        "version": projection.version,
+        "seats": projection.seats,
+        "taken": projection.seats - len(projection.free_seats),
+        "names": list(projection.names),
+        "created": projection.created_ts,
+    }
+    if projection.summary is not None:
+        entry["summary"] = projection.summary
+    return entry
+
+
+def _lobby_shape(entry: dict[str, Any]) -> tuple:
+    """The parts of an entry whose change must reach the lobby (not the version of every move)."""
+    return (entry.get("status"), entry.get("names"), "summary" in entry)
+
+
+def needs_record(meta: dict[str, Any] | None, projection: GameProjection) -> bool:
+    """True when the stored entry is missing or shows an older status, seat list or result."""
+    stored = _stored_entry(meta)
+    if stored is None:
+        return True
+    return _lobby_shape(stored) != _lobby_shape(lobby_entry(projection)) and stored.get(
+        "version", 0
+    ) < projection.version
+
+
+def _stored_entry(meta: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not meta or LOBBY_FIELD not in meta:
+        return None
+    raw = meta[LOBBY_FIELD]
+    if isinstance(raw, bytes):
+        raw = raw.decode()
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+async def record(store: Any, projection: GameProjection) -> None:
+    """Write the game's lobby entry and move it to its status's index."""
+    entry = lobby_entry(projection)
+    await store.update_meta(projection.game_id, {LOBBY_FIELD: json.dumps(entry, separators=(",", ":"))})
+    await store.set_status(projection.game_id, projection.status.value, projection.created_ts)
+
+
+async def list_lobby(store: Any, status: Status, limit: int, offset: int) -> list[dict[str, Any]]:
+    """Lobby entries of one status, oldest first (the index order)."""
+    entries = []
+    for game_id in await store.list_games(status.value, limit, offset):
+        entry = _stored_entry(await store.get_meta(game_id))
+        if entry is not None and entry.get("status") == status.value:
+            entries.append(entry)
+    return entries

@@ -1,0 +1,78 @@
+"""Per-viewer views and per-viewer event redaction: what leaves the service, for whom.
+
+A *viewer* is a seat (an int from 0) or ``SPECTATOR`` (``None``). Everything sent to a client
+goes through the two functions here, so that hidden information is decided in one place:
+
+* :func:`view_for` — the engine's ``view(state, viewer)`` once the game has started (it carries
+  ``legal``: the exact commands this viewer may send now); before the start, and for anyone
+  but an acting seat, ``legal`` is empty.
+* :func:`event_for` — one envelope as the viewer may see it: the engine's ``redact`` for engine
+  events, a fixed list of public fields for service events; the envelope's ``command`` and hash
+  chain never leave, and the seed leaves only inside ``game.finished``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from games.base import Event
+from projections.game import CREATED, FINISHED, SEAT_TAKEN, GameProjection, Status, is_service_event
+
+__all__ = ["Viewer", "view_for", "event_for", "events_for", "visibility_classes"]
+
+Viewer = int | None
+
+_PUBLIC_SERVICE_FIELDS: dict[str, tuple[str, ...]] = {
+    CREATED: ("game", "options", "seats", "seed_commitment"),
+    SEAT_TAKEN: ("seat", "name"),
+    FINISHED: ("seed", "summary"),
+}
+"""Service event payload fields any viewer may see; anything else a service event carries stays in."""
+
+
+def view_for(projection: GameProjection, viewer: Viewer) -> dict[str, Any]:
+    """The engine view for ``viewer`` at the projection's version (``{"legal": []}`` before the start)."""
+    if projection.status is Status.OPEN or not projection.engine_events:
+        # Before the engine's setup events (or between the last seat and them, when replaying
+        # a version in the middle of that batch) there is no game to show yet.
+        return {"legal": []}
+    view = projection.engine.view(projection.state, viewer)
+    if projection.status is not Status.ACTIVE or viewer is None:
+        # Belt and braces: a finished game or a spectator has nothing to send, whatever the engine says.
+        view = dict(view, legal=[])
+    return view
+
+
+def event_for(projection_engine: Any, envelope: Any, viewer: Viewer) -> dict[str, Any] | None:
+    """``envelope`` as ``viewer`` may see it, as a frame-ready dict; ``None`` when it is hidden."""
+    kind = envelope.type
+    if is_service_event(kind):
+        fields = _PUBLIC_SERVICE_FIELDS.get(kind, ())
+        payload = {key: envelope.payload[key] for key in fields if key in envelope.payload}
+    else:
+        redacted = projection_engine.redact(Event(kind, envelope.payload), viewer)
+        if redacted is None:
+            return None
+        kind, payload = redacted.type, redacted.payload
+    return {
+        "version": envelope.version,
+        "type": kind,
+        "payload": payload,
+        "actor": envelope.actor,
+        "ts": envelope.ts,
+    }
+
+
+def events_for(engine: Any, envelopes: Iterable[Any], viewer: Viewer) -> list[dict[str, Any]]:
+    """Every envelope ``viewer`` may see, redacted, in order."""
+    out = []
+    for envelope in envelopes:
+        event = event_for(engine, envelope, viewer)
+        if event is not None:
+            out.append(event)
+    return out
+
+
+def visibility_classes(projection: GameProjection) -> list[Viewer]:
+    """Every distinct viewer of a game: each seat, then the spectators."""
+    return [*range(projection.seats), None]

@@ -1,0 +1,102 @@
+"""``create_app(settings, engines=None)``: the aiohttp application, one cleanup context per resource.
+
+Resources start in dependency order and stop in reverse, and only those that started:
+
+1. the embedded Valkey server, when ``DONJON_REDIS_URL`` is not set (in ``settings.data_dir``);
+2. the event store client;
+3. the game service (command path and cache) and the node's stream reader.
+
+On shutdown every open websocket is closed with ``GOING_AWAY`` (1001) first.
+
+>>> app = create_app(Settings(redis_url=Secret("redis://127.0.0.1:6379/0")))   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from pathlib import Path
+from typing import AsyncIterator, Mapping
+
+from aiohttp import WSCloseCode, web
+
+import games
+from events.embedded import EmbeddedServer
+from events.store import EventStore
+from games.base import Engine
+from service.commands import GameService
+from service.http import error_middleware, setup_routes
+from service.keys import EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SOCKETS, STORE
+from service.logs import get_logger
+from service.metrics import Metrics
+from service.node import Node
+from service.settings import Settings
+
+__all__ = ["create_app"]
+
+log = get_logger()
+
+
+def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] | None = None) -> web.Application:
+    """The service as an aiohttp app. ``engines`` defaults to :func:`games.default_engines`."""
+    settings = settings or Settings.from_env()
+    app = web.Application(middlewares=[error_middleware], client_max_size=settings.http_max_body)
+    app[SETTINGS] = settings
+    app[ENGINES] = dict(engines) if engines is not None else games.default_engines()
+    app[METRICS] = Metrics()
+    app[SOCKETS] = weakref.WeakSet()
+    if settings.embedded:
+        app.cleanup_ctx.append(_embedded_server)
+    app.cleanup_ctx.append(_event_store)
+    app.cleanup_ctx.append(_node)
+    app.on_shutdown.append(_close_sockets)
+    setup_routes(app)
+    return app
+
+
+async def _embedded_server(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    data_dir = Path(settings.data_dir)
+    server = EmbeddedServer(data_dir, settings.fsync)
+    await server.start_async()
+    app[EMBEDDED] = server
+    log.info("embedded.started", data_dir=str(data_dir), fsync=settings.fsync)
+    try:
+        yield
+    finally:
+        await _stop_embedded(server)
+        log.info("embedded.stopped", data_dir=str(data_dir))
+
+
+async def _stop_embedded(server: EmbeddedServer) -> None:
+    await asyncio.to_thread(server.stop)
+
+
+async def _event_store(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    url = app[EMBEDDED].url if settings.embedded else settings.redis_url.reveal()  # type: ignore[union-attr]
+    store = await EventStore.connect(url)
+    app[STORE] = store
+    try:
+        yield
+    finally:
+        await store.close()
+
+
+async def _node(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    service = GameService(app[STORE], app[ENGINES], metrics=app[METRICS], retries=settings.command_retries)
+    node = Node(app[STORE], service, app[METRICS], block_ms=settings.read_block_ms)
+    app[SERVICE] = service
+    app[NODE] = node
+    node.start()
+    log.info("node.started", node_id=settings.node_id, games=sorted(app[ENGINES]))
+    try:
+        yield
+    finally:
+        await node.stop()
+
+
+async def _close_sockets(app: web.Application) -> None:
+    for ws in list(app[SOCKETS]):
+        await ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down")

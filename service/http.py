@@ -1,0 +1,251 @@
+"""HTTP routes of API v1 and the middleware that turns refusals into JSON error bodies.
+
+Every error body is ``{"error": {"code": "...", "message": "..."}}`` with the code from
+:mod:`service.errors` and its HTTP status. docs/protocol.md documents every route.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Awaitable, Callable
+
+from aiohttp import web
+
+from events.errors import StoreError, StoreUnavailable
+from projections import lobby
+from projections.game import Status
+from projections.views import events_for, view_for
+from service.errors import ErrorCode, ServiceError
+from service.keys import ENGINES, METRICS, SERVICE, STORE
+from service.logs import get_logger
+from service.ws import websocket_handler
+
+__all__ = ["setup_routes", "error_middleware", "bearer_token"]
+
+MAX_PAGE = 1000
+log = get_logger()
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.json_response(data, status=status, dumps=lambda obj: json.dumps(obj, separators=(",", ":")))
+
+
+def error_response(exc: ServiceError) -> web.Response:
+    return _json({"error": exc.as_dict()}, status=exc.http_status)
+
+
+def bearer_token(request: web.Request) -> str | None:
+    """The token of ``Authorization: Bearer <token>``; ``None`` without the header."""
+    header = request.headers.get("Authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ServiceError(ErrorCode.UNAUTHORIZED, "the Authorization header must be 'Bearer <token>'")
+    return token.strip()
+
+
+def _int_param(request: web.Request, name: str, default: int | None, low: int, high: int | None = None) -> int:
+    raw = request.query.get(name)
+    if raw is None:
+        if default is None:
+            raise ServiceError(ErrorCode.BAD_REQUEST, f"query parameter {name!r} is required")
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ServiceError(ErrorCode.BAD_REQUEST, f"query parameter {name!r} must be an int, got {raw!r}") from None
+    if value < low or (high is not None and value > high):
+        bound = f"{low}-{high}" if high is not None else f">= {low}"
+        raise ServiceError(ErrorCode.BAD_REQUEST, f"query parameter {name!r} must be {bound}, got {value}")
+    return value
+
+
+async def _body(request: web.Request) -> dict[str, Any]:
+    raw = await request.read()
+    try:
+        body = json.loads(raw or b"{}")
+    except ValueError as exc:
+        raise ServiceError(ErrorCode.BAD_JSON, f"the request body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise ServiceError(ErrorCode.BAD_REQUEST, "the request body must be a JSON object")
+    return body
+
+
+# --- middleware ---------------------------------------------------------------------------------
+
+
+@web.middleware
+async def error_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Refusals -> JSON errors; store outages -> 503; bugs -> 500 (logged); one log line per request."""
+    started = time.perf_counter()
+    route = request.match_info.route.resource.canonical if request.match_info.route.resource else "unmatched"
+    try:
+        response = await handler(request)
+    except ServiceError as exc:
+        response = error_response(exc)
+    except StoreUnavailable as exc:
+        request.app[METRICS].store_unavailable.inc()
+        response = error_response(ServiceError(ErrorCode.STORE_UNAVAILABLE, f"the event store is unavailable: {exc}"))
+    except web.HTTPRequestEntityTooLarge as exc:
+        response = error_response(ServiceError(ErrorCode.FRAME_TOO_LARGE, exc.text or "request body too large"))
+    except web.HTTPNotFound:
+        response = error_response(ServiceError(ErrorCode.NOT_FOUND, f"no route {request.path!r}"))
+    except web.HTTPMethodNotAllowed as exc:
+        response = error_response(
+            ServiceError(ErrorCode.BAD_REQUEST, f"{request.method} is not allowed on {request.path!r}", http_status=405)
+        )
+        response.headers["Allow"] = ",".join(sorted(exc.allowed_methods))
+    except web.HTTPException:
+        raise
+    except StoreError as exc:
+        log.error("http.store_error", path=request.path, error=str(exc))
+        response = error_response(ServiceError(ErrorCode.INTERNAL, "the event store refused the request"))
+    except Exception:
+        log.exception("http.failed", method=request.method, path=request.path)
+        response = error_response(ServiceError(ErrorCode.INTERNAL, "internal error; nothing was applied"))
+    status = response.status
+    request.app[METRICS].http_requests.inc(method=request.method, route=route, status=str(status))
+    if route != "/games/{id}/ws":
+        log.debug(
+            "http.request",
+            method=request.method,
+            path=request.path,
+            status=status,
+            latency_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+    return response
+
+
+# --- probes ------------------------------------------------------------------------------------
+
+
+async def healthz(request: web.Request) -> web.Response:
+    """Alive: the process answers. Says nothing about the store (that is ``/readyz``)."""
+    return _json({"status": "ok"})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    """Ready: the event store answers a PING now."""
+    try:
+        await request.app[STORE].ping()
+    except StoreError as exc:
+        request.app[METRICS].store_unavailable.inc()
+        return _json(
+            {"status": "unavailable", "error": {"code": ErrorCode.STORE_UNAVAILABLE.value, "message": str(exc)}},
+            status=503,
+        )
+    return _json({"status": "ready"})
+
+
+async def metrics(request: web.Request) -> web.Response:
+    return web.Response(
+        text=request.app[METRICS].render(), content_type="text/plain", charset="utf-8", headers={"X-Format": "0.0.4"}
+    )
+
+
+# --- games -------------------------------------------------------------------------------------
+
+
+async def catalog(request: web.Request) -> web.Response:
+    engines = request.app[ENGINES]
+    return _json({"games": [engines[name].catalog_entry() for name in sorted(engines)]})
+
+
+async def create_game(request: web.Request) -> web.Response:
+    body = await _body(request)
+    projection = await request.app[SERVICE].create_game(body.get("game"), body.get("options"), body.get("seats"))
+    return _json({"id": projection.game_id}, status=201)
+
+
+async def take_seat(request: web.Request) -> web.Response:
+    body = await _body(request)
+    seat, token, projection = await request.app[SERVICE].take_seat(request.match_info["id"], body.get("name"))
+    return _json({"seat": seat, "token": token, "version": projection.version, "status": projection.status.value})
+
+
+async def list_games(request: web.Request) -> web.Response:
+    raw = request.query.get("status", Status.OPEN.value)
+    try:
+        status = Status(raw)
+    except ValueError:
+        raise ServiceError(ErrorCode.BAD_REQUEST, f"status must be open, active or finished, not {raw!r}") from None
+    limit = _int_param(request, "limit", 50, 1, 200)
+    offset = _int_param(request, "offset", 0, 0)
+    entries = await lobby.list_lobby(request.app[STORE], status, limit, offset)
+    return _json({"status": status.value, "games": entries, "offset": offset, "limit": limit})
+
+
+async def get_game(request: web.Request) -> web.Response:
+    service = request.app[SERVICE]
+    game_id = request.match_info["id"]
+    seat = await service.authenticate(game_id, bearer_token(request))
+    projection = await service.load(game_id)
+    return _json(
+        {
+            "id": game_id,
+            "game": projection.game,
+            "status": projection.status.value,
+            "version": projection.version,
+            "seat": seat,
+            "seats": projection.seat_list(),
+            "view": view_for(projection, seat),
+        }
+    )
+
+
+async def get_events(request: web.Request) -> web.Response:
+    service = request.app[SERVICE]
+    game_id = request.match_info["id"]
+    seat = await service.authenticate(game_id, bearer_token(request))
+    start = _int_param(request, "from", 1, 1)
+    limit = _int_param(request, "limit", MAX_PAGE, 1, MAX_PAGE)
+    projection = await service.load(game_id)
+    envelopes = await request.app[STORE].read(game_id, start, start + limit - 1)
+    last = envelopes[-1].version if envelopes else start - 1
+    return _json(
+        {
+            "id": game_id,
+            "version": max(projection.version, last),
+            "from": start,
+            "events": events_for(projection.engine, envelopes, seat),
+            "next": last + 1 if len(envelopes) == limit else None,
+        }
+    )
+
+
+async def get_state(request: web.Request) -> web.Response:
+    service = request.app[SERVICE]
+    game_id = request.match_info["id"]
+    latest = await service.load(game_id)
+    at = _int_param(request, "at", latest.version, 1)
+    if at > latest.version:
+        raise ServiceError(ErrorCode.BAD_REQUEST, f"at={at} is beyond game {game_id!r}'s version {latest.version}")
+    projection = await service.projection_at(game_id, at)
+    return _json(
+        {
+            "id": game_id,
+            "game": projection.game,
+            "status": projection.status.value,
+            "version": projection.version,
+            "seats": projection.seat_list(),
+            "view": view_for(projection, None),
+        }
+    )
+
+
+def setup_routes(app: web.Application) -> None:
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/games/catalog", catalog)
+    app.router.add_get("/games", list_games)
+    app.router.add_post("/games", create_game)
+    app.router.add_post("/games/{id}/seats", take_seat)
+    app.router.add_get("/games/{id}/events", get_events)
+    app.router.add_get("/games/{id}/state", get_state)
+    app.router.add_get("/games/{id}/ws", websocket_handler)
+    app.router.add_get("/games/{id}", get_game)

@@ -1,0 +1,165 @@
+"""The node's stream reader: the only path from the event store to this node's sockets.
+
+One task per node reads, in one ``XREAD`` (``store.read_many``), the streams of every game that
+has a socket on this node, from the version last pushed for each. Whatever it gets is folded
+by that game's :class:`~projections.live.LiveGame` and fanned out to the game's sockets; the
+newer projection is offered to the command path's cache so the next command decides on it.
+Because every node, including the one that took a command, pushes this same way, a command
+taken on node A reaches spectators on node B exactly as it reaches its own sender.
+
+When the set of watched games changes, the blocking read in flight is cancelled and a new one
+starts with the new set (redis-py drops the connection of a cancelled read, which is cheap).
+When the store is unreachable, the reader backs off and retries; sockets stay open and receive
+what they missed, in order, once it is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from events.errors import StoreError, StoreUnavailable
+from projections.game import ProjectionError
+from projections.live import LiveGame, Subscriber
+from service.commands import GameService
+from service.logs import get_logger
+from service.metrics import Metrics
+
+__all__ = ["Node"]
+
+_BACKOFF_START = 0.05
+_BACKOFF_MAX = 2.0
+
+
+class Node:
+    """Live games on this node and the reader task that feeds them."""
+
+    def __init__(self, store: Any, service: GameService, metrics: Metrics, *, block_ms: int = 1000) -> None:
+        self.store = store
+        self.service = service
+        self.metrics = metrics
+        self.block_ms = block_ms
+        self.games: dict[str, LiveGame] = {}
+        self._loading: dict[str, asyncio.Task[LiveGame]] = {}
+        self._changed = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.log = get_logger()
+        self.healthy = True
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="donjon-node-reader")
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for loading in self._loading.values():
+            loading.cancel()
+
+    # --- watching ------------------------------------------------------------------------------
+
+    async def live_game(self, game_id: str) -> LiveGame:
+        """The game's :class:`LiveGame`, loading it (once, however many sockets ask) if needed."""
+        live = self.games.get(game_id)
+        if live is not None:
+            return live
+        loading = self._loading.get(game_id)
+        if loading is None:
+            loading = asyncio.create_task(self._load(game_id))
+            self._loading[game_id] = loading
+            loading.add_done_callback(lambda _t: self._loading.pop(game_id, None))
+        return await asyncio.shield(loading)
+
+    async def _load(self, game_id: str) -> LiveGame:
+        projection = await self.service.load(game_id)
+        live = self.games.get(game_id)
+        if live is None:
+            live = self.games[game_id] = LiveGame(projection)
+            self.metrics.games_watched.set(len(self.games))
+            self._changed.set()
+        return live
+
+    def subscribe(self, live: LiveGame, subscriber: Subscriber) -> None:
+        """Add a socket to a loaded game (synchronously, so no push slips in between)."""
+        if self.games.get(live.game_id) is not live:
+            self.games[live.game_id] = live
+            self.metrics.games_watched.set(len(self.games))
+            self._changed.set()
+        live.add(subscriber)
+
+    def unsubscribe(self, game_id: str, subscriber: Subscriber) -> None:
+        live = self.games.get(game_id)
+        if live is None:
+            return
+        live.discard(subscriber)
+        if not len(live):
+            del self.games[game_id]
+            self.metrics.games_watched.set(len(self.games))
+            self._changed.set()
+
+    # --- the reader ------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        backoff = _BACKOFF_START
+        while True:
+            if not self.games:
+                self._changed.clear()
+                await self._changed.wait()
+                continue
+            self._changed.clear()
+            positions = {game_id: live.version for game_id, live in self.games.items()}
+            read = asyncio.ensure_future(self.store.read_many(positions, self.block_ms))
+            changed = asyncio.ensure_future(self._changed.wait())
+            try:
+                await asyncio.wait({read, changed}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                changed.cancel()
+            if not read.done():
+                read.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StoreError):
+                    await read
+                continue
+            self.metrics.stream_reads.inc()
+            try:
+                batches = read.result()
+            except StoreUnavailable as exc:
+                self.metrics.store_unavailable.inc()
+                if self.healthy:
+                    self.log.warning("reader.store_unavailable", error=str(exc))
+                self.healthy = False
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, _BACKOFF_MAX)
+                continue
+            except StoreError as exc:
+                self.log.error("reader.store_error", error=str(exc))
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, _BACKOFF_MAX)
+                continue
+            if not self.healthy:
+                self.log.info("reader.store_back")
+            self.healthy, backoff = True, _BACKOFF_START
+            self._publish(batches)
+
+    def _publish(self, batches: dict[str, list[Any]]) -> None:
+        for game_id, envelopes in batches.items():
+            live = self.games.get(game_id)
+            if live is None:
+                continue
+            before = live.encodes
+            try:
+                delivered = live.publish(envelopes)
+            except ProjectionError as exc:
+                # A stream this node cannot fold: stop watching it rather than loop on it.
+                self.log.error("reader.fold_failed", game_id=game_id, version=live.version, error=str(exc))
+                del self.games[game_id]
+                self._changed.set()
+                continue
+            self.metrics.frames_encoded.inc(live.encodes - before)
+            self.metrics.ws_frames_out.inc(delivered)
+            self.service.offer(live.projection)

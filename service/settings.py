@@ -1,0 +1,141 @@
+"""Settings, read once from the environment (``DONJON_`` prefix) and then passed around.
+
+Every key has a cast and a default; a value that does not cast raises :class:`SettingsError`
+naming the key. Anything secret is wrapped in :class:`Secret`, so that it never shows up in a
+log line or a repr. The CLI overrides some keys with its flags (``--host``, ``--port``,
+``--data-dir``, ``--fsync``).
+
+=============================  ==========================  =====================================
+variable                       default                     meaning
+=============================  ==========================  =====================================
+``DONJON_REDIS_URL``           (unset: embedded Valkey)    Redis 7+/Valkey URL of a shared store
+``DONJON_DATA_DIR``            ``./donjon-data``           the embedded server's data folder
+``DONJON_FSYNC``               ``always``                  ``always`` or ``everysec`` (embedded)
+``DONJON_HOST``                ``127.0.0.1``               HTTP bind address
+``DONJON_PORT``                ``8080``                    HTTP port
+``DONJON_LOG_FORMAT``          ``auto``                    ``auto`` (console on a TTY), ``json``, ``console``
+``DONJON_LOG_LEVEL``           ``info``                    ``debug``, ``info``, ``warning``, ``error``
+``DONJON_WS_MAX_FRAME``        ``65536``                   largest client frame in bytes
+``DONJON_WS_RATE``             ``20``                      client frames per second per socket
+``DONJON_WS_BURST``            ``40``                      burst allowance of that rate limit
+``DONJON_WS_OUTBOX``           ``1000``                    frames queued to one slow socket before closing it
+``DONJON_HTTP_MAX_BODY``       ``65536``                   largest HTTP request body in bytes
+``DONJON_COMMAND_RETRIES``     ``5``                       decide/append attempts on a version conflict
+``DONJON_READ_BLOCK_MS``       ``1000``                    how long the node's stream reader blocks
+``DONJON_NODE_ID``             (random)                    this process's name in logs and metrics
+=============================  ==========================  =====================================
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+__all__ = ["Secret", "Settings", "SettingsError"]
+
+PREFIX = "DONJON_"
+
+
+class SettingsError(ValueError):
+    """A setting is missing or does not cast; the message names the variable."""
+
+
+class Secret:
+    """A string that must not leak: ``str()`` and ``repr()`` show stars, ``.reveal()`` the value."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def cast(raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in allowed:
+            raise ValueError(f"expected one of {', '.join(allowed)}")
+        return value
+
+    return cast
+
+
+def _optional_secret(raw: str) -> Secret | None:
+    return Secret(raw) if raw.strip() else None
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The service's configuration. Build with :meth:`from_env`; tests build it directly."""
+
+    redis_url: Secret | None = field(default=None, metadata={"cast": _optional_secret})
+    data_dir: Path = field(default=Path("donjon-data"), metadata={"cast": Path})
+    fsync: str = field(default="always", metadata={"cast": _choice("always", "everysec")})
+    host: str = field(default="127.0.0.1", metadata={"cast": str})
+    port: int = field(default=8080, metadata={"cast": int})
+    log_format: str = field(default="auto", metadata={"cast": _choice("auto", "json", "console")})
+    log_level: str = field(default="info", metadata={"cast": _choice("debug", "info", "warning", "error")})
+    ws_max_frame: int = field(default=65536, metadata={"cast": int})
+    ws_rate: float = field(default=20.0, metadata={"cast": float})
+    ws_burst: float = field(default=40.0, metadata={"cast": float})
+    ws_outbox: int = field(default=1000, metadata={"cast": int})
+    http_max_body: int = field(default=65536, metadata={"cast": int})
+    command_retries: int = field(default=5, metadata={"cast": int})
+    read_block_ms: int = field(default=1000, metadata={"cast": int})
+    node_id: str = field(default_factory=lambda: secrets.token_hex(4), metadata={"cast": str})
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+        """Read every ``DONJON_*`` key once; ``overrides`` (e.g. CLI flags) win over the environment."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for spec in fields(cls):
+            key = PREFIX + spec.name.upper()
+            if key not in env:
+                continue
+            try:
+                values[spec.name] = spec.metadata["cast"](env[key])
+            except (TypeError, ValueError) as exc:
+                raise SettingsError(f"{key}={env[key]!r} is not valid: {exc}") from None
+        values.update({key: value for key, value in overrides.items() if value is not None})
+        settings = cls(**values)
+        settings.check()
+        return settings
+
+    def with_(self, **changes: Any) -> "Settings":
+        return replace(self, **changes)
+
+    def check(self) -> None:
+        """Raise :class:`SettingsError` naming the first value out of range."""
+        positive = ("ws_max_frame", "ws_rate", "ws_burst", "ws_outbox", "http_max_body", "command_retries")
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"{PREFIX}{name.upper()} must be positive, not {getattr(self, name)!r}")
+        if not 0 <= self.port <= 65535:
+            raise SettingsError(f"{PREFIX}PORT must be 0-65535, not {self.port!r}")
+        if self.read_block_ms < 1:
+            raise SettingsError(f"{PREFIX}READ_BLOCK_MS must be at least 1, not {self.read_block_ms!r}")
+
+    @property
+    def embedded(self) -> bool:
+        """No shared store named: the service runs its own Valkey in ``data_dir``."""
+        return self.redis_url is None

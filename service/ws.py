@@ -1,0 +1,286 @@
+"""The websocket endpoint ``/games/{id}/ws``: one reader (the handler task), one writer per socket.
+
+The handler task is the only one that reads from the socket; it parses each frame into a typed
+message and dispatches on it. Everything sent to the client (the hello answer, acks, errors and
+the live updates the node's stream reader fans out) goes through the connection's outbox and
+is written by the connection's own writer task, in order. While a ``hello`` is being answered
+the live updates are held back, so the answer (``snapshot``, or ``update`` with what was missed
+since ``since``) is always the first frame and nothing is sent twice or skipped after it.
+
+Limits: a frame above ``DONJON_WS_MAX_FRAME`` bytes gets ``frame_too_large`` (and above four
+times that, aiohttp closes the socket with 1009); more than ``DONJON_WS_RATE`` frames a second
+(burst ``DONJON_WS_BURST``) get ``rate_limited``, and a socket that keeps flooding is closed
+with 1008; a socket too slow to take its updates (``DONJON_WS_OUTBOX`` frames queued) is closed
+with 1013 and may reconnect with ``since``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import time
+from typing import Any
+
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from events.errors import StoreUnavailable
+from projections.live import snapshot_frame, update_frame
+from service.errors import ErrorCode, ServiceError
+from service.keys import METRICS, NODE, SERVICE, SETTINGS, SOCKETS
+from service.logs import get_logger
+from service.wire import (
+    JSON,
+    MSGPACK,
+    MSGPACK_SUBPROTOCOL,
+    Codec,
+    CommandFrame,
+    Hello,
+    ack_frame,
+    error_frame,
+    parse_frame,
+)
+
+__all__ = ["websocket_handler", "Connection", "TokenBucket"]
+
+FLOOD_CLOSE_AFTER = 100
+"""Consecutive rate-limited frames after which a socket is closed (1008)."""
+
+
+class TokenBucket:
+    """``rate`` tokens a second up to ``burst``; each frame takes one."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = burst
+        self.stamp = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+class Connection:
+    """One socket's outbox and writer task; a :class:`projections.live.Subscriber`."""
+
+    def __init__(self, ws: web.WebSocketResponse, codec: Codec, *, outbox_limit: int, metrics: Any) -> None:
+        self.ws = ws
+        self.codec = codec
+        self.viewer: int | None = None
+        self.game_id = ""
+        self.outbox_limit = outbox_limit
+        self.metrics = metrics
+        self._outbox: collections.deque[str | bytes] = collections.deque()
+        self._held: list[str | bytes] | None = None
+        self._wake = asyncio.Event()
+        self._closing = False
+        self._writer = asyncio.create_task(self._write_loop())
+
+    # the Subscriber surface: called by the node's reader, never blocks
+    def deliver(self, data: str | bytes) -> None:
+        if self._held is not None:
+            self._held.append(data)
+        else:
+            self._enqueue(data)
+
+    def send(self, frame: dict[str, Any]) -> None:
+        self._enqueue(self.codec.encode(frame))
+
+    def hold(self) -> None:
+        """Queue live updates aside until :meth:`release` (while a hello is answered)."""
+        self._held = []
+
+    def release(self) -> None:
+        held, self._held = self._held or [], None
+        for data in held:
+            self._enqueue(data)
+
+    def _enqueue(self, data: str | bytes) -> None:
+        if self._closing:
+            return
+        if len(self._outbox) >= self.outbox_limit:
+            self.close_soon(WSCloseCode.TRY_AGAIN_LATER, "too slow to take updates; reconnect with since")
+            return
+        self._outbox.append(data)
+        self._wake.set()
+
+    async def _write_loop(self) -> None:
+        ws = self.ws
+        with contextlib.suppress(ConnectionError, RuntimeError, asyncio.CancelledError):
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                while self._outbox:
+                    data = self._outbox.popleft()
+                    if isinstance(data, bytes):
+                        await ws.send_bytes(data)
+                    else:
+                        await ws.send_str(data)
+                    self.metrics.ws_frames_out.inc()
+
+    async def flush(self, timeout: float = 2.0) -> None:
+        """Wait (bounded) until the outbox is empty: used before a deliberate close."""
+        deadline = time.monotonic() + timeout
+        while self._outbox and time.monotonic() < deadline and not self._writer.done():
+            await asyncio.sleep(0.005)
+
+    def close_soon(self, code: int, message: str) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        asyncio.ensure_future(self.ws.close(code=code, message=message.encode()))
+
+    async def stop(self) -> None:
+        self._closing = True
+        self._writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._writer
+
+
+class _Session:
+    """The protocol state of one socket: before and after ``hello``, and dispatch."""
+
+    def __init__(self, request: web.Request, conn: Connection, game_id: str) -> None:
+        app = request.app
+        self.settings = app[SETTINGS]
+        self.service = app[SERVICE]
+        self.node = app[NODE]
+        self.metrics = app[METRICS]
+        self.conn = conn
+        self.game_id = game_id
+        self.greeted = False
+        self.bucket = TokenBucket(self.settings.ws_rate, self.settings.ws_burst)
+        self.limited_in_a_row = 0
+        self.log = get_logger(game_id=game_id)
+
+    def error(self, exc: ServiceError, command_id: str | None = None) -> None:
+        self.metrics.ws_errors.inc(code=exc.code)
+        self.conn.send(error_frame(exc, command_id))
+
+    async def on_frame(self, data: str | bytes) -> None:
+        self.metrics.ws_frames_in.inc()
+        if len(data) > self.settings.ws_max_frame:
+            self.error(
+                ServiceError(
+                    ErrorCode.FRAME_TOO_LARGE,
+                    f"frame of {len(data)} bytes is above the limit of {self.settings.ws_max_frame}",
+                )
+            )
+            return
+        if not self.bucket.take():
+            self.limited_in_a_row += 1
+            if self.limited_in_a_row >= FLOOD_CLOSE_AFTER:
+                self.conn.close_soon(WSCloseCode.POLICY_VIOLATION, "flooding; slow down")
+                return
+            self.error(
+                ServiceError(ErrorCode.RATE_LIMITED, f"more than {self.settings.ws_rate:g} frames a second; slow down"),
+                _command_id_of(self.conn.codec, data),
+            )
+            return
+        self.limited_in_a_row = 0
+        command_id = None
+        try:
+            frame = parse_frame(self.conn.codec.decode(data))
+            if isinstance(frame, CommandFrame):
+                command_id = frame.id
+                await self.on_command(frame)
+            elif isinstance(frame, Hello):
+                await self.on_hello(frame)
+        except ServiceError as exc:
+            self.error(exc, command_id)
+        except StoreUnavailable as exc:
+            self.metrics.store_unavailable.inc()
+            self.error(ServiceError(ErrorCode.STORE_UNAVAILABLE, f"the event store is unavailable: {exc}"), command_id)
+        except Exception:
+            self.log.exception("ws.frame_failed", command_id=command_id)
+            self.error(ServiceError(ErrorCode.INTERNAL, "internal error; nothing was applied"), command_id)
+
+    async def on_hello(self, hello: Hello) -> None:
+        if self.greeted:
+            raise ServiceError(ErrorCode.BAD_FRAME, "hello was already received on this socket")
+        seat = await self.service.authenticate(self.game_id, hello.token)
+        live = await self.node.live_game(self.game_id)
+        conn = self.conn
+        conn.viewer, conn.game_id = seat, self.game_id
+        if hello.since is not None and hello.since > live.version:
+            raise ServiceError(
+                ErrorCode.BAD_FRAME, f"since {hello.since} is ahead of game {self.game_id!r} (version {live.version})"
+            )
+        # No await between subscribing and reading the projection: the pushes that follow are
+        # exactly those after this version.
+        conn.hold()
+        self.node.subscribe(live, conn)
+        projection = live.projection
+        try:
+            if hello.since is None:
+                conn.send(snapshot_frame(projection, seat))
+            else:
+                missed = await self.service.store.read(self.game_id, hello.since + 1, projection.version)
+                missed = [envelope for envelope in missed if envelope.version <= projection.version]
+                conn.send(update_frame(projection, missed, seat))
+        except BaseException:
+            self.node.unsubscribe(self.game_id, conn)
+            conn.release()
+            raise
+        conn.release()
+        self.greeted = True
+        self.log.info("ws.hello", seat=seat, version=projection.version, since=hello.since)
+
+    async def on_command(self, frame: CommandFrame) -> None:
+        if not self.greeted:
+            raise ServiceError(ErrorCode.HELLO_REQUIRED, "send a hello frame before commands")
+        if self.conn.viewer is None:
+            raise ServiceError(ErrorCode.SPECTATOR, "spectators cannot send commands; say hello with a seat token")
+        result = await self.service.execute(
+            self.game_id, self.conn.viewer, frame.id, frame.command, frame.expected_version
+        )
+        self.conn.send(ack_frame(frame.id, result.version, result.duplicate))
+
+
+def _command_id_of(codec: Codec, data: str | bytes) -> str | None:
+    """The id of a (rate-limited) command frame, so the client knows which one was dropped."""
+    with contextlib.suppress(Exception):
+        obj = codec.decode(data)
+        if isinstance(obj, dict) and obj.get("type") == "command" and isinstance(obj.get("id"), str):
+            return obj["id"][:128]
+    return None
+
+
+async def websocket_handler(request: web.Request) -> web.StreamResponse:
+    """``GET /games/{id}/ws``: upgrade, then frames until the client or the server closes."""
+    app = request.app
+    settings = app[SETTINGS]
+    game_id = request.match_info["id"]
+    await app[SERVICE].authenticate(game_id, None)  # 404 before the upgrade for an unknown game
+    ws = web.WebSocketResponse(
+        protocols=(MSGPACK_SUBPROTOCOL,),
+        max_msg_size=settings.ws_max_frame * 4,
+        heartbeat=30.0,
+    )
+    await ws.prepare(request)
+    codec = MSGPACK if ws.ws_protocol == MSGPACK_SUBPROTOCOL else JSON
+    metrics = app[METRICS]
+    conn = Connection(ws, codec, outbox_limit=settings.ws_outbox, metrics=metrics)
+    session = _Session(request, conn, game_id)
+    app[SOCKETS].add(ws)
+    metrics.ws_connections.inc()
+    try:
+        async for message in ws:
+            if message.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                await session.on_frame(message.data)
+            elif message.type == WSMsgType.ERROR:
+                session.log.info("ws.error", error=str(ws.exception()))
+                break
+        await conn.flush(0.5)
+    finally:
+        metrics.ws_connections.dec()
+        app[SOCKETS].discard(ws)
+        app[NODE].unsubscribe(game_id, conn)
+        await conn.stop()
+    return ws

@@ -1,0 +1,108 @@
+"""Fixtures for the service tests: apps on the shared embedded server, clients, game helpers.
+
+- ``make_client(**settings)``: a pytest-aiohttp test client of a fresh app (a *node*) on the
+  session's embedded Valkey, serving the tiny game; call it twice for two nodes.
+- ``client``: one such node.
+- helpers to create a tiny game, take both seats, and talk websocket with timeouts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Awaitable, Callable
+
+import aiohttp
+import pytest
+
+from service.app import create_app
+from service.settings import Secret, Settings
+from tests.tinygame import TINY
+
+ENGINES = {"tiny": TINY}
+TIMEOUT = 5.0
+
+
+def settings_for(url: str, **overrides: Any) -> Settings:
+    return Settings(redis_url=Secret(url), read_block_ms=500, **overrides)
+
+
+@pytest.fixture
+def make_client(aiohttp_client: Any, embedded_redis_url: str) -> Callable[..., Awaitable[Any]]:
+    async def make(**overrides: Any) -> Any:
+        engines = overrides.pop("engines", ENGINES)
+        return await aiohttp_client(create_app(settings_for(embedded_redis_url, **overrides), engines=engines))
+
+    return make
+
+
+@pytest.fixture
+async def client(make_client: Callable[..., Awaitable[Any]]) -> Any:
+    return await make_client()
+
+
+async def create_tiny(client: Any, **options: Any) -> str:
+    response = await client.post("/games", json={"game": "tiny", "options": options, "seats": 2})
+    assert response.status == 201, await response.text()
+    return (await response.json())["id"]
+
+
+async def take_seat(client: Any, game_id: str, name: str) -> dict[str, Any]:
+    response = await client.post(f"/games/{game_id}/seats", json={"name": name})
+    assert response.status == 200, await response.text()
+    return await response.json()
+
+
+async def started_tiny(client: Any, **options: Any) -> tuple[str, list[str]]:
+    """A tiny game with both seats taken: ``(game_id, [token0, token1])``."""
+    game_id = await create_tiny(client, **options)
+    tokens = []
+    for name in ("ann", "bob"):
+        tokens.append((await take_seat(client, game_id, name))["token"])
+    return game_id, tokens
+
+
+async def receive(ws: aiohttp.ClientWebSocketResponse, timeout: float = TIMEOUT) -> dict[str, Any]:
+    message = await asyncio.wait_for(ws.receive(), timeout)
+    if message.type == aiohttp.WSMsgType.TEXT:
+        return json.loads(message.data)
+    if message.type == aiohttp.WSMsgType.BINARY:
+        import msgpack
+
+        return msgpack.unpackb(message.data, raw=False)
+    raise AssertionError(f"expected a frame, got {message!r}")
+
+
+async def receive_until(
+    ws: aiohttp.ClientWebSocketResponse, predicate: Callable[[dict[str, Any]], bool], timeout: float = TIMEOUT
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Frames until one matches: ``(match, every frame received, match included)``."""
+    seen = []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        frame = await receive(ws, max(0.01, deadline - loop.time()))
+        seen.append(frame)
+        if predicate(frame):
+            return frame, seen
+
+
+async def hello(client: Any, game_id: str, token: str | None = None, since: int | None = None, **kw: Any):
+    """Open a socket, say hello; ``(ws, first frame)``."""
+    ws = await client.ws_connect(f"/games/{game_id}/ws", **kw)
+    frame: dict[str, Any] = {"type": "hello"}
+    if token is not None:
+        frame["token"] = token
+    if since is not None:
+        frame["since"] = since
+    await ws.send_json(frame)
+    return ws, await receive(ws)
+
+
+async def command(ws: aiohttp.ClientWebSocketResponse, command_id: str, cmd: dict[str, Any], **extra: Any) -> None:
+    await ws.send_json({"type": "command", "id": command_id, "command": cmd, **extra})
+
+
+async def expect_reply(ws: aiohttp.ClientWebSocketResponse, command_id: str) -> tuple[dict[str, Any], list]:
+    """The ack or error for ``command_id`` (updates before it are returned too)."""
+    return await receive_until(ws, lambda f: f["type"] in ("ack", "error") and f.get("id") == command_id)
