@@ -1,0 +1,16 @@
+"""Castle Panic (Fireside Games, 2009/2023): defend the castle against the monster horde.
+
+``ENGINE`` is the :class:`games.base.Engine` the service serves as game id ``castle_panic``.
+Modules, in the order a reader wants them: :mod:`.data` (board and components as data),
+:mod:`.state` (frozen values), :mod:`.evolve` (events -> state), :mod:`.rules` (setup, decide,
+legal moves), :mod:`.views` (per-viewer views and redaction), :mod:`.bots` (random and heuristic
+players). Rules and open questions: docs/games/castle_panic.md.
+"""
+
+from __future__ import annotations
+
+from games.castle_panic.engine import CastlePanicEngine
+
+ENGINE = CastlePanicEngine()
+
+__all__ = ["ENGINE", "CastlePanicEngine"]

@@ -1,0 +1,115 @@
+"""The Castle Panic engine object: the :class:`games.base.Engine` surface over the rules modules."""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Mapping
+
+from games.base import BadOptions, Event, OptionSpec
+from games.castle_panic import rules, views
+from games.castle_panic.evolve import evolve
+from games.castle_panic.state import OPTION_NAMES, State
+
+__all__ = ["CastlePanicEngine", "OPTIONS"]
+
+OPTIONS: Mapping[str, OptionSpec] = {
+    "master_slayer": OptionSpec(
+        "bool", True, "Players keep the monsters they slay as trophies; the best is Master Slayer (off: pure co-op)."
+    ),
+    "overlord": OptionSpec(
+        "bool", False, "Overlord version: the last seat plays the monsters from a hidden hand of 3 tokens (2+ seats)."
+    ),
+    "easier_battles": OptionSpec(
+        "bool", False, "Remove Draw 4, Orc Warlord, Troll Mage, two plagues, 3 colour moves and 3 giant boulders."
+    ),
+    "all_for_one": OptionSpec(
+        "bool", False, "All For One!: an archer, knight and swordsman of one colour together slay a monster of it."
+    ),
+    "heroic_powers": OptionSpec("bool", False, "Heroes may also hit a monster in the Castle ring of their colour."),
+    "my_home_is_my_castle": OptionSpec(
+        "bool", False, "Each player claims a tower and is out when it falls; the King's Tower costs everyone a card."
+    ),
+    "dwindling_resources": OptionSpec(
+        "bool", False, "Each reshuffle of the castle deck removes 1 Brick and 1 Mortar from the game."
+    ),
+    "under_construction": OptionSpec("bool", False, "Start with no walls."),
+    "hidden_hands": OptionSpec(
+        "bool", False, "Friends Close, Enemies Closer: hands are hidden from the other players."
+    ),
+    "boss_moves_self": OptionSpec(
+        "bool", False, "Open question 2: the Orc Warlord / Troll Mage also move themselves with their effect."
+    ),
+}
+assert tuple(OPTIONS) == OPTION_NAMES
+
+
+class CastlePanicEngine:
+    """Castle Panic (Fireside Games): co-op with Master Slayer, solitaire, Overlord."""
+
+    name = "castle_panic"
+    title = "Castle Panic"
+    min_seats = 1
+    max_seats = 6
+    options: Mapping[str, OptionSpec] = OPTIONS
+
+    def catalog_entry(self) -> dict[str, Any]:
+        return {
+            "id": self.name,
+            "title": self.title,
+            "min_seats": self.min_seats,
+            "max_seats": self.max_seats,
+            "options": {key: spec.as_dict() for key, spec in self.options.items()},
+            "notes": [
+                "1 seat is the solitaire game (hand of 6, discard and draw up to 2, no trading).",
+                "With 'overlord' the last seat is the Overlord and needs at least one castle player.",
+                "Token counts follow 3 of 4 sources (10 trolls, one All Players Discard 1).",
+            ],
+        }
+
+    def normalize_options(self, options: Mapping[str, Any], seats: int) -> dict[str, Any]:
+        if not isinstance(seats, int) or isinstance(seats, bool) or not self.min_seats <= seats <= self.max_seats:
+            raise BadOptions(f"castle_panic is played by 1 to 6 seats, not {seats!r}")
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            raise BadOptions(f"unknown option(s) {unknown!r}; known: {sorted(self.options)}")
+        out: dict[str, Any] = {}
+        for key, spec in self.options.items():
+            value = options.get(key, spec.default)
+            if not isinstance(value, bool):
+                raise BadOptions(f"option {key!r} must be true or false, not {value!r}")
+            out[key] = value
+        if out["overlord"] and seats < 2:
+            raise BadOptions("option 'overlord' needs at least 2 seats (castle players plus the Overlord)")
+        return out
+
+    def initial_state(self) -> State:
+        return State()
+
+    def setup(self, options: Mapping[str, Any], seats: int, rng: random.Random) -> list[Event]:
+        return rules.setup(self.normalize_options(options, seats), seats, rng)
+
+    def evolve(self, state: State, event: Event) -> State:
+        return evolve(state, event)
+
+    def decide(self, state: State, seat: int, cmd: dict[str, Any], rng: random.Random) -> list[Event]:
+        """:raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move."""
+        return rules.decide(state, seat, cmd, rng)
+
+    def legal_moves(self, state: State, seat: int) -> list[dict[str, Any]]:
+        return rules.legal_moves(state, seat)
+
+    def view(self, state: State, viewer: int | None) -> dict[str, Any]:
+        return views.view(state, viewer)
+
+    def redact(self, event: Event, viewer: int | None) -> Event | None:
+        return views.redact(event, viewer)
+
+    def is_terminal(self, state: State) -> bool:
+        return state.result is not None
+
+    def summary(self, state: State) -> dict[str, Any]:
+        return views.summary(state)
+
+    def waiting_for(self, state: State) -> list[int]:
+        """Seats that owe a command now (the service may use it to drive bots)."""
+        return rules.waiting_for(state)

@@ -1,0 +1,359 @@
+"""Castle Panic ``evolve``: fold one event into the state. Dull on purpose.
+
+Every check and every random outcome lives in :mod:`games.castle_panic.rules`; here an event only
+moves ids between zones, sets a number or flips a flag. One function per event type, found by a
+dict lookup. An unknown event type is a bug and raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from games.base import Event
+from games.castle_panic.data import ALL_CARDS, ALL_TOKENS, CARD_KIND, TOKEN_KIND, CardCategory
+from games.castle_panic.state import (
+    Board,
+    Cards,
+    Config,
+    DamageChoice,
+    House,
+    Monster,
+    Options,
+    Pending,
+    Phase,
+    Result,
+    State,
+    Tokens,
+    Trade,
+    Turn,
+)
+
+__all__ = ["evolve", "EVENT_TYPES"]
+
+Payload = dict[str, Any]
+
+
+def _without(items: tuple[str, ...], gone: Any) -> tuple[str, ...]:
+    """``items`` minus the ids in ``gone`` (each removed once)."""
+    out = list(items)
+    for item in gone:
+        out.remove(item)
+    return tuple(out)
+
+
+def _set_at(items: tuple, index: int, value: Any) -> tuple:
+    return items[:index] + (value,) + items[index + 1 :]
+
+
+def _replace(obj: Any, **changes: Any) -> Any:
+    """``dataclasses.replace`` for slotted records, without its per-call introspection."""
+    cls = type(obj)
+    return cls(*[changes[name] if name in changes else getattr(obj, name) for name in cls.__slots__])
+
+
+def _game_started(s: State, p: Payload) -> State:
+    options = Options.from_dict(p["options"])
+    seats = p["seats"]
+    removed = tuple(p["removed_tokens"])
+    config = Config(
+        options=options,
+        seats=seats,
+        castle_seats=tuple(p["castle_seats"]),
+        overlord=p["overlord"],
+        discard_limit=p["discard_limit"],
+        trades_per_turn=p["trades_per_turn"],
+    )
+    return State(
+        config=config,
+        cards=Cards(deck=ALL_CARDS, hands=((),) * seats),
+        tokens=Tokens(pile=_without(ALL_TOKENS, removed), trophies=((),) * seats, removed=tuple(sorted(removed))),
+        board=Board(walls=frozenset(p["walls"]), towers=frozenset(p["towers"])),
+        turn=Turn(),
+        pending=Pending(),
+        house=House(
+            hand_size=p["hand_size"],
+            claims=tuple((arc, seat) for arc, seat in p["claims"]),
+            kings_tower=p["kings_tower"],
+        ),
+    )
+
+
+def _monster_placed(s: State, p: Payload) -> State:
+    token = p["monster"]
+    kind = TOKEN_KIND[token]
+    tokens = s.tokens
+    if p["source"] == "overlord":
+        tokens = _replace(tokens, overlord_hand=_without(tokens.overlord_hand, (token,)))
+    else:
+        tokens = _replace(tokens, pile=_without(tokens.pile, (token,)))
+    monster = Monster(token, kind.name, p["ring"], p["arc"], kind.hp, kind.hp)
+    board = _replace(s.board, monsters=s.board.monsters + (monster,))
+    s = _replace(s, tokens=tokens, board=board)
+    return _consume_draw(s, p)
+
+
+def _consume_draw(s: State, p: Payload) -> State:
+    """A token drawn in phase 6 carries the number of draws still queued after it."""
+    if "draws_left" in p:
+        return _replace(s, turn=_replace(s.turn, draws_left=p["draws_left"]))
+    return s
+
+
+def _cards_drawn(s: State, p: Payload) -> State:
+    seat, drawn = p["seat"], p["cards"]
+    cards = s.cards
+    hands = _set_at(cards.hands, seat, cards.hands[seat] + tuple(drawn))
+    return _replace(s, cards=_replace(cards, deck=_without(cards.deck, drawn), hands=hands))
+
+
+def _deck_reshuffled(s: State, p: Payload) -> State:
+    removed = p["removed"]
+    cards = s.cards
+    deck = tuple(sorted(cards.deck + _without(cards.discard, removed)))
+    return _replace(s, cards=_replace(cards, deck=deck, discard=(), removed=cards.removed + tuple(removed)))
+
+
+def _turn_started(s: State, p: Payload) -> State:
+    turn = Turn(number=p["turn"], seat=p["seat"], phase=Phase.DISCARD)
+    return _replace(s, turn=turn, board=_replace(s.board, tar=None))
+
+
+def _phase_changed(s: State, p: Payload) -> State:
+    turn = _replace(
+        s.turn,
+        phase=Phase(p["phase"]),
+        draws_left=p.get("draws", s.turn.draws_left),
+        overlord_plays=p.get("plays", s.turn.overlord_plays),
+    )
+    return _replace(s, turn=turn)
+
+
+def _cards_discarded(s: State, p: Payload) -> State:
+    seat, gone, reason = p["seat"], p["cards"], p["reason"]
+    cards = s.cards
+    hands = _set_at(cards.hands, seat, _without(cards.hands[seat], gone))
+    s = _replace(s, cards=_replace(cards, hands=hands, discard=cards.discard + tuple(gone)))
+    if reason == "discard_and_draw":
+        s = _replace(s, turn=_replace(s.turn, discards=s.turn.discards + 1))
+    elif reason == "owed":
+        s = _replace(s, pending=_replace(s.pending, discards=s.pending.discards - {seat}))
+    return s
+
+
+def _trade_proposed(s: State, p: Payload) -> State:
+    trade = Trade(p["from"], p["to"], p["give"], p.get("take"))
+    return _replace(s, turn=_replace(s.turn, trade=trade))
+
+
+def _trade_refused(s: State, p: Payload) -> State:
+    return _replace(s, turn=_replace(s.turn, trade=None, proposals=s.turn.proposals + 1))
+
+
+def _cards_traded(s: State, p: Payload) -> State:
+    a, b = p["from"], p["to"]
+    a_gave, b_gave = p["gave"], p["got"]
+    hands = s.cards.hands
+    hands = _set_at(hands, a, _without(hands[a], (a_gave,)) + (b_gave,))
+    hands = _set_at(hands, b, _without(hands[b], (b_gave,)) + (a_gave,))
+    turn = _replace(s.turn, trade=None, trades=s.turn.trades + 1)
+    return _replace(s, cards=_replace(s.cards, hands=hands), turn=turn)
+
+
+def _card_played(s: State, p: Payload) -> State:
+    seat = p["seat"]
+    played = (p["card"], *p.get("with", ()))
+    cards = s.cards
+    hands = _set_at(cards.hands, seat, _without(cards.hands[seat], played))
+    missing = s.turn.missing or CARD_KIND[p["card"]].category is CardCategory.MISSING
+    turn = _replace(s.turn, plays=s.turn.plays + 1, missing=missing)
+    return _replace(s, cards=_replace(cards, hands=hands, discard=cards.discard + played), turn=turn)
+
+
+def _card_scavenged(s: State, p: Payload) -> State:
+    seat, card = p["seat"], p["card"]
+    cards = s.cards
+    hands = _set_at(cards.hands, seat, cards.hands[seat] + (card,))
+    return _replace(s, cards=_replace(cards, hands=hands, discard=_without(cards.discard, (card,))))
+
+
+def _monster_damaged(s: State, p: Payload) -> State:
+    target, hp = p["monster"], p["hp"]
+    monsters = tuple(_replace(m, hp=hp) if m.id == target else m for m in s.board.monsters)
+    return _replace(s, board=_replace(s.board, monsters=monsters))
+
+
+def _monsters_healed(s: State, p: Payload) -> State:
+    healed = dict((monster, hp) for monster, hp in p["monsters"])
+    monsters = tuple(_replace(m, hp=healed[m.id]) if m.id in healed else m for m in s.board.monsters)
+    return _replace(s, board=_replace(s.board, monsters=monsters))
+
+
+def _monster_slain(s: State, p: Payload) -> State:
+    target, by = p["monster"], p["by"]
+    board = s.board
+    board = _replace(
+        board,
+        monsters=tuple(m for m in board.monsters if m.id != target),
+        tar=None if board.tar == target else board.tar,
+    )
+    tokens = s.tokens
+    if not p["trophy"]:
+        tokens = _replace(tokens, discard=tokens.discard + (target,))
+    else:
+        tokens = _replace(tokens, trophies=_set_at(tokens.trophies, by, tokens.trophies[by] + (target,)))
+    return _replace(s, board=board, tokens=tokens)
+
+
+def _monsters_moved(s: State, p: Payload) -> State:
+    moves = {monster: (ring, arc) for monster, ring, arc in p["moves"]}
+    monsters = tuple(
+        _replace(m, ring=moves[m.id][0], arc=moves[m.id][1]) if m.id in moves else m for m in s.board.monsters
+    )
+    return _replace(s, board=_replace(s.board, monsters=monsters))
+
+
+def _wall_destroyed(s: State, p: Payload) -> State:
+    return _replace(s, board=_replace(s.board, walls=s.board.walls - {p["arc"]}))
+
+
+def _wall_built(s: State, p: Payload) -> State:
+    return _replace(s, board=_replace(s.board, walls=s.board.walls | {p["arc"]}))
+
+
+def _fortify_removed(s: State, p: Payload) -> State:
+    return _replace(s, board=_replace(s.board, fortified=s.board.fortified - {p["arc"]}))
+
+
+def _wall_fortified(s: State, p: Payload) -> State:
+    return _replace(s, board=_replace(s.board, fortified=s.board.fortified | {p["arc"]}))
+
+
+def _tower_destroyed(s: State, p: Payload) -> State:
+    return _replace(s, board=_replace(s.board, towers=s.board.towers - {p["arc"]}))
+
+
+def _tar_placed(s: State, p: Payload) -> State:
+    return _replace(s, board=_replace(s.board, tar=p["monster"]))
+
+
+def _token_revealed(s: State, p: Payload) -> State:
+    token = p["token"]
+    tokens = s.tokens
+    if p["source"] == "overlord":
+        tokens = _replace(tokens, overlord_hand=_without(tokens.overlord_hand, (token,)))
+    else:
+        tokens = _replace(tokens, pile=_without(tokens.pile, (token,)))
+    s = _replace(s, tokens=_replace(tokens, discard=tokens.discard + (token,)))
+    return _consume_draw(s, p)
+
+
+def _draws_queued(s: State, p: Payload) -> State:
+    return _replace(s, turn=_replace(s.turn, draws_left=s.turn.draws_left + p["count"]))
+
+
+def _discards_owed(s: State, p: Payload) -> State:
+    pending = _replace(s.pending, discards=s.pending.discards | frozenset(p["seats"]), discard_reason=p["reason"])
+    return _replace(s, pending=pending)
+
+
+def _damage_pending(s: State, p: Payload) -> State:
+    choice = DamageChoice(p["seat"], p["arc"], p["structure"], tuple(p["candidates"]))
+    return _replace(s, pending=_replace(s.pending, damage=s.pending.damage + (choice,)))
+
+
+def _damage_assigned(s: State, p: Payload) -> State:
+    return _replace(s, pending=_replace(s.pending, damage=s.pending.damage[1:]))
+
+
+def _overlord_drew(s: State, p: Payload) -> State:
+    drawn = p["tokens"]
+    tokens = _replace(s.tokens, pile=_without(s.tokens.pile, drawn), overlord_hand=s.tokens.overlord_hand + tuple(drawn))
+    turn = _replace(s.turn, overlord_plays=s.turn.overlord_plays + p.get("plays", 0))
+    return _replace(s, tokens=tokens, turn=turn)
+
+
+def _overlord_played(s: State, p: Payload) -> State:
+    mode = p["mode"]
+    plays = 0 if mode == "chosen" else s.turn.overlord_plays - 1
+    turn = _replace(s.turn, overlord_plays=plays, overlord_mode=mode, overlord_played=True)
+    return _replace(s, turn=turn)
+
+
+def _tower_claimed(s: State, p: Payload) -> State:
+    arc, seat = p["arc"], p["seat"]
+    claims = tuple(sorted([(a, owner) for a, owner in s.house.claims if a != arc] + [(arc, seat)]))
+    return _replace(s, house=_replace(s.house, claims=claims))
+
+
+def _player_eliminated(s: State, p: Payload) -> State:
+    seat = p["seat"]
+    cards = s.cards
+    hand = cards.hands[seat]
+    cards = _replace(cards, hands=_set_at(cards.hands, seat, ()), discard=cards.discard + hand)
+    house = _replace(s.house, eliminated=s.house.eliminated | {seat})
+    pending = _replace(s.pending, discards=s.pending.discards - {seat})
+    return _replace(s, cards=cards, house=house, pending=pending)
+
+
+def _hand_size_changed(s: State, p: Payload) -> State:
+    return _replace(s, house=_replace(s.house, hand_size=p["hand_size"]))
+
+
+def _game_ended(s: State, p: Payload) -> State:
+    result = Result(
+        outcome=p["outcome"],
+        reason=p["reason"],
+        scores=tuple((seat, vp, slain) for seat, vp, slain in p["scores"]),
+        master_slayers=tuple(p["master_slayers"]),
+    )
+    return _replace(s, result=result, turn=_replace(s.turn, phase=Phase.OVER, trade=None))
+
+
+_HANDLERS: dict[str, Callable[[State, Payload], State]] = {
+    "game_started": _game_started,
+    "monster_placed": _monster_placed,
+    "cards_drawn": _cards_drawn,
+    "deck_reshuffled": _deck_reshuffled,
+    "turn_started": _turn_started,
+    "phase_changed": _phase_changed,
+    "cards_discarded": _cards_discarded,
+    "trade_proposed": _trade_proposed,
+    "trade_declined": _trade_refused,
+    "trade_cancelled": _trade_refused,
+    "cards_traded": _cards_traded,
+    "card_played": _card_played,
+    "card_scavenged": _card_scavenged,
+    "monster_damaged": _monster_damaged,
+    "monsters_healed": _monsters_healed,
+    "monster_slain": _monster_slain,
+    "monsters_moved": _monsters_moved,
+    "wall_destroyed": _wall_destroyed,
+    "wall_built": _wall_built,
+    "fortify_removed": _fortify_removed,
+    "wall_fortified": _wall_fortified,
+    "tower_destroyed": _tower_destroyed,
+    "tar_placed": _tar_placed,
+    "token_revealed": _token_revealed,
+    "draws_queued": _draws_queued,
+    "discards_owed": _discards_owed,
+    "damage_pending": _damage_pending,
+    "damage_assigned": _damage_assigned,
+    "overlord_drew": _overlord_drew,
+    "overlord_played": _overlord_played,
+    "tower_claimed": _tower_claimed,
+    "player_eliminated": _player_eliminated,
+    "hand_size_changed": _hand_size_changed,
+    "game_ended": _game_ended,
+}
+
+EVENT_TYPES: frozenset[str] = frozenset(_HANDLERS)
+"""Every event type this engine emits (none contains a dot)."""
+
+
+def evolve(state: State, event: Event) -> State:
+    """Apply one event; returns a new state and never mutates ``state``."""
+    handler = _HANDLERS.get(event.type)
+    if handler is None:
+        raise ValueError(f"castle_panic cannot fold event type {event.type!r}")
+    return handler(state, event.payload)
+

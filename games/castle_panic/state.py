@@ -1,0 +1,239 @@
+"""Castle Panic game state: frozen values that ``evolve`` rebuilds and ``decide`` only reads.
+
+The state holds everything, secrets included (the Overlord's hand, hands under the hidden-hands
+rule); :mod:`games.castle_panic.views` decides what leaves the server. Neither draw pile has an
+order: the castle deck and the monster pile are sorted tuples (multisets), and a draw is a
+``rng.choice`` made at the moment it happens and written into an event, so no state and no event
+ever holds the future.
+
+The state is split in a few small records (cards, tokens, board, turn, pending, house) so that
+one event rebuilds only the record it touches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Mapping
+
+__all__ = [
+    "Phase",
+    "Options",
+    "Monster",
+    "Trade",
+    "DamageChoice",
+    "Config",
+    "Cards",
+    "Tokens",
+    "Board",
+    "Turn",
+    "Pending",
+    "House",
+    "Result",
+    "State",
+    "OPTION_NAMES",
+]
+
+
+class Phase(str, Enum):
+    """Where the turn stands. Automatic phases never wait for a command."""
+
+    SETUP = "setup"
+    """Before ``game_started``."""
+    DISCARD = "discard"
+    """Phase 2: optional discard-and-draw (1 card, 2 in solitaire)."""
+    TRADE = "trade"
+    """Phase 3: optional 1-for-1 trades, both seats agreeing."""
+    PLAY = "play"
+    """Phase 4: the active player plays cards."""
+    MOVE = "move"
+    """Phase 5, automatic: every monster moves one step."""
+    DRAW = "draw"
+    """Phase 6: monster tokens are drawn and resolved one at a time (waits only on choices)."""
+    OVERLORD_DRAW = "overlord_draw"
+    """Overlord version, automatic: the Overlord draws back up to 3 tokens."""
+    OVERLORD = "overlord"
+    """Overlord version: the Overlord plays tokens from the hidden hand."""
+    OVER = "over"
+    """The game has ended."""
+
+
+OPTION_NAMES: tuple[str, ...] = (
+    "master_slayer",
+    "overlord",
+    "easier_battles",
+    "all_for_one",
+    "heroic_powers",
+    "my_home_is_my_castle",
+    "dwindling_resources",
+    "under_construction",
+    "hidden_hands",
+    "boss_moves_self",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The normalized game options (all bools; see ``CastlePanicEngine.options``)."""
+
+    master_slayer: bool = True
+    overlord: bool = False
+    easier_battles: bool = False
+    all_for_one: bool = False
+    heroic_powers: bool = False
+    my_home_is_my_castle: bool = False
+    dwindling_resources: bool = False
+    under_construction: bool = False
+    hidden_hands: bool = False
+    boss_moves_self: bool = False
+
+    @classmethod
+    def from_dict(cls, options: Mapping[str, Any]) -> "Options":
+        return cls(**{name: bool(options.get(name, getattr(cls(), name))) for name in OPTION_NAMES})
+
+    def as_dict(self) -> dict[str, bool]:
+        return {name: getattr(self, name) for name in OPTION_NAMES}
+
+
+@dataclass(frozen=True, slots=True)
+class Monster:
+    """A monster token on the board: its token id, position and remaining hit points."""
+
+    id: str
+    kind: str
+    ring: int
+    arc: int
+    hp: int
+    max_hp: int
+
+
+@dataclass(frozen=True, slots=True)
+class Trade:
+    """A trade the active player proposed and the other seat has not answered yet.
+
+    ``take`` is None under the hidden-hands rule: the other seat picks its card when accepting.
+    """
+
+    proposer: int
+    to: int
+    give: str
+    take: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DamageChoice:
+    """Several monsters hit one wall or tower at once: ``seat`` picks the one that takes 1 damage."""
+
+    seat: int
+    arc: int
+    structure: str
+    candidates: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Facts fixed at setup."""
+
+    options: Options
+    seats: int
+    castle_seats: tuple[int, ...]
+    overlord: int | None
+    discard_limit: int
+    trades_per_turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class Cards:
+    """Castle cards by zone. ``deck`` is sorted: it has no order, only contents."""
+
+    deck: tuple[str, ...] = ()
+    hands: tuple[tuple[str, ...], ...] = ()
+    discard: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """Monster tokens by zone (those on the board are in :attr:`Board.monsters`)."""
+
+    pile: tuple[str, ...] = ()
+    overlord_hand: tuple[str, ...] = ()
+    discard: tuple[str, ...] = ()
+    trophies: tuple[tuple[str, ...], ...] = ()
+    removed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """Monsters, walls (arcs with a wall), fortify tokens (arcs), towers (arcs) and the tar."""
+
+    monsters: tuple[Monster, ...] = ()
+    walls: frozenset[int] = frozenset()
+    fortified: frozenset[int] = frozenset()
+    towers: frozenset[int] = frozenset()
+    tar: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """The current turn: whose, which phase, and the per-turn allowances used so far."""
+
+    number: int = 0
+    seat: int = 0
+    phase: Phase = Phase.SETUP
+    discards: int = 0
+    trades: int = 0
+    proposals: int = 0
+    trade: Trade | None = None
+    plays: int = 0
+    missing: bool = False
+    draws_left: int = 0
+    overlord_plays: int = 0
+    overlord_mode: str | None = None
+    overlord_played: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """Choices the game waits on before anything else happens."""
+
+    damage: tuple[DamageChoice, ...] = ()
+    discards: frozenset[int] = frozenset()
+    discard_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class House:
+    """Table-wide facts that change during play: hand size, tower claims, eliminations."""
+
+    hand_size: int = 0
+    claims: tuple[tuple[int, int], ...] = ()
+    """(arc, seat) pairs under My Home Is My Castle."""
+    kings_tower: int | None = None
+    eliminated: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """How the game ended."""
+
+    outcome: str
+    """``"win"`` (the castle stands) or ``"loss"`` (it fell)."""
+    reason: str
+    scores: tuple[tuple[int, int, int], ...] = ()
+    """(seat, victory points, monsters slain) per castle seat."""
+    master_slayers: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """The whole game. ``config`` is None until ``game_started``."""
+
+    config: Config | None = None
+    cards: Cards = field(default_factory=Cards)
+    tokens: Tokens = field(default_factory=Tokens)
+    board: Board = field(default_factory=Board)
+    turn: Turn = field(default_factory=Turn)
+    pending: Pending = field(default_factory=Pending)
+    house: House = field(default_factory=House)
+    result: Result | None = None
