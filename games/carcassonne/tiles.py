@@ -30,6 +30,7 @@ __all__ = [
     "ROAD",
     "START_TILE",
     "TileSet",
+    "format_tile",
     "parse_table",
     "parse_tile",
     "tile_set",
@@ -129,6 +130,26 @@ def parse_tile(line: str) -> tuple[Tile, int]:
             segments[token] = Segment(_kind_of(token), tuple(attrs.get(token, ())))
     segments.update(extra_segments)
     return Tile.from_tokens(tile_id, ports, segments, touches=touches), count
+
+
+def format_tile(tile: Tile, count: int) -> str:
+    """The table line of a tile design; ``parse_tile(format_tile(t, n))`` rebuilds it.
+
+    >>> format_tile(*parse_tile("IC-L 1 AAA 1r2 2r1 AAA | A+pennant r+inn 1>A"))
+    'IC-L  1  AAA 1r2 2r1 AAA  | A+pennant r+inn 1>A'
+    """
+    tokens = "".join(tile.segments[s].token if s is not None else "." for s in tile.ports)
+    ports = " ".join(tokens[i : i + 3] for i in range(0, 12, 3))
+    facts = []
+    for seg in tile.segments:
+        if seg.kind == MONASTERY:
+            facts.append(MONASTERY)
+    for seg in tile.segments:
+        facts.extend(f"{seg.token}+{name}" for name, value in seg.attrs if value)
+    for seg in tile.segments:
+        if seg.touches:
+            facts.append(seg.token + ">" + "".join(tile.segments[t].token for t in seg.touches))
+    return f"{tile.id}  {count}  {ports}  | {' '.join(facts)}".rstrip()
 
 
 def parse_table(table: str) -> list[tuple[Tile, int]]:
