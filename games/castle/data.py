@@ -1,0 +1,754 @@
+"""The Castle's physical data as a versioned, validated dataset.
+
+The rules of Carcassonne: The Castle are well known, its physical data is not: the exact tiles,
+the outline of the castle interior, the start spaces printed on the wall and the track numbers
+of the corner towers could not be found in any readable source. So all of it is data, read from
+a JSON file (``games/castle/data/castle-v1.json`` ships with a provisional dataset) and checked
+when loaded. An operator who owns the game can supply a corrected file without touching code:
+:func:`dataset_from_json` takes the file's text, and the engine takes the loaded dataset.
+
+Validation reports every problem at once (like python-chess's ``Status`` flags): :func:`validate`
+returns a list of :class:`Issue` values naming the entry and the field, and
+:func:`parse_dataset` raises one :class:`DatasetError` whose message lists them all.
+
+File format (schema 1), see the shipped file for a complete example::
+
+    {"schema": 1, "name": "castle-v1", "provisional": {"tiles": "why", ...},
+     "components": {"followers_in_supply": 6, "aerie_tokens": 12},
+     "tiles": [{"id": "B01", "count": 6, "ports": "cpd ddd dpc ccc",
+                "segments": {"c": {"kind": "court"}, "p": {"kind": "path"}, ...}}, ...],
+     "falcon_tiles": [... 18 entries, count 1 ...],
+     "boards": {"base": {"interior": [".########.", ...], "start_spaces": [...]},
+                "falcon": {...}},
+     "track": {"length": 100, "towers": [{"spaces": [0, 1], "token": false}, ...],
+               "gates": [[27, 28], ...]},
+     "wall_tiles": {"copies": 2, "on_towers": 13, "kinds": {"extra_turn": {"effect": ...}},
+                    "numbering": {"original": {"1": "extra_turn", ...}, "polish": {...}}}}
+
+A port string has 12 tokens, three per side clockwise from the north-west corner
+(``Nw N Ne En E Es Se S Sw Ws W Wn``), for the tile as printed (rotation 0). The same token on
+several ports is one segment. ``-`` (start spaces only) marks a port with no segment. Segment
+fields: ``kind`` (path, house, tower, court, chapel), ``end`` (a path with one port ends at a
+``square``, or, on a start space, at the ``start`` space), ``fountain`` (path), ``markets``
+(court), ``aeries`` (Falcon tiles), ``name`` (a segment without ports, e.g. a closed chapel).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Mapping
+
+from games.tileboard import MIDDLE_PORTS, PORT_NAMES, SIDE_OFFSETS, Segment, Tile
+
+__all__ = [
+    "SCHEMA",
+    "EXPECTED",
+    "Kind",
+    "WallEffect",
+    "Issue",
+    "DatasetError",
+    "StartSpace",
+    "BoardShape",
+    "Tower",
+    "TrackDef",
+    "WallTileKind",
+    "Dataset",
+    "validate",
+    "parse_dataset",
+    "dataset_from_json",
+]
+
+SCHEMA = 1
+"""The dataset schema this engine reads."""
+
+Cell = tuple[int, int]
+
+
+class Kind(StrEnum):
+    """Feature kinds of The Castle (original names; the Polish names are labels, see rules)."""
+
+    PATH = "path"
+    """Path (Zamek: road); herald."""
+    HOUSE = "house"
+    """House; squire."""
+    TOWER = "tower"
+    """Tower (Zamek: pigsty); knight."""
+    COURT = "court"
+    """Court (Zamek: meadow); merchant; scored only at the end, by markets."""
+    CHAPEL = "chapel"
+    """Chapel (Falcon only); preacher."""
+
+
+class WallEffect(StrEnum):
+    """What a wall tile does; the dataset maps each wall-tile kind to one effect."""
+
+    EXTRA_TURN = "extra_turn"
+    """Used at the end of one's own turn: play one more turn."""
+    DOUBLE = "double"
+    """Double one's points for one completed feature of the tile's ``feature`` kind."""
+    INCOMPLETE = "incomplete"
+    """At the end, score one of one's incomplete features of the tile's ``feature`` kind."""
+    MARKET_VALUE = "market_value"
+    """At the end, markets of one court one controls are worth ``points`` each instead of 3."""
+    KEEP_VALUE = "keep_value"
+    """At the end, one's keep counts ``points`` more in the keep comparison."""
+    FLAT_POINTS = "flat_points"
+    """At the end, ``points`` points."""
+
+
+EXPECTED: Mapping[str, Any] = {
+    "base_tiles": 60,
+    "falcon_tiles": 18,
+    "interior": 76,
+    "start_spaces": 7,
+    "gate_start_spaces": 2,
+    "towers": 14,
+    "token_towers": 13,
+    "track_length": 100,
+    "gates": ((27, 28), (47, 48), (69, 70), (91, 92)),
+    "wall_tile_kinds": 9,
+    "wall_tile_copies": 2,
+    "followers_in_supply": 6,
+    "aerie_tokens": 12,
+}
+"""Facts stated by the rulebooks; a dataset that contradicts one of them is refused."""
+
+_TOP_KEYS = {"schema", "name", "title", "notation", "provisional", "components", "tiles",
+             "falcon_tiles", "boards", "track", "wall_tiles"}
+_TILE_KEYS = {"id", "count", "ports", "segments", "note"}
+_START_KEYS = {"id", "x", "y", "ports", "segments", "note", "gate"}
+_SEGMENT_KEYS = {"kind", "end", "fountain", "markets", "aeries", "name"}
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
+_AERIE_KINDS = {Kind.PATH, Kind.HOUSE, Kind.TOWER, Kind.CHAPEL}
+_EFFECT_FEATURES = {
+    WallEffect.DOUBLE: {Kind.HOUSE, Kind.TOWER},
+    WallEffect.INCOMPLETE: {Kind.PATH, Kind.HOUSE, Kind.TOWER},
+}
+_EFFECT_POINTS = {WallEffect.MARKET_VALUE, WallEffect.KEEP_VALUE, WallEffect.FLAT_POINTS}
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """One problem of a dataset: which entry, which field, what is wrong."""
+
+    where: str
+    field: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.field}: {self.problem}" if self.field else f"{self.where}: {self.problem}"
+
+
+class DatasetError(ValueError):
+    """A dataset that cannot be used; ``issues`` lists every problem found."""
+
+    def __init__(self, issues: list[Issue], name: str = "dataset") -> None:
+        self.issues = tuple(issues)
+        lines = "\n".join(f"  - {issue}" for issue in self.issues)
+        super().__init__(f"{name} has {len(self.issues)} problem(s):\n{lines}")
+
+
+@dataclass(frozen=True, slots=True)
+class StartSpace:
+    """A start space printed on the wall: a fixed piece outside the interior, against it."""
+
+    id: str
+    x: int
+    y: int
+    tile: Tile
+    gate: bool = False
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class BoardShape:
+    """The playable interior and the start spaces of one wall (base, or with the Falcon gates)."""
+
+    name: str
+    interior: frozenset[Cell]
+    start_spaces: tuple[StartSpace, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Tower:
+    """A corner tower covering two consecutive track spaces; ``token``: holds a wall tile."""
+
+    index: int
+    spaces: tuple[int, int]
+    token: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TrackDef:
+    """The scoring track on top of the wall."""
+
+    length: int
+    towers: tuple[Tower, ...]
+    gates: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class WallTileKind:
+    """One kind of wall tile: its effect, parameters and its number in both editions."""
+
+    name: str
+    effect: WallEffect
+    feature: Kind | None
+    points: int | None
+    original: int
+    polish: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Dataset:
+    """A loaded, valid dataset. Treat every field as read-only."""
+
+    name: str
+    title: str
+    provisional: tuple[tuple[str, str], ...]
+    tiles: tuple[Tile, ...]
+    counts: Mapping[str, int]
+    falcon_tiles: tuple[Tile, ...]
+    boards: Mapping[str, BoardShape]
+    track: TrackDef
+    wall_tiles: tuple[WallTileKind, ...]
+    wall_tile_copies: int
+    followers_in_supply: int
+    aerie_tokens: int
+    source: Mapping[str, Any]
+    by_id: Mapping[str, Tile]
+
+    def tile(self, tile_id: str) -> Tile:
+        return self.by_id[tile_id]
+
+    def wall_tile(self, name: str) -> WallTileKind:
+        for kind in self.wall_tiles:
+            if kind.name == name:
+                return kind
+        raise KeyError(name)
+
+
+# --- validation -----------------------------------------------------------------------------
+
+
+class _Checker:
+    """Collects issues; every check appends and carries on."""
+
+    def __init__(self) -> None:
+        self.issues: list[Issue] = []
+
+    def add(self, where: str, field: str, problem: str) -> None:
+        self.issues.append(Issue(where, field, problem))
+
+    def unknown_keys(self, where: str, entry: Mapping, allowed: set[str]) -> None:
+        for key in entry:
+            if key not in allowed:
+                self.add(where, str(key), f"unknown field (allowed: {', '.join(sorted(allowed))})")
+
+    def int_field(self, where: str, entry: Mapping, key: str, *, minimum: int = 0, required: bool = True) -> int | None:
+        value = entry.get(key)
+        if value is None:
+            if required:
+                self.add(where, key, "missing")
+            return None
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.add(where, key, f"must be an integer, got {value!r}")
+            return None
+        if value < minimum:
+            self.add(where, key, f"must be at least {minimum}, got {value}")
+            return None
+        return value
+
+
+def _port_tokens(ports: Any) -> list[str] | None:
+    if not isinstance(ports, str):
+        return None
+    tokens = [ch for ch in ports if not ch.isspace()]
+    return tokens if len(tokens) == 12 else None
+
+
+def _check_piece(chk: _Checker, where: str, entry: Mapping, *, falcon: bool, start: bool) -> list[str] | None:
+    """Port string and segments of a tile or a start space; returns the tokens when usable."""
+    tokens = _port_tokens(entry.get("ports"))
+    if tokens is None:
+        chk.add(where, "ports", f"must be a string of 12 port tokens, got {entry.get('ports')!r}")
+    segments = entry.get("segments")
+    if not isinstance(segments, dict) or not segments:
+        chk.add(where, "segments", "must be a non-empty object mapping each token to a segment")
+        return None
+    if tokens is None:
+        return None
+    for i, tok in enumerate(tokens):
+        if tok == "-":
+            if not start:
+                chk.add(where, "ports", f"port {PORT_NAMES[i]} has no segment ('-' is for start spaces only)")
+        elif not tok.isalnum():
+            chk.add(where, "ports", f"port {PORT_NAMES[i]} has token {tok!r}; tokens are letters or digits")
+        elif tok not in segments:
+            chk.add(where, "ports", f"port {PORT_NAMES[i]} has token {tok!r} with no segment")
+    for tok, seg in segments.items():
+        swhere = f"{where} segment {tok!r}"
+        if not isinstance(seg, dict):
+            chk.add(swhere, "", "must be an object")
+            continue
+        chk.unknown_keys(swhere, seg, _SEGMENT_KEYS)
+        try:
+            kind = Kind(seg.get("kind"))
+        except ValueError:
+            chk.add(swhere, "kind", f"{seg.get('kind')!r} is not one of {', '.join(k.value for k in Kind)}")
+            continue
+        ports = [i for i, t in enumerate(tokens) if t == tok]
+        name = seg.get("name")
+        if not ports:
+            if not isinstance(name, str) or not name or name in PORT_NAMES:
+                chk.add(swhere, "name", "a segment without ports needs a name that is not a port name")
+            if kind is Kind.PATH:
+                chk.add(swhere, "kind", "a path must reach at least one tile edge")
+        elif name is not None:
+            chk.add(swhere, "name", "only a segment without ports has a name")
+        if kind is Kind.PATH:
+            off_middle = [PORT_NAMES[p] for p in ports if p not in MIDDLE_PORTS]
+            if off_middle:
+                chk.add(swhere, "ports", f"a path may only use the middle ports N E S W, not {' '.join(off_middle)}")
+            end = seg.get("end")
+            allowed_end = "start" if start else "square"
+            if len(ports) == 1 and end != allowed_end:
+                chk.add(swhere, "end", f"a path with one port must end at a {allowed_end!r}, got {end!r}")
+            if len(ports) > 1 and end is not None:
+                chk.add(swhere, "end", f"only a path with one port has an end, got {end!r}")
+        elif "end" in seg:
+            chk.add(swhere, "end", "only paths have an end")
+        if "fountain" in seg and (kind is not Kind.PATH or not isinstance(seg["fountain"], bool)):
+            chk.add(swhere, "fountain", "must be true/false and only on a path")
+        if "markets" in seg:
+            if kind is not Kind.COURT:
+                chk.add(swhere, "markets", "markets are only in courts")
+            chk.int_field(swhere, seg, "markets", minimum=1)
+        if "aeries" in seg:
+            if not falcon:
+                chk.add(swhere, "aeries", "aeries are only on Falcon tiles")
+            elif kind not in _AERIE_KINDS:
+                chk.add(swhere, "aeries", f"an aerie cannot belong to a {kind.value}")
+            chk.int_field(swhere, seg, "aeries", minimum=1)
+        if kind is Kind.CHAPEL and not falcon:
+            chk.add(swhere, "kind", "chapels are only on Falcon tiles")
+    return tokens
+
+
+def _tile_print(tokens: list[str], segments: Mapping[str, Any], turns: int) -> tuple:
+    rotated = [tokens[(p - 3 * turns) % 12] for p in range(12)]
+    order: dict[str, int] = {}
+    for tok in rotated:
+        order.setdefault(tok, len(order))
+    for tok in sorted(segments):
+        order.setdefault(tok, len(order))
+    segs = tuple(sorted((order[t], json.dumps(s, sort_keys=True)) for t, s in segments.items()))
+    return tuple(order[t] for t in rotated), segs
+
+
+def _fingerprint(tokens: list[str], segments: Mapping[str, Any]) -> tuple:
+    """Same for two tiles that are the same design in some rotation (notes ignored)."""
+    return min(_tile_print(tokens, segments, q) for q in range(4))
+
+
+def _check_tiles(chk: _Checker, data: Mapping, seen_ids: set[str]) -> None:
+    for list_key, falcon in (("tiles", False), ("falcon_tiles", True)):
+        entries = data.get(list_key)
+        if not isinstance(entries, list):
+            chk.add(list_key, "", "missing or not a list")
+            continue
+        total = 0
+        prints: dict[tuple, str] = {}
+        for n, entry in enumerate(entries):
+            where = f"{list_key}[{n}]"
+            if not isinstance(entry, dict):
+                chk.add(where, "", "must be an object")
+                continue
+            tile_id = entry.get("id")
+            where = f"{list_key}[{n}] ({tile_id})"
+            chk.unknown_keys(where, entry, _TILE_KEYS)
+            if not isinstance(tile_id, str) or not _ID.match(tile_id):
+                chk.add(where, "id", f"must be 1-16 letters, digits, '-' or '_', got {tile_id!r}")
+            elif tile_id in seen_ids:
+                chk.add(where, "id", f"{tile_id!r} is used twice")
+            else:
+                seen_ids.add(tile_id)
+            count = chk.int_field(where, entry, "count", minimum=1)
+            if count is not None:
+                total += count
+                if falcon and count != 1:
+                    chk.add(where, "count", f"every Falcon tile is unique (count 1), got {count}")
+            tokens = _check_piece(chk, where, entry, falcon=falcon, start=False)
+            if tokens is None:
+                continue
+            segments = entry["segments"]
+            if falcon and not any(
+                isinstance(s, dict) and (s.get("kind") == Kind.CHAPEL or s.get("aeries")) for s in segments.values()
+            ):
+                chk.add(where, "segments", "a Falcon tile shows a chapel part or an aerie")
+            if falcon:
+                fp = _fingerprint(tokens, segments)
+                if fp in prints:
+                    chk.add(where, "", f"is the same tile as {prints[fp]} (the 18 Falcon tiles are all different)")
+                else:
+                    prints[fp] = str(tile_id)
+        expected = EXPECTED["falcon_tiles" if falcon else "base_tiles"]
+        if total != expected:
+            chk.add(list_key, "count", f"the counts add up to {total}, the game has {expected} tiles")
+
+
+def _interior(chk: _Checker, where: str, rows: Any) -> frozenset[Cell] | None:
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, str) for r in rows):
+        chk.add(where, "interior", "must be a list of strings of '#' (tile space) and '.'")
+        return None
+    cells = set()
+    for y, row in enumerate(rows):
+        for x, ch in enumerate(row):
+            if ch == "#":
+                cells.add((x, y))
+            elif ch != ".":
+                chk.add(where, "interior", f"row {y} column {x} has {ch!r}; use '#' or '.'")
+    if cells:
+        todo, seen = [min(cells)], {min(cells)}
+        while todo:
+            x, y = todo.pop()
+            for dx, dy in SIDE_OFFSETS:
+                n = (x + dx, y + dy)
+                if n in cells and n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        if len(seen) != len(cells):
+            chk.add(where, "interior", f"is not one connected area ({len(seen)} of {len(cells)} spaces reachable)")
+    return frozenset(cells)
+
+
+def _check_start_spaces(chk: _Checker, where: str, entries: Any, interior: frozenset[Cell] | None) -> list[Mapping]:
+    if not isinstance(entries, list):
+        chk.add(where, "start_spaces", "missing or not a list")
+        return []
+    good = []
+    ids: set[str] = set()
+    cells: set[Cell] = set()
+    for n, entry in enumerate(entries):
+        swhere = f"{where} start_spaces[{n}]"
+        if not isinstance(entry, dict):
+            chk.add(swhere, "", "must be an object")
+            continue
+        sid = entry.get("id")
+        swhere = f"{where} start_spaces[{n}] ({sid})"
+        chk.unknown_keys(swhere, entry, _START_KEYS)
+        if not isinstance(sid, str) or not _ID.match(sid):
+            chk.add(swhere, "id", f"must be 1-16 letters, digits, '-' or '_', got {sid!r}")
+        elif sid in ids:
+            chk.add(swhere, "id", f"{sid!r} is used twice")
+        ids.add(str(sid))
+        if "gate" in entry and not isinstance(entry["gate"], bool):
+            chk.add(swhere, "gate", "must be true/false")
+        x, y = entry.get("x"), entry.get("y")
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (x, y)):
+            chk.add(swhere, "x/y", f"must be integers, got {x!r}, {y!r}")
+            continue
+        tokens = _check_piece(chk, swhere, entry, falcon=False, start=True)
+        if (x, y) in cells:
+            chk.add(swhere, "x/y", f"({x}, {y}) holds another start space")
+        cells.add((x, y))
+        if interior is None:
+            continue
+        if (x, y) in interior:
+            chk.add(swhere, "x/y", f"({x}, {y}) is inside the castle; a start space lies on the wall")
+            continue
+        facing = [(x + dx, y + dy) in interior for dx, dy in SIDE_OFFSETS]
+        if not any(facing):
+            chk.add(swhere, "x/y", f"({x}, {y}) does not touch the interior along an edge")
+            continue
+        if tokens is None:
+            continue
+        for side, inward in enumerate(facing):
+            side_tokens = tokens[3 * side : 3 * side + 3]
+            name = "NESW"[side]
+            if inward and "-" in side_tokens:
+                chk.add(swhere, "ports", f"side {name} faces the interior and needs a segment on all 3 ports")
+            if not inward and any(t != "-" for t in side_tokens):
+                chk.add(swhere, "ports", f"side {name} faces the wall; its ports must be '-'")
+        good.append(entry)
+    return good
+
+
+def _check_boards(chk: _Checker, data: Mapping) -> None:
+    boards = data.get("boards")
+    if not isinstance(boards, dict):
+        chk.add("boards", "", "missing or not an object with 'base' and 'falcon'")
+        return
+    for key in boards:
+        if key not in ("base", "falcon"):
+            chk.add("boards", str(key), "unknown board (allowed: base, falcon)")
+    starts: dict[str, list[Mapping]] = {}
+    for key in ("base", "falcon"):
+        board = boards.get(key)
+        where = f"boards.{key}"
+        if not isinstance(board, dict):
+            chk.add(where, "", "missing or not an object")
+            continue
+        chk.unknown_keys(where, board, {"interior", "start_spaces"})
+        interior = _interior(chk, where, board.get("interior"))
+        if key == "base" and interior is not None and len(interior) != EXPECTED["interior"]:
+            chk.add(where, "interior", f"has {len(interior)} tile spaces, the castle has {EXPECTED['interior']}")
+        if key == "falcon" and interior is not None and len(interior) < EXPECTED["base_tiles"] + EXPECTED["falcon_tiles"]:
+            chk.add(where, "interior", f"has {len(interior)} tile spaces, fewer than the 78 tiles")
+        starts[key] = _check_start_spaces(chk, where, board.get("start_spaces"), interior)
+        entries = board.get("start_spaces") if isinstance(board.get("start_spaces"), list) else []
+        plain = [e for e in entries if isinstance(e, dict) and not e.get("gate")]
+        gates = [e for e in entries if isinstance(e, dict) and e.get("gate")]
+        if len(plain) != EXPECTED["start_spaces"]:
+            chk.add(where, "start_spaces", f"has {len(plain)} start spaces on the wall, the game has {EXPECTED['start_spaces']}")
+        want_gates = EXPECTED["gate_start_spaces"] if key == "falcon" else 0
+        if len(gates) != want_gates:
+            chk.add(where, "start_spaces", f"has {len(gates)} start spaces on gates, expected {want_gates}")
+        markets = sum(
+            1 for e in plain if isinstance(e.get("segments"), dict)
+            and any(isinstance(s, dict) and s.get("markets") for s in e["segments"].values())
+        )
+        if markets < 1:
+            chk.add(where, "start_spaces", "no start space carries the printed market")
+    if "base" in starts and "falcon" in starts:
+        base_ids = {e.get("id") for e in boards["base"].get("start_spaces", []) if isinstance(e, dict)}
+        falcon_ids = {e.get("id") for e in boards["falcon"].get("start_spaces", []) if isinstance(e, dict) and not e.get("gate")}
+        if base_ids != falcon_ids:
+            chk.add("boards.falcon", "start_spaces", f"the wall start spaces {sorted(map(str, falcon_ids))} differ from the base board's {sorted(map(str, base_ids))}")
+
+
+def _check_track(chk: _Checker, data: Mapping) -> None:
+    track = data.get("track")
+    if not isinstance(track, dict):
+        chk.add("track", "", "missing or not an object")
+        return
+    chk.unknown_keys("track", track, {"length", "towers", "gates"})
+    length = chk.int_field("track", track, "length", minimum=1)
+    if length is not None and length != EXPECTED["track_length"]:
+        chk.add("track", "length", f"is {length}, the track runs 0-99 (100 spaces)")
+    length = length or EXPECTED["track_length"]
+    gates = track.get("gates")
+    gate_pairs: set[tuple[int, int]] = set()
+    if not isinstance(gates, list) or not all(isinstance(g, list) and len(g) == 2 for g in gates):
+        chk.add("track", "gates", "must be a list of [before, after] pairs")
+    else:
+        gate_pairs = {tuple(g) for g in gates}  # type: ignore[misc]
+        if tuple(sorted(gate_pairs)) != EXPECTED["gates"]:
+            chk.add("track", "gates", f"are {sorted(gate_pairs)}, the Falcon gates sit between 27/28, 47/48, 69/70 and 91/92")
+    towers = track.get("towers")
+    if not isinstance(towers, list):
+        chk.add("track", "towers", "missing or not a list")
+        return
+    used: dict[int, int] = {}
+    with_token = 0
+    for n, tower in enumerate(towers):
+        where = f"track.towers[{n}]"
+        if not isinstance(tower, dict):
+            chk.add(where, "", "must be an object")
+            continue
+        chk.unknown_keys(where, tower, {"spaces", "token"})
+        spaces = tower.get("spaces")
+        token = tower.get("token")
+        if not isinstance(token, bool):
+            chk.add(where, "token", "must be true/false")
+        if (
+            not isinstance(spaces, list) or len(spaces) != 2
+            or not all(isinstance(s, int) and not isinstance(s, bool) for s in spaces)
+            or spaces[1] != spaces[0] + 1 or not 0 <= spaces[0] < length - 1
+        ):
+            chk.add(where, "spaces", f"must be two consecutive track spaces, got {spaces!r}")
+            continue
+        for s in spaces:
+            if s in used:
+                chk.add(where, "spaces", f"space {s} is also in towers[{used[s]}]")
+            used[s] = n
+        if tuple(spaces) in gate_pairs:
+            chk.add(where, "spaces", f"{spaces[0]}/{spaces[1]} are split by a Falcon gate")
+        if spaces == [0, 1] and token is not False:
+            chk.add(where, "token", "tower 0/1 never holds a wall tile")
+        if spaces == [12, 13] and token is not True:
+            chk.add(where, "token", "tower 12/13 holds a wall tile")
+        with_token += token is True
+    if len(towers) != EXPECTED["towers"]:
+        chk.add("track", "towers", f"lists {len(towers)} towers, the wall has {EXPECTED['towers']}")
+    if with_token != EXPECTED["token_towers"]:
+        chk.add("track", "towers", f"{with_token} towers hold a wall tile, the game puts one on {EXPECTED['token_towers']}")
+    for must in ((0, 1), (12, 13)):
+        if used.get(must[0]) is None or used.get(must[0]) != used.get(must[1]):
+            chk.add("track", "towers", f"the tower on {must[0]}/{must[1]} is missing")
+
+
+def _check_wall_tiles(chk: _Checker, data: Mapping) -> None:
+    wall = data.get("wall_tiles")
+    if not isinstance(wall, dict):
+        chk.add("wall_tiles", "", "missing or not an object")
+        return
+    chk.unknown_keys("wall_tiles", wall, {"copies", "on_towers", "kinds", "numbering"})
+    copies = chk.int_field("wall_tiles", wall, "copies", minimum=1)
+    if copies is not None and copies != EXPECTED["wall_tile_copies"]:
+        chk.add("wall_tiles", "copies", f"is {copies}, the game has 2 of each wall tile")
+    on_towers = chk.int_field("wall_tiles", wall, "on_towers", minimum=1)
+    if on_towers is not None and on_towers != EXPECTED["token_towers"]:
+        chk.add("wall_tiles", "on_towers", f"is {on_towers}, 13 wall tiles go on the towers")
+    kinds = wall.get("kinds")
+    if not isinstance(kinds, dict):
+        chk.add("wall_tiles", "kinds", "missing or not an object")
+        return
+    if len(kinds) != EXPECTED["wall_tile_kinds"]:
+        chk.add("wall_tiles", "kinds", f"lists {len(kinds)} kinds, the game has {EXPECTED['wall_tile_kinds']}")
+    for name, spec in kinds.items():
+        where = f"wall_tiles.kinds.{name}"
+        if not isinstance(spec, dict):
+            chk.add(where, "", "must be an object")
+            continue
+        chk.unknown_keys(where, spec, {"effect", "feature", "points"})
+        try:
+            effect = WallEffect(spec.get("effect"))
+        except ValueError:
+            chk.add(where, "effect", f"{spec.get('effect')!r} is not one of {', '.join(e.value for e in WallEffect)}")
+            continue
+        if effect in _EFFECT_FEATURES:
+            allowed = _EFFECT_FEATURES[effect]
+            if spec.get("feature") not in {k.value for k in allowed}:
+                chk.add(where, "feature", f"{effect.value} needs a feature among {', '.join(sorted(allowed))}, got {spec.get('feature')!r}")
+        elif "feature" in spec:
+            chk.add(where, "feature", f"{effect.value} takes no feature")
+        if effect in _EFFECT_POINTS:
+            chk.int_field(where, spec, "points", minimum=1)
+        elif "points" in spec:
+            chk.add(where, "points", f"{effect.value} takes no points")
+    numbering = wall.get("numbering")
+    if not isinstance(numbering, dict) or set(numbering) != {"original", "polish"}:
+        chk.add("wall_tiles", "numbering", "needs exactly the mappings 'original' and 'polish'")
+        return
+    for edition, mapping in numbering.items():
+        where = f"wall_tiles.numbering.{edition}"
+        if not isinstance(mapping, dict):
+            chk.add(where, "", "must map numbers to kinds")
+            continue
+        want = {str(n) for n in range(1, len(kinds) + 1)}
+        if set(mapping) != want:
+            chk.add(where, "", f"must number the kinds 1-{len(kinds)}, got {sorted(mapping, key=str)}")
+        for number, kind in mapping.items():
+            if kind not in kinds:
+                chk.add(where, str(number), f"names unknown kind {kind!r}")
+        named = list(mapping.values())
+        for kind in kinds:
+            if named.count(kind) != 1:
+                chk.add(where, "", f"kind {kind!r} is numbered {named.count(kind)} times, expected once")
+
+
+def validate(data: Any) -> list[Issue]:
+    """Every problem of a dataset (decoded JSON), as a list; empty when it is usable."""
+    chk = _Checker()
+    if not isinstance(data, dict):
+        chk.add("dataset", "", "must be a JSON object")
+        return chk.issues
+    chk.unknown_keys("dataset", data, _TOP_KEYS)
+    if data.get("schema") != SCHEMA:
+        chk.add("dataset", "schema", f"is {data.get('schema')!r}; this engine reads schema {SCHEMA}")
+    if not isinstance(data.get("name"), str) or not data.get("name"):
+        chk.add("dataset", "name", "missing or empty")
+    provisional = data.get("provisional", {})
+    if not isinstance(provisional, dict) or not all(isinstance(v, str) for v in provisional.values()):
+        chk.add("dataset", "provisional", "must map each provisional part to a sentence")
+    components = data.get("components")
+    if not isinstance(components, dict):
+        chk.add("components", "", "missing or not an object")
+    else:
+        chk.unknown_keys("components", components, {"followers_in_supply", "aerie_tokens"})
+        for key in ("followers_in_supply", "aerie_tokens"):
+            value = chk.int_field("components", components, key, minimum=1)
+            if value is not None and value != EXPECTED[key]:
+                chk.add("components", key, f"is {value}, the game has {EXPECTED[key]}")
+    _check_tiles(chk, data, set())
+    _check_boards(chk, data)
+    _check_track(chk, data)
+    _check_wall_tiles(chk, data)
+    return chk.issues
+
+
+# --- building -------------------------------------------------------------------------------
+
+
+def _segment(spec: Mapping[str, Any]) -> Segment:
+    attrs: list[tuple[str, Any]] = []
+    for key in ("fountain", "markets", "aeries", "end", "name"):
+        if spec.get(key):
+            attrs.append((key, spec[key]))
+    return Segment(spec["kind"], tuple(attrs))
+
+
+def _build_tile(tile_id: str, entry: Mapping[str, Any], expansion: str) -> Tile:
+    segments = {tok: _segment(spec) for tok, spec in entry["segments"].items()}
+    return Tile.from_tokens(tile_id, entry["ports"], segments, wall="-", extra=(("expansion", expansion),))
+
+
+def parse_dataset(data: Any) -> Dataset:
+    """A :class:`Dataset` from decoded JSON; raises :class:`DatasetError` listing every issue."""
+    issues = validate(data)
+    if issues:
+        name = data.get("name") if isinstance(data, dict) and isinstance(data.get("name"), str) else "dataset"
+        raise DatasetError(issues, name)
+    tiles = tuple(_build_tile(e["id"], e, "base") for e in data["tiles"])
+    falcon = tuple(_build_tile(e["id"], e, "falcon") for e in data["falcon_tiles"])
+    counts = {e["id"]: e["count"] for e in (*data["tiles"], *data["falcon_tiles"])}
+    boards = {}
+    for key, board in data["boards"].items():
+        interior = _interior(_Checker(), key, board["interior"]) or frozenset()
+        starts = tuple(
+            StartSpace(s["id"], s["x"], s["y"], _build_tile(s["id"], s, "start"), bool(s.get("gate")))
+            for s in board["start_spaces"]
+        )
+        boards[key] = BoardShape(key, interior, starts)
+    track = data["track"]
+    towers = tuple(Tower(i, (t["spaces"][0], t["spaces"][1]), t["token"]) for i, t in enumerate(track["towers"]))
+    gates = tuple(sorted((g[0], g[1]) for g in track["gates"]))
+    wall = data["wall_tiles"]
+    numbers = {
+        edition: {kind: int(number) for number, kind in mapping.items()}
+        for edition, mapping in wall["numbering"].items()
+    }
+    wall_kinds = tuple(
+        sorted(
+            (
+                WallTileKind(
+                    name,
+                    WallEffect(spec["effect"]),
+                    Kind(spec["feature"]) if "feature" in spec else None,
+                    spec.get("points"),
+                    numbers["original"][name],
+                    numbers["polish"][name],
+                )
+                for name, spec in wall["kinds"].items()
+            ),
+            key=lambda k: k.original,
+        )
+    )
+    return Dataset(
+        name=data["name"],
+        title=data.get("title", data["name"]),
+        provisional=tuple(data.get("provisional", {}).items()),
+        tiles=tiles,
+        counts=counts,
+        falcon_tiles=falcon,
+        boards=boards,
+        track=TrackDef(track["length"], towers, gates),
+        wall_tiles=wall_kinds,
+        wall_tile_copies=wall["copies"],
+        followers_in_supply=data["components"]["followers_in_supply"],
+        aerie_tokens=data["components"]["aerie_tokens"],
+        source=data,
+        by_id={t.id: t for t in (*tiles, *falcon)},
+    )
+
+
+def dataset_from_json(text: str) -> Dataset:
+    """Parse and validate a dataset file's text (an operator's corrected file, for example)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError([Issue("dataset", "", f"is not valid JSON: {exc}")]) from exc
+    return parse_dataset(data)

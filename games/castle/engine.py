@@ -1,0 +1,909 @@
+"""The Castle's rules engine: setup, decide, evolve and legal moves over a loaded dataset.
+
+A turn (seat 0 starts; seats alternate; an extra-turn wall tile repeats a seat):
+
+1. ``place_tile {"x", "y", "rotation"}``: the drawn tile goes on an empty interior space touching
+   a placed tile or a start space along a full edge; only paths must match.
+2. ``place_follower {"at", "kind"}`` on a free feature of that tile, or ``pass``.
+3. Every path, house, tower and chapel the tile completed is scored, the placing player's own
+   features first, in the order that player picks with ``score {"feature"}`` when there is a
+   choice; a doubling wall tile is played with ``use_wall_tile {"tile", "target"}`` before the
+   feature is scored. Scores move markers on the wall; a marker ending exactly on a corner tower
+   that still holds a wall tile takes it (drawn at that moment, face up).
+4. ``use_wall_tile {"tile": "extra_turn"}`` or ``end_turn`` when an extra turn is possible.
+5. Followers on the features completed this turn return; the next tile is drawn (unplaceable
+   draws are set aside). Whatever leaves no choice happens at once, in the same command.
+
+The game ends when no tile is left to draw; then the keep, courts, end-game wall tiles and (with
+the Falcon) the aerie bonus are scored. Every random outcome (the next castle tile, the wall tile
+found on a tower) is drawn with the service's rng when it happens and written into an event.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from typing import Any, Callable, Mapping
+
+from games.base import (
+    BadCommand,
+    BadOptions,
+    Event,
+    GameOver,
+    IllegalMove,
+    NotYourTurn,
+    OptionSpec,
+    UnknownCommand,
+    Viewer,
+)
+from games.castle.board import CastleRules, feature_at, find_segment, initial_board, segment_name
+from games.castle.data import Dataset, Kind, WallEffect, WallTileKind
+from games.castle.scoring import MARKET_POINTS, controllers, feature_points, largest_empty_area
+from games.castle.state import CastleState, HeldWallTile, Keep, Options, Phase, SeatState, with_seat
+from games.castle.track import Marker, Wall
+from games.tileboard import PORT_NAMES, ROTATIONS, Board, Feature, Follower, Placed
+
+__all__ = ["CastleEngine", "ROLES", "LABELS", "FOLLOWER_KINDS"]
+
+Command = dict[str, Any]
+
+ROLES: Mapping[str, str] = {
+    "path": "herald",
+    "house": "squire",
+    "tower": "knight",
+    "court": "merchant",
+    "chapel": "preacher",
+}
+"""A follower's role follows the feature it stands on (original names)."""
+
+LABELS: Mapping[str, Mapping[str, str]] = {
+    "path": {"original": "path", "zamek": "road", "pl": "droga", "role": "herald", "role_zamek": "herald", "role_pl": "herold"},
+    "house": {"original": "house", "zamek": "house", "pl": "dom", "role": "squire", "role_zamek": "squire", "role_pl": "giermek"},
+    "tower": {"original": "tower", "zamek": "pigsty", "pl": "chlew", "role": "knight", "role_zamek": "farmer", "role_pl": "rolnik"},
+    "court": {"original": "court", "zamek": "meadow", "pl": "łąka", "role": "merchant", "role_zamek": "monk", "role_pl": "mnich"},
+    "chapel": {"original": "chapel", "zamek": "chapel", "pl": "kaplica", "role": "preacher", "role_zamek": "preacher", "role_pl": "kaznodzieja"},
+    "market": {"original": "market", "zamek": "shrine", "pl": "kapliczka"},
+    "square": {"original": "square", "zamek": "fountain", "pl": "fontanna"},
+    "fountain": {"original": "fountain", "zamek": "stocks", "pl": "dyby"},
+    "keep": {"original": "keep", "zamek": "family house", "pl": "siedziba rodu"},
+    "prince": {"original": "king", "zamek": "prince", "pl": "książę"},
+    "falconer": {"original": "falconer", "zamek": "falconer", "pl": "sokolnik"},
+    "aerie": {"original": "falcon aerie", "zamek": "falcon nest", "pl": "gniazdo sokoła"},
+    "wall_tile": {"original": "wall tile", "zamek": "special token", "pl": "żeton specjalny"},
+}
+"""Display names: the original (RGG) English, the Zamek edition's English and its Polish words."""
+
+FOLLOWER_KINDS = ("normal", "prince", "falconer")
+
+SCORED_KINDS = frozenset({"path", "house", "tower", "chapel"})
+"""Kinds scored when completed during the game (courts only at the end)."""
+
+
+def _cmd(type_: str, **args: Any) -> Command:
+    return {"type": type_, "args": args}
+
+
+class _Emit:
+    """Collects a command's events and folds each into the running state at once, so later
+    decisions in the same command see its effect (a tower taken by the first scoring)."""
+
+    __slots__ = ("engine", "state", "events", "rng")
+
+    def __init__(self, engine: "CastleEngine", state: CastleState, rng: random.Random) -> None:
+        self.engine, self.state, self.events, self.rng = engine, state, [], rng
+
+    def __call__(self, type_: str, **payload: Any) -> None:
+        event = Event(type_, payload)
+        self.events.append(event)
+        self.state = self.engine.evolve(self.state, event)
+
+
+class CastleEngine:
+    """Carcassonne: The Castle (game id ``castle``) over one :class:`Dataset`."""
+
+    name = "castle"
+    title = "Carcassonne: The Castle"
+    min_seats = 2
+    max_seats = 2
+    options: Mapping[str, OptionSpec] = {
+        "falcon": OptionSpec("bool", False, "The Falcon expansion: 18 chapel/aerie tiles, gates, prince and falconer"),
+        "ties": OptionSpec(
+            "choice",
+            "nobody",
+            "A tie for a path, house, tower or chapel: 'nobody' scores (proposed default) or 'both' score in full",
+            ("nobody", "both"),
+        ),
+        "halt_at_gates": OptionSpec(
+            "bool", False, "Falcon variant 'Halt! Who goes there?': a marker reaching a gate stops there and loses the rest"
+        ),
+    }
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
+        self._rules = {key: CastleRules(shape) for key, shape in dataset.boards.items()}
+        self._start = {key: initial_board(rules) for key, rules in self._rules.items()}
+        self._walls = {flag: Wall.from_track(dataset.track, with_gates=flag) for flag in (False, True)}
+        self._kinds: dict[str, WallTileKind] = {k.name: k for k in dataset.wall_tiles}
+        self._evolvers: dict[str, Callable[[CastleState, dict[str, Any]], CastleState]] = {
+            name[3:]: getattr(self, name) for name in dir(self) if name.startswith("_e_")
+        }
+        self._commands: dict[str, Callable[[_Emit, int, dict[str, Any]], None]] = {
+            "place_tile": self._c_place_tile,
+            "place_follower": self._c_place_follower,
+            "pass": self._c_pass,
+            "score": self._c_score,
+            "use_wall_tile": self._c_use_wall_tile,
+            "end_turn": self._c_end_turn,
+        }
+
+    # --- catalog and options --------------------------------------------------------------------
+
+    def catalog_entry(self) -> dict[str, Any]:
+        provisional = dict(self.dataset.provisional)
+        return {
+            "id": self.name,
+            "title": self.title,
+            "min_seats": self.min_seats,
+            "max_seats": self.max_seats,
+            "options": {name: spec.as_dict() for name, spec in self.options.items()},
+            "dataset": self.dataset.name,
+            "provisional": (
+                f"The rules are implemented in full, but the physical data of dataset {self.dataset.name!r} is "
+                f"partly provisional: {', '.join(provisional)}. An operator can load a corrected dataset file."
+                if provisional else ""
+            ),
+            "provisional_parts": provisional,
+            "labels": {k: dict(v) for k, v in LABELS.items()},
+            "wall_tiles": [self._wall_tile_info(k.name) for k in self.dataset.wall_tiles],
+            "commands": ["place_tile", "place_follower", "pass", "score", "use_wall_tile", "end_turn"],
+        }
+
+    def normalize_options(self, options: Mapping[str, Any], seats: int) -> dict[str, Any]:
+        """Fill defaults and check; raises :class:`BadOptions` naming the bad option."""
+        if seats != 2:
+            raise BadOptions(f"castle is played by exactly 2 players, not {seats}")
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            raise BadOptions(f"castle has no option {unknown[0]!r} (options: {', '.join(self.options)})")
+        out = {name: options.get(name, spec.default) for name, spec in self.options.items()}
+        for name in ("falcon", "halt_at_gates"):
+            if not isinstance(out[name], bool):
+                raise BadOptions(f"option {name!r} must be true or false, got {out[name]!r}")
+        if out["ties"] not in ("nobody", "both"):
+            raise BadOptions(f"option 'ties' must be 'nobody' or 'both', got {out['ties']!r}")
+        if out["halt_at_gates"] and not out["falcon"]:
+            raise BadOptions("option 'halt_at_gates' needs the Falcon gates (falcon: true)")
+        return out
+
+    # --- the decider --------------------------------------------------------------------------
+
+    def initial_state(self) -> CastleState:
+        return CastleState()
+
+    def setup(self, options: Mapping[str, Any], seats: int, rng: random.Random) -> list[Event]:
+        opts = self.normalize_options(options, seats)
+        em = _Emit(self, self.initial_state(), rng)
+        total = sum(self.dataset.counts[t.id] for t in self._tile_set(opts["falcon"]))
+        em("game_started", seats=2, options=opts, dataset=self.dataset.name, tiles=total)
+        self._draw_next(em, 0)
+        return em.events
+
+    def decide(self, state: CastleState, seat: int, cmd: Command, rng: random.Random) -> list[Event]:
+        """Events for ``cmd`` by ``seat``.
+
+        :raises RuleError: ``bad_command`` (malformed args), ``unknown_command``,
+            ``not_your_turn``, ``illegal_move`` (not possible now, or not allowed), ``game_over``.
+        """
+        if not isinstance(cmd, dict) or not isinstance(cmd.get("type"), str):
+            raise BadCommand(f"a command is {{'type': ..., 'args': {{...}}}}, got {cmd!r}")
+        args = cmd.get("args", {})
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise BadCommand(f"args of {cmd['type']!r} must be an object, got {args!r}")
+        handler = self._commands.get(cmd["type"])
+        if handler is None:
+            raise UnknownCommand(f"castle has no command {cmd['type']!r} (commands: {', '.join(self._commands)})")
+        if state.phase is Phase.OVER:
+            raise GameOver(f"the game is over; {cmd['type']!r} is not accepted")
+        if state.phase is Phase.NOT_STARTED:
+            raise IllegalMove("the game has not started")
+        if seat != state.active:
+            raise NotYourTurn(f"it is seat {state.active}'s turn, not seat {seat!r}'s")
+        em = _Emit(self, state, rng)
+        handler(em, seat, args)
+        return em.events
+
+    def is_legal(self, state: CastleState, seat: int, cmd: Command) -> bool:
+        """Would ``decide`` accept ``cmd``? (Draws nothing: uses a throwaway rng.)"""
+        try:
+            self.decide(state, seat, cmd, random.Random(0))
+        except ValueError:
+            return False
+        return True
+
+    def legal_moves(self, state: CastleState, seat: int) -> list[Command]:
+        """Every command ``decide`` accepts from ``seat`` now; empty when it owes nothing."""
+        if seat != state.active or state.phase in (Phase.NOT_STARTED, Phase.OVER):
+            return []
+        if state.phase is Phase.PLACE_TILE:
+            return self.tile_placements(state)
+        if state.phase is Phase.PLACE_FOLLOWER:
+            spots = [
+                _cmd("place_follower", at=at, kind=kind, role=role) for at, kind, role, _ in self.follower_spots(state, seat)
+            ]
+            return spots + [_cmd("pass")]
+        if state.phase is Phase.SCORE:
+            moves = [_cmd("score", feature=at) for at in self.scoring_choices(state)]
+            moves += [_cmd("use_wall_tile", tile=kind, target=at) for kind, at in self.doubling_options(state)]
+            return moves
+        moves = [_cmd("use_wall_tile", tile=kind) for kind in self.extra_turn_tiles(state)]
+        return moves + [_cmd("end_turn")]
+
+    def tile_placements(self, state: CastleState) -> list[Command]:
+        """``place_tile`` commands for the drawn tile (every rotation a client may send)."""
+        if state.tile is None or state.board is None:
+            return []
+        tile = self.dataset.tile(state.tile)
+        return [_cmd("place_tile", x=x, y=y, rotation=r) for x, y, r in state.board.legal_placements(tile)]
+
+    def is_terminal(self, state: CastleState) -> bool:
+        return state.phase is Phase.OVER
+
+    def summary(self, state: CastleState) -> dict[str, Any]:
+        status = {Phase.NOT_STARTED: "not_started", Phase.OVER: "over"}.get(state.phase, "playing")
+        return {
+            "status": status,
+            "scores": [s.marker.score for s in state.seats],
+            "winners": list(state.winners),
+            "turn": state.turn,
+            "active": None if state.phase in (Phase.NOT_STARTED, Phase.OVER) else state.active,
+            "remaining": state.remaining,
+        }
+
+    def view(self, state: CastleState, viewer: Viewer) -> dict[str, Any]:
+        from games.castle.view import build_view
+
+        return build_view(self, state, viewer)
+
+    def redact(self, event: Event, viewer: Viewer) -> Event | None:
+        """Every event is public: draws are recorded when they happen (the log holds no future),
+        the drawn castle tile is shown to both players, and a wall tile is turned face up when
+        taken. The stack order and the face-down wall tiles exist nowhere to redact."""
+        return event
+
+    # --- queries used by legal moves, views and bots ------------------------------------------------
+
+    def board_rules(self, falcon: bool) -> CastleRules:
+        return self._rules["falcon" if falcon else "base"]
+
+    def wall(self, state: CastleState) -> Wall:
+        return self._walls[state.options.falcon]
+
+    def placed(self, state: CastleState) -> Placed:
+        assert state.board is not None and state.placed is not None
+        return state.board.cells[state.placed]
+
+    def follower_spots(self, state: CastleState, seat: int) -> list[tuple[str, str, str, Feature]]:
+        """(at, follower kind, role, feature) for every follower ``seat`` may place now."""
+        if state.phase is not Phase.PLACE_FOLLOWER or state.board is None:
+            return []
+        supply = state.seats[seat]
+        kinds = []
+        if supply.followers > 0:
+            kinds.append("normal")
+        if state.options.falcon:
+            if supply.prince:
+                kinds.append("prince")
+            if supply.falconer:
+                kinds.append("falconer")
+        if not kinds:
+            return []
+        board = state.board
+        placed = self.placed(state)
+        out = []
+        seen: set[int] = set()
+        for seg in board.free_segments(placed.x, placed.y):
+            feature = board.feature_of(placed.x, placed.y, seg)
+            if feature.id in seen:
+                continue
+            seen.add(feature.id)
+            at = segment_name(placed, seg)
+            scored_now = feature.complete and feature.kind in SCORED_KINDS
+            for kind in kinds:
+                # Neither special follower may go where its own tile scores at once (Falcon).
+                if kind != "normal" and scored_now:
+                    continue
+                out.append((at, kind, ROLES[feature.kind], feature))
+        return out
+
+    def scorers(self, state: CastleState, feature: Feature) -> tuple[int, ...]:
+        """Seats scoring a completed feature, the active seat first."""
+        winners = controllers(feature.followers, ties_score=state.options.ties_score)
+        return tuple(sorted(winners, key=lambda s: s != state.active))
+
+    def scoring_choices(self, state: CastleState) -> list[str]:
+        """Features the active seat may score next: its own first, then the opponent's."""
+        if state.phase is not Phase.SCORE:
+            return []
+        assert state.board is not None
+        placed = self.placed(state)
+        own, other = [], []
+        for at in state.pending:
+            winners = self.scorers(state, self._feature(state, placed, at))
+            if not winners:
+                return [at]
+            (own if state.active in winners else other).append(at)
+        return own or other
+
+    def doubling_options(self, state: CastleState) -> list[tuple[str, str]]:
+        """(wall tile kind, feature) pairs: a doubling tile the active seat may play now."""
+        if state.phase is not Phase.SCORE:
+            return []
+        seat = state.active
+        kinds = [k for k in self.usable_wall_tiles(state, seat) if self._kinds[k].effect is WallEffect.DOUBLE]
+        if not kinds:
+            return []
+        placed = self.placed(state)
+        out = []
+        for at in self.scoring_choices(state):
+            if at in state.doubled:
+                continue
+            feature = self._feature(state, placed, at)
+            if seat not in self.scorers(state, feature):
+                continue
+            if any(f.owner == seat and f.kind == "prince" for f in feature.followers):
+                continue  # a feature is doubled at most once; the prince already does it
+            for kind in kinds:
+                if self._kinds[kind].feature == feature.kind:
+                    out.append((kind, at))
+        return out
+
+    def extra_turn_tiles(self, state: CastleState) -> list[str]:
+        if state.phase is not Phase.END_TURN or state.remaining == 0:
+            return []
+        return [k for k in self.usable_wall_tiles(state, state.active) if self._kinds[k].effect is WallEffect.EXTRA_TURN]
+
+    def usable_wall_tiles(self, state: CastleState, seat: int) -> list[str]:
+        """Distinct kinds of wall tiles ``seat`` holds that were taken before this turn."""
+        out: list[str] = []
+        for held in state.seats[seat].wall_tiles:
+            if held.taken_turn < state.turn and held.kind not in out:
+                out.append(held.kind)
+        return out
+
+    def _feature(self, state: CastleState, placed: Placed, at: str) -> Feature:
+        feature = feature_at(state.board, placed, at)  # type: ignore[arg-type]
+        assert feature is not None
+        return feature
+
+    def _tile_set(self, falcon: bool):
+        return self.dataset.tiles + (self.dataset.falcon_tiles if falcon else ())
+
+    def _wall_tile_info(self, kind: str) -> dict[str, Any]:
+        k = self._kinds[kind]
+        info: dict[str, Any] = {"tile": k.name, "effect": k.effect.value, "original": k.original, "polish": k.polish}
+        if k.feature is not None:
+            info["feature"] = k.feature.value
+        if k.points is not None:
+            info["points"] = k.points
+        return info
+
+    # --- commands --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _need_phase(em: _Emit, phase: Phase, command: str) -> None:
+        if em.state.phase is not phase:
+            raise IllegalMove(f"{command} is not possible now: the game waits for {em.state.phase.value}")
+
+    @staticmethod
+    def _int_arg(args: dict[str, Any], name: str, command: str) -> int:
+        value = args.get(name)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise BadCommand(f"{command} needs an integer {name!r}, got {value!r}")
+        return value
+
+    @staticmethod
+    def _str_arg(args: dict[str, Any], name: str, command: str, default: str | None = None) -> str:
+        value = args.get(name, default)
+        if not isinstance(value, str):
+            raise BadCommand(f"{command} needs a string {name!r}, got {value!r}")
+        return value
+
+    def _c_place_tile(self, em: _Emit, seat: int, args: dict[str, Any]) -> None:
+        self._need_phase(em, Phase.PLACE_TILE, "place_tile")
+        x = self._int_arg(args, "x", "place_tile")
+        y = self._int_arg(args, "y", "place_tile")
+        rotation = self._int_arg(args, "rotation", "place_tile")
+        if rotation not in ROTATIONS:
+            raise BadCommand(f"place_tile rotation must be one of {list(ROTATIONS)}, got {rotation!r}")
+        state = em.state
+        assert state.board is not None and state.tile is not None
+        tile = self.dataset.tile(state.tile)
+        board = state.board
+        if not board.is_legal(tile, x, y, rotation):
+            raise IllegalMove(f"tile {tile.id} rotated {rotation} cannot go at ({x}, {y}): {self._why_not(board, x, y)}")
+        em("tile_placed", seat=seat, tile=tile.id, x=x, y=y, rotation=rotation)
+
+    @staticmethod
+    def _why_not(board: Board, x: int, y: int) -> str:
+        if (x, y) in board.cells:
+            return "the space is taken"
+        if not board.rules.is_playable(x, y):
+            return "it is not a space inside the castle wall"
+        if (x, y) not in board.frontier:
+            return "it touches no tile and no start space along a full edge"
+        return "a path would be interrupted (paths must continue across every edge)"
+
+    def _c_place_follower(self, em: _Emit, seat: int, args: dict[str, Any]) -> None:
+        self._need_phase(em, Phase.PLACE_FOLLOWER, "place_follower")
+        at = self._str_arg(args, "at", "place_follower")
+        kind = self._str_arg(args, "kind", "place_follower", "normal")
+        if kind not in FOLLOWER_KINDS:
+            raise BadCommand(f"place_follower kind must be one of {', '.join(FOLLOWER_KINDS)}, got {kind!r}")
+        if kind != "normal" and not em.state.options.falcon:
+            raise BadCommand(f"place_follower kind {kind!r} exists only with the Falcon")
+        state = em.state
+        placed = self.placed(state)
+        seg = find_segment(placed, at)
+        if seg is None:
+            names = sorted({segment_name(placed, i) for i in range(len(placed.tile.segments))})
+            raise BadCommand(f"place_follower at {at!r} names no part of tile {placed.tile.id} (try {', '.join(names)})")
+        feature = state.board.feature_of(placed.x, placed.y, seg)  # type: ignore[union-attr]
+        role = args.get("role")
+        if role is not None and role != ROLES[feature.kind]:
+            raise BadCommand(f"a follower at {at!r} is a {ROLES[feature.kind]}, not a {role!r}")
+        for spot_at, spot_kind, spot_role, spot_feature in self.follower_spots(state, seat):
+            if spot_feature.id == feature.id and spot_kind == kind:
+                em("follower_placed", seat=seat, x=placed.x, y=placed.y, at=segment_name(placed, seg), kind=kind, role=spot_role)
+                self._continue(em)
+                return
+        raise IllegalMove(f"no {kind} follower may go at {at!r}: {self._why_no_follower(state, seat, feature, kind)}")
+
+    def _why_no_follower(self, state: CastleState, seat: int, feature: Feature, kind: str) -> str:
+        supply = state.seats[seat]
+        if kind == "normal" and supply.followers == 0:
+            return "no follower left in the supply"
+        if kind == "prince" and not supply.prince:
+            return "the prince is not in the supply"
+        if kind == "falconer" and not supply.falconer:
+            return "the falconer is not in the supply"
+        if feature.followers:
+            return f"that {feature.kind} already holds a follower"
+        return f"the {kind} may not go on a {feature.kind} this tile completes (it would score at once)"
+
+    def _c_pass(self, em: _Emit, seat: int, args: dict[str, Any]) -> None:
+        self._need_phase(em, Phase.PLACE_FOLLOWER, "pass")
+        em("follower_passed", seat=seat)
+        self._continue(em)
+
+    def _c_score(self, em: _Emit, seat: int, args: dict[str, Any]) -> None:
+        self._need_phase(em, Phase.SCORE, "score")
+        at = self._str_arg(args, "feature", "score")
+        choices = self.scoring_choices(em.state)
+        target = self._completed_named(em.state, at, "score")
+        if target not in choices:
+            raise IllegalMove(f"feature {at!r} cannot be scored now: the placing player's own features come first (next: {', '.join(choices)})")
+        self._score_feature(em, target)
+        self._continue(em)
+
+    def _completed_named(self, state: CastleState, at: str, command: str) -> str:
+        """The canonical name of the completed feature a client names with ``at``."""
+        placed = self.placed(state)
+        seg = find_segment(placed, at)
+        if seg is not None:
+            fid = state.board.feature_of(placed.x, placed.y, seg).id  # type: ignore[union-attr]
+            for name in state.pending:
+                if self._feature(state, placed, name).id == fid:
+                    return name
+        raise IllegalMove(f"{command}: {at!r} is not a feature completed this turn and waiting to be scored (waiting: {', '.join(state.pending) or 'none'})")
+
+    def _c_use_wall_tile(self, em: _Emit, seat: int, args: dict[str, Any]) -> None:
+        kind_name = self._str_arg(args, "tile", "use_wall_tile")
+        kind = self._kinds.get(kind_name)
+        if kind is None:
+            raise BadCommand(f"use_wall_tile: no wall tile {kind_name!r} (tiles: {', '.join(self._kinds)})")
+        state = em.state
+        if kind_name not in [h.kind for h in state.seats[seat].wall_tiles]:
+            raise IllegalMove(f"use_wall_tile: seat {seat} holds no {kind_name!r} wall tile")
+        if kind_name not in self.usable_wall_tiles(state, seat):
+            raise IllegalMove(f"use_wall_tile: a wall tile taken this turn can be used from the next turn on ({kind_name!r})")
+        if kind.effect is WallEffect.DOUBLE:
+            if state.phase is not Phase.SCORE:
+                raise IllegalMove(f"use_wall_tile: {kind_name!r} doubles a {kind.feature} being scored on your turn; none is now")
+            target_arg = self._str_arg(args, "target", "use_wall_tile")
+            target = self._completed_named(state, target_arg, "use_wall_tile")
+            if (kind_name, target) not in self.doubling_options(state):
+                raise IllegalMove(
+                    f"use_wall_tile: {kind_name!r} cannot double {target_arg!r} (it must be a {kind.feature} you score next, "
+                    "not already doubled, without your prince)"
+                )
+            em("wall_tile_used", seat=seat, tile=kind_name, target=target)
+            self._continue(em)
+            return
+        if kind.effect is WallEffect.EXTRA_TURN:
+            if kind_name not in self.extra_turn_tiles(state):
+                why = "no castle tile is left" if state.remaining == 0 else "it is used at the end of your turn"
+                raise IllegalMove(f"use_wall_tile: {kind_name!r} cannot be used now: {why}")
+            em("wall_tile_used", seat=seat, tile=kind_name)
+            self._continue(em)
+            return
+        raise IllegalMove(f"use_wall_tile: {kind_name!r} ({kind.effect.value}) is applied automatically at the end of the game")
+
+    def _c_end_turn(self, em: _Emit, seat: int, args: dict[str, Any]) -> None:
+        self._need_phase(em, Phase.END_TURN, "end_turn")
+        self._end_turn(em)
+
+    # --- automatic steps ---------------------------------------------------------------------------
+
+    def _continue(self, em: _Emit) -> None:
+        """Carry on while nothing is left to choose: score, end the turn, draw."""
+        while True:
+            state = em.state
+            if state.phase is Phase.SCORE:
+                choices = self.scoring_choices(state)
+                if len(choices) == 1 and not self.doubling_options(state):
+                    self._score_feature(em, choices[0])
+                    continue
+                return
+            if state.phase is Phase.END_TURN:
+                if self.extra_turn_tiles(state):
+                    return
+                self._end_turn(em)
+            return
+
+    def _score_feature(self, em: _Emit, at: str) -> None:
+        state = em.state
+        placed = self.placed(state)
+        feature = self._feature(state, placed, at)
+        winners = self.scorers(state, feature)
+        base = feature_points(feature.kind, tiles=feature.tile_count, fountains=feature.count("fountain"))
+        points, doubled, aeries = [0, 0], [None, None], [0, 0]
+        for seat in winners:
+            factor = 1
+            if any(f.owner == seat and f.kind == "prince" for f in feature.followers):
+                doubled[seat], factor = "prince", 2
+            elif seat == state.active and at in state.doubled:
+                doubled[seat], factor = "wall_tile", 2
+            points[seat] = base * factor
+            if state.options.falcon:
+                aeries[seat] = feature.count("aeries") + sum(
+                    1 for f in feature.followers if f.owner == seat and f.kind == "falconer"
+                )
+        em(
+            "feature_scored",
+            seat=state.active,
+            feature=at,
+            x=placed.x,
+            y=placed.y,
+            kind=feature.kind,
+            tiles=[list(c) for c in sorted(feature.cells)],
+            base=base,
+            winners=list(winners),
+            points=points,
+            doubled=doubled,
+            aeries=aeries,
+        )
+        for seat in winners:
+            self._move(em, seat, points[seat])
+            if aeries[seat]:
+                self._take_aeries(em, seat, aeries[seat])
+            keep = em.state.seats[seat].keep
+            if feature.kind == "house" and (keep is None or feature.tile_count > keep.size):
+                em("keep_moved", seat=seat, size=feature.tile_count, tiles=[list(c) for c in sorted(feature.cells)])
+
+    def _move(self, em: _Emit, seat: int, points: int, *, final: bool = False) -> None:
+        if points <= 0:
+            return
+        state = em.state
+        wall = self.wall(state)
+        marker = state.seats[seat].marker
+        step = wall.advance(marker, points, halt_at_gates=state.options.halt_at_gates and not final)
+        em(
+            "marker_moved",
+            seat=seat,
+            points=points,
+            **{"from": marker.score},
+            to=step.end.score,
+            gate=step.end.gate,
+            lost=step.lost,
+        )
+        if final or step.tower is None or not em.state.towers[step.tower]:
+            return
+        kind = self._draw(em.rng, em.state.wall_pool)
+        info = self._wall_tile_info(kind)
+        em("wall_tile_taken", seat=seat, tower=step.tower, spaces=list(self.dataset.track.towers[step.tower].spaces), **info)
+
+    def _take_aeries(self, em: _Emit, seat: int, count: int) -> None:
+        state = em.state
+        if count > state.aerie_supply:
+            # Only the difference matters: both hand back the same number (Falcon rules).
+            least = min(s.aeries for s in state.seats)
+            each = min(least, -(-(count - state.aerie_supply) // 2))
+            if each:
+                em("aeries_returned", each=each)
+        count = min(count, em.state.aerie_supply)
+        if count:
+            em("aeries_taken", seat=seat, count=count)
+
+    def _end_turn(self, em: _Emit) -> None:
+        state = em.state
+        placed = self.placed(state)
+        back = []
+        for at in state.completed:
+            feature = self._feature(state, placed, at)
+            for f in feature.followers:
+                owner_tile = state.board.cells[(f.x, f.y)]  # type: ignore[union-attr]
+                back.append([f.owner, f.x, f.y, segment_name(owner_tile, f.segment), f.kind])
+        if back:
+            em("followers_returned", followers=back)
+        extra = em.state.extra_turns > 0 and em.state.remaining > 0
+        following = state.active if extra else 1 - state.active
+        em("turn_ended", seat=state.active, next=following, extra_turn=extra)
+        self._draw_next(em, following)
+
+    @staticmethod
+    def _draw(rng: random.Random, pool: tuple[tuple[str, int], ...]) -> str:
+        """One item of a (name, count) multiset, uniformly, in the pool's stable order."""
+        pick = rng.randrange(sum(n for _, n in pool))
+        for name, n in pool:
+            if pick < n:
+                return name
+            pick -= n
+        raise AssertionError("empty pool")
+
+    def _draw_next(self, em: _Emit, seat: int) -> None:
+        while em.state.remaining:
+            tile_id = self._draw(em.rng, em.state.stack)
+            if em.state.board.can_place(self.dataset.tile(tile_id)):  # type: ignore[union-attr]
+                em("tile_drawn", seat=seat, tile=tile_id)
+                return
+            em("tile_set_aside", tile=tile_id)
+        self._finish(em)
+
+    # --- final scoring -----------------------------------------------------------------------------
+
+    def _held(self, state: CastleState, seat: int, effect: WallEffect) -> list[WallTileKind]:
+        return [self._kinds[h.kind] for h in state.seats[seat].wall_tiles if self._kinds[h.kind].effect is effect]
+
+    def _finish(self, em: _Emit) -> None:
+        state = em.state
+        board = state.board
+        assert board is not None
+        rules = self.board_rules(state.options.falcon)
+        area = largest_empty_area(rules.interior, board.cells)
+        features = sorted(board.all_features(), key=lambda f: min(f.segments))
+
+        # 1. The keep: the larger keep (wall tiles add to it) scores the largest empty area.
+        values: list[int | None] = []
+        for seat in (0, 1):
+            keep = state.seats[seat].keep
+            bonus = sum(k.points or 0 for k in self._held(state, seat, WallEffect.KEEP_VALUE))
+            values.append(None if keep is None else keep.size + bonus)
+        keep_winner = _strictly_larger(values)
+        if keep_winner is not None:
+            em("final_scored", item="keep", seat=keep_winner, points=area, values=values, empty_area=area)
+            self._move(em, keep_winner, area, final=True)
+
+        # 2. Courts: 3 per market for the merchant majority (ties score nothing); a market wall
+        #    tile lifts one court's markets, the prince doubles its owner's court.
+        courts = []
+        for f in features:
+            if f.kind != "court" or not f.followers:
+                continue
+            winners = controllers(f.followers, ties_score=False)
+            if winners:
+                courts.append((f, winners[0]))
+        for seat in (0, 1):
+            own = [(f, self._prince_factor(f, seat)) for f, w in courts if w == seat]
+            lifts = sorted((k.points or MARKET_POINTS for k in self._held(state, seat, WallEffect.MARKET_VALUE)), reverse=True)
+            own.sort(key=lambda fp: fp[0].count("markets") * fp[1], reverse=True)
+            for i, (f, factor) in enumerate(own):
+                per_market = max(MARKET_POINTS, lifts[i]) if i < len(lifts) else MARKET_POINTS
+                points = f.count("markets") * per_market * factor
+                em(
+                    "final_scored", item="court", seat=seat, points=points, markets=f.count("markets"),
+                    per_market=per_market, doubled="prince" if factor == 2 else None,
+                    tiles=[list(c) for c in sorted(f.cells)],
+                )
+                self._move(em, seat, points, final=True)
+
+        # 3. Wall tiles that score one incomplete feature of one's own (best one each).
+        for seat in (0, 1):
+            used: set[int] = set()
+            for kind in self._held(state, seat, WallEffect.INCOMPLETE):
+                best = None
+                for f in features:
+                    if f.kind != kind.feature or f.complete or f.id in used:
+                        continue
+                    if seat not in controllers(f.followers, ties_score=state.options.ties_score):
+                        continue
+                    points = feature_points(f.kind, tiles=f.tile_count, fountains=f.count("fountain")) * self._prince_factor(f, seat)
+                    if best is None or points > best[0]:
+                        best = (points, f)
+                if best is None:
+                    continue
+                points, f = best
+                used.add(f.id)
+                em("final_scored", item="incomplete", seat=seat, points=points, tile=kind.name, kind=f.kind,
+                   tiles=[list(c) for c in sorted(f.cells)])
+                self._move(em, seat, points, final=True)
+
+        # 4. Flat points.
+        for seat in (0, 1):
+            for kind in self._held(state, seat, WallEffect.FLAT_POINTS):
+                em("final_scored", item="flat_points", seat=seat, points=kind.points, tile=kind.name)
+                self._move(em, seat, kind.points or 0, final=True)
+
+        # 5. Falcon: more aerie tokens score the largest empty area; a tie scores nothing.
+        if state.options.falcon:
+            counts = [em.state.seats[s].aeries for s in (0, 1)]
+            aerie_winner = _strictly_larger(counts)
+            if aerie_winner is not None:
+                em("final_scored", item="aeries", seat=aerie_winner, points=area, values=counts, empty_area=area)
+                self._move(em, aerie_winner, area, final=True)
+
+        scores = [em.state.seats[s].marker.score for s in (0, 1)]
+        best = max(scores)
+        em("game_ended", scores=scores, winners=[s for s in (0, 1) if scores[s] == best])
+
+    @staticmethod
+    def _prince_factor(feature: Feature, seat: int) -> int:
+        return 2 if any(f.owner == seat and f.kind == "prince" for f in feature.followers) else 1
+
+    # --- evolve ------------------------------------------------------------------------------------
+
+    def evolve(self, state: CastleState, event: Event) -> CastleState:
+        """Apply one event; never mutates ``state``. Unknown event types leave it unchanged."""
+        handler = self._evolvers.get(event.type)
+        return state if handler is None else handler(state, event.payload)
+
+    def _e_game_started(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        opts = Options(falcon=p["options"]["falcon"], ties=p["options"]["ties"], halt_at_gates=p["options"]["halt_at_gates"])
+        board = self._start["falcon" if opts.falcon else "base"]
+        seat = SeatState(followers=self.dataset.followers_in_supply, prince=opts.falcon, falconer=opts.falcon)
+        stack = tuple(sorted((t.id, self.dataset.counts[t.id]) for t in self._tile_set(opts.falcon)))
+        return replace(
+            state,
+            phase=Phase.PLACE_TILE,
+            options=opts,
+            dataset=p["dataset"],
+            board=board,
+            seats=(seat, seat),
+            active=0,
+            turn=1,
+            stack=stack,
+            towers=tuple(t.token for t in self.dataset.track.towers),
+            wall_pool=tuple((k.name, self.dataset.wall_tile_copies) for k in self.dataset.wall_tiles),
+            aerie_supply=self.dataset.aerie_tokens if opts.falcon else 0,
+        )
+
+    @staticmethod
+    def _take(pool: tuple[tuple[str, int], ...], name: str) -> tuple[tuple[str, int], ...]:
+        return tuple((n, c - 1 if n == name else c) for n, c in pool if not (n == name and c == 1))
+
+    def _e_tile_drawn(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        return replace(state, tile=p["tile"], stack=self._take(state.stack, p["tile"]), active=p["seat"], phase=Phase.PLACE_TILE)
+
+    def _e_tile_set_aside(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        return replace(state, stack=self._take(state.stack, p["tile"]), set_aside=state.set_aside + (p["tile"],))
+
+    def _e_tile_placed(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        board = state.board.place(self.dataset.tile(p["tile"]), p["x"], p["y"], p["rotation"], check=False)  # type: ignore[union-attr]
+        return replace(state, board=board, placed=(p["x"], p["y"]), tile=None, phase=Phase.PLACE_FOLLOWER)
+
+    def _e_follower_placed(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        placed = state.board.cells[(p["x"], p["y"])]  # type: ignore[union-attr]
+        seg = find_segment(placed, p["at"])
+        board = state.board.with_follower(Follower(p["seat"], p["kind"], p["x"], p["y"], seg))  # type: ignore[union-attr, arg-type]
+        supply = state.seats[p["seat"]]
+        if p["kind"] == "prince":
+            state = with_seat(state, p["seat"], prince=False)
+        elif p["kind"] == "falconer":
+            state = with_seat(state, p["seat"], falconer=False)
+        else:
+            state = with_seat(state, p["seat"], followers=supply.followers - 1)
+        return self._enter_scoring(replace(state, board=board))
+
+    def _e_follower_passed(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        return self._enter_scoring(state)
+
+    def _enter_scoring(self, state: CastleState) -> CastleState:
+        board = state.board
+        placed = self.placed(state)
+        completed: list[str] = []
+        seen: set[int] = set()
+        for seg in range(len(placed.tile.segments)):
+            feature = board.feature_of(placed.x, placed.y, seg)  # type: ignore[union-attr]
+            if feature.id in seen:
+                continue
+            seen.add(feature.id)
+            if feature.complete and feature.kind in SCORED_KINDS:
+                completed.append(segment_name(placed, seg))
+        phase = Phase.SCORE if completed else Phase.END_TURN
+        return replace(state, completed=tuple(completed), scored=(), doubled=(), phase=phase)
+
+    def _e_feature_scored(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        state = replace(state, scored=state.scored + (p["feature"],))
+        if not state.pending:
+            state = replace(state, phase=Phase.END_TURN)
+        return state
+
+    def _e_marker_moved(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        return with_seat(state, p["seat"], marker=Marker(p["to"], p["gate"]))
+
+    def _e_wall_tile_taken(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        towers = list(state.towers)
+        towers[p["tower"]] = False
+        held = state.seats[p["seat"]].wall_tiles + (HeldWallTile(p["tile"], state.turn),)
+        state = with_seat(state, p["seat"], wall_tiles=held)
+        return replace(state, towers=tuple(towers), wall_pool=self._take(state.wall_pool, p["tile"]))
+
+    def _e_wall_tile_used(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        held = list(state.seats[p["seat"]].wall_tiles)
+        for i, h in enumerate(held):
+            if h.kind == p["tile"] and h.taken_turn < state.turn:
+                del held[i]
+                break
+        state = with_seat(state, p["seat"], wall_tiles=tuple(held))
+        if self._kinds[p["tile"]].effect is WallEffect.EXTRA_TURN:
+            return replace(state, extra_turns=state.extra_turns + 1)
+        return replace(state, doubled=state.doubled + (p["target"],))
+
+    def _e_aeries_returned(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        for seat in (0, 1):
+            state = with_seat(state, seat, aeries=state.seats[seat].aeries - p["each"])
+        return replace(state, aerie_supply=state.aerie_supply + 2 * p["each"])
+
+    def _e_aeries_taken(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        state = with_seat(state, p["seat"], aeries=state.seats[p["seat"]].aeries + p["count"])
+        return replace(state, aerie_supply=state.aerie_supply - p["count"])
+
+    def _e_keep_moved(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        return with_seat(state, p["seat"], keep=Keep(p["size"], tuple(tuple(c) for c in p["tiles"])))  # type: ignore[misc]
+
+    def _e_followers_returned(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        board = state.board
+        fids = set()
+        for owner, x, y, at, kind in p["followers"]:
+            placed = board.cells[(x, y)]  # type: ignore[union-attr]
+            fids.add(board.feature_of(x, y, find_segment(placed, at)).id)  # type: ignore[union-attr, arg-type]
+            if kind == "prince":
+                state = with_seat(state, owner, prince=True)
+            elif kind == "falconer":
+                state = with_seat(state, owner, falconer=True)
+            else:
+                state = with_seat(state, owner, followers=state.seats[owner].followers + 1)
+        return replace(state, board=board.without_followers(fids))  # type: ignore[union-attr]
+
+    def _e_turn_ended(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        return replace(
+            state,
+            active=p["next"],
+            turn=state.turn + 1,
+            phase=Phase.PLACE_TILE,
+            tile=None,
+            placed=None,
+            completed=(),
+            scored=(),
+            doubled=(),
+            extra_turns=state.extra_turns - 1 if p["extra_turn"] else 0,
+        )
+
+    def _e_final_scored(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        return replace(state, final=state.final + (dict(p),))
+
+    def _e_game_ended(self, state: CastleState, p: dict[str, Any]) -> CastleState:
+        return replace(state, phase=Phase.OVER, tile=None, winners=tuple(p["winners"]))
+
+
+def _strictly_larger(values: list[int | None]) -> int | None:
+    """The seat with the strictly larger value; ``None`` on a tie or when neither has one."""
+    a, b = values
+    if a is None and b is None:
+        return None
+    if b is None or (a is not None and a > b):
+        return 0
+    if a is None or b > a:
+        return 1
+    return None

@@ -1,0 +1,106 @@
+"""What a seat or a spectator sees of a Castle game: everything on the table, nothing hidden.
+
+Hidden in the physical game are the order of the castle-tile stack and the face-down wall tiles
+on the towers. Neither exists in the state: the next tile and a tower's wall tile are drawn at
+the moment they are needed. So a view shows how many castle tiles remain and which towers still
+hold a (face-down) wall tile, never which tiles those are.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from games.base import Viewer
+from games.castle.board import segment_name
+from games.castle.engine import LABELS, ROLES
+from games.castle.state import CastleState, Phase
+
+if TYPE_CHECKING:
+    from games.castle.engine import CastleEngine
+
+__all__ = ["build_view"]
+
+
+def _interior_rows(cells: frozenset[tuple[int, int]]) -> list[str]:
+    width = max(x for x, _ in cells) + 1
+    height = max(y for _, y in cells) + 1
+    return ["".join("#" if (x, y) in cells else "." for x in range(width)) for y in range(height)]
+
+
+def build_view(engine: "CastleEngine", state: CastleState, viewer: Viewer) -> dict[str, Any]:
+    if state.phase is Phase.NOT_STARTED or state.board is None:
+        return {"game": engine.name, "phase": state.phase.value, "legal": []}
+    board = state.board
+    falcon = state.options.falcon
+    rules = engine.board_rules(falcon)
+    tiles = []
+    for (x, y), placed in board.cells.items():
+        if placed.fixed:
+            continue
+        followers = []
+        for seg in range(len(placed.tile.segments)):
+            for f in board.feature_of(x, y, seg).followers:
+                if (f.x, f.y, f.segment) == (x, y, seg):
+                    kind = board.feature_of(x, y, seg).kind
+                    followers.append({"at": segment_name(placed, seg), "seat": f.owner, "kind": f.kind,
+                                      "role": ROLES[kind], "role_pl": LABELS[kind]["role_pl"]})
+        tiles.append({"x": x, "y": y, "tile": placed.tile.id, "rotation": placed.rotation, "followers": followers})
+    wall = engine.wall(state)
+    seats = []
+    for seat, s in enumerate(state.seats):
+        usable = set(engine.usable_wall_tiles(state, seat)) if seat == state.active else set()
+        seats.append({
+            "seat": seat,
+            "score": s.marker.score,
+            "space": s.marker.space(wall.length),
+            "lap": s.marker.lap(wall.length),
+            "at_gate": None if s.marker.gate is None else [s.marker.gate, (s.marker.gate + 1) % wall.length],
+            "supply": {"normal": s.followers, "prince": s.prince, "falconer": s.falconer} if falcon else {"normal": s.followers},
+            "wall_tiles": [
+                {**engine._wall_tile_info(h.kind), "taken_turn": h.taken_turn,
+                 "usable_now": h.kind in usable and h.taken_turn < state.turn}
+                for h in s.wall_tiles
+            ],
+            "keep": None if s.keep is None else {"size": s.keep.size, "tiles": [list(c) for c in s.keep.cells]},
+            **({"aeries": s.aeries} if falcon else {}),
+        })
+    pending = []
+    if state.phase is Phase.SCORE:
+        placed = engine.placed(state)
+        choices = engine.scoring_choices(state)
+        for at in state.pending:
+            feature = engine._feature(state, placed, at)
+            pending.append({"feature": at, "kind": feature.kind, "tiles": feature.tile_count,
+                            "scorers": list(engine.scorers(state, feature)), "next": at in choices,
+                            "doubled": at in state.doubled})
+    out: dict[str, Any] = {
+        "game": engine.name,
+        "dataset": state.dataset,
+        "options": state.options.as_dict(),
+        "phase": state.phase.value,
+        "active": None if state.phase is Phase.OVER else state.active,
+        "turn": state.turn,
+        "tile": state.tile,
+        "placed": None if state.placed is None else list(state.placed),
+        "remaining": state.remaining,
+        "set_aside": list(state.set_aside),
+        "interior": _interior_rows(rules.interior),
+        "start_spaces": [{"id": s.id, "x": s.x, "y": s.y, "gate": s.gate} for s in rules.shape.start_spaces],
+        "board": tiles,
+        "scores": [s.marker.score for s in state.seats],
+        "seats": seats,
+        "towers": [
+            {"spaces": list(t.spaces), "wall_tile": state.towers[t.index]} for t in engine.dataset.track.towers
+        ],
+        "wall_tiles_on_towers": sum(state.towers),
+        "gates": [list(g) for g in engine.dataset.track.gates] if falcon else [],
+        "pending": pending,
+        "extra_turns": state.extra_turns,
+        "legal": engine.legal_moves(state, viewer) if isinstance(viewer, int) else [],
+    }
+    if falcon:
+        out["aerie_supply"] = state.aerie_supply
+    if state.phase is Phase.OVER:
+        out["final"] = [dict(item) for item in state.final]
+        out["winners"] = list(state.winners)
+    return out
