@@ -95,9 +95,22 @@ class Options:
         return {name: getattr(self, name) for name in OPTION_NAMES}
 
 
+_RING_LETTERS = "CSKAF"
+"""Ring letters of the monster notation, indexed by ring number (Castle=0 ... Forest=4)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Monster:
-    """A monster token on the board: its token id, position and remaining hit points."""
+    """A monster token on the board: its token id, position and remaining hit points.
+
+    Notation ``"<token id>@<ring letter><arc>:<hp>"``, ring letters C S K A F (Castle,
+    Swordsman, Knight, Archer, Forest)::
+
+        >>> Monster.parse("troll#2@K3:2")
+        Monster.parse('troll#2@K3:2')
+        >>> Monster.parse("orc#1@F6").hp
+        2
+    """
 
     id: str
     kind: str
@@ -105,6 +118,29 @@ class Monster:
     arc: int
     hp: int
     max_hp: int
+
+    @classmethod
+    def parse(cls, text: str) -> "Monster":
+        """Read the notation; ``:<hp>`` may be left out for full hit points."""
+        from games.castle_panic.data import TOKEN_KIND
+
+        try:
+            token, where = text.split("@")
+            kind = TOKEN_KIND[token]
+            place, _, hp = where.partition(":")
+            ring = _RING_LETTERS.index(place[0].upper())
+            arc = int(place[1:])
+        except (ValueError, KeyError, IndexError):
+            raise ValueError(f"not a monster notation: {text!r} (expected e.g. 'troll#2@K3:2')") from None
+        if not kind.is_monster or not 1 <= arc <= 6:
+            raise ValueError(f"not a monster on the board: {text!r}")
+        return cls(token, kind.name, ring, arc, int(hp) if hp else kind.hp, kind.hp)
+
+    def notation(self) -> str:
+        return f"{self.id}@{_RING_LETTERS[self.ring]}{self.arc}:{self.hp}"
+
+    def __repr__(self) -> str:
+        return f"Monster.parse({self.notation()!r})"
 
 
 @dataclass(frozen=True, slots=True)
