@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import replace
 from typing import Any, Mapping
 
 from games.base import (
@@ -211,15 +210,14 @@ class CarcassonneEngine:
                     scores=(0,) * p["seats"],
                 )
             case "tile_drawn":
-                return replace(self._take(state, p["tile"]), phase=Phase.PLACE_TILE, current=p["seat"],
-                               tile=p["tile"], placed=None)
+                return state.but(**self._take(state, p["tile"]), phase=Phase.PLACE_TILE, current=p["seat"],
+                                 tile=p["tile"], placed=None)
             case "tile_discarded":
-                taken = self._take(state, p["tile"])
-                return replace(taken, discarded=taken.discarded + (p["tile"],))
+                return state.but(**self._take(state, p["tile"]), discarded=state.discarded + (p["tile"],))
             case "tile_placed":
                 tile = state.options.tiles.tiles[p["tile"]]
                 board = state.board.place(tile, p["x"], p["y"], p["rotation"], check=False)
-                return replace(state, board=board, phase=Phase.PLACE_FOLLOWER, tile=None, placed=(p["x"], p["y"]))
+                return state.but(board=board, phase=Phase.PLACE_FOLLOWER, tile=None, placed=(p["x"], p["y"]))
             case "follower_placed":
                 placed = state.board.cells[(p["x"], p["y"])]
                 follower = Follower(p["seat"], p["kind"], p["x"], p["y"], segment_at(placed, p["at"]))
@@ -228,29 +226,28 @@ class CarcassonneEngine:
                     large -= 1
                 else:
                     normal -= 1
-                return replace(
-                    state,
+                return state.but(
                     board=state.board.with_follower(follower),
                     supply=_set(state.supply, p["seat"], (normal, large)),
                     turns=state.turns + (self._turn(state, p["seat"], p["at"], p["kind"]),),
                     phase=Phase.SCORING,
                 )
             case "follower_skipped":
-                return replace(state, turns=state.turns + (self._turn(state, p["seat"], None, None),),
-                               phase=Phase.SCORING)
+                return state.but(turns=state.turns + (self._turn(state, p["seat"], None, None),),
+                                 phase=Phase.SCORING)
             case "feature_scored":
                 return self._apply_scoring(state, p)
             case "game_ended":
-                return replace(state, phase=Phase.OVER, tile=None, placed=None, winners=tuple(p["winners"]))
+                return state.but(phase=Phase.OVER, tile=None, placed=None, winners=tuple(p["winners"]))
         raise ValueError(f"carcassonne: unknown event type {event.type!r}")
 
     @staticmethod
-    def _take(state: State, tile_id: str) -> State:
+    def _take(state: State, tile_id: str) -> dict[str, Any]:
+        """The pile change of drawing ``tile_id``."""
         if state.order is not None:
-            return replace(state, order=state.order[1:])
+            return {"order": state.order[1:]}
         i = state.options.tiles.ids.index(tile_id)
-        pile = state.pile[:i] + (state.pile[i] - 1,) + state.pile[i + 1:]
-        return replace(state, pile=pile)
+        return {"pile": state.pile[:i] + (state.pile[i] - 1,) + state.pile[i + 1:]}
 
     @staticmethod
     def _turn(state: State, seat: int, at: str | None, kind: str | None) -> Turn:
@@ -269,7 +266,7 @@ class CarcassonneEngine:
         for seat, x, y, at, kind in p["followers_returned"]:
             supply[seat][1 if kind == FollowerKind.LARGE.value else 0] += 1
             gone.add(board.seg_feature[(x, y, segment_at(board.cells[(x, y)], at))])
-        return replace(state, scores=tuple(scores), supply=tuple(tuple(s) for s in supply),
+        return state.but(scores=tuple(scores), supply=tuple(tuple(s) for s in supply),
                        board=board.without_followers(gone))
 
     # --- decide -----------------------------------------------------------------------------
@@ -479,12 +476,12 @@ def _pick(ids: tuple[str, ...], counts: tuple[int, ...], index: int) -> str:
 
 
 def _parse(cmd: Any) -> tuple[str, dict[str, Any]]:
-    if not isinstance(cmd, Mapping) or not isinstance(cmd.get("type"), str):
+    if not isinstance(cmd, (dict, Mapping)) or not isinstance(cmd.get("type"), str):
         raise BadCommand(f"a command is {{'type': str, 'args': {{...}}}}, got {cmd!r}")
     args = cmd.get("args", {})
     if args is None:
         args = {}
-    if not isinstance(args, Mapping):
+    if not isinstance(args, (dict, Mapping)):
         raise BadCommand(f"command args must be an object, got {args!r}")
     return cmd["type"], dict(args)
 

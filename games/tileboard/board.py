@@ -45,6 +45,8 @@ class _Wall:
 
 WALL: Any = _Wall()
 
+_MIRROR = tuple(mirror_port(p) for p in range(12))
+
 
 class IllegalPlacement(ValueError):
     """``Board.place`` was asked for a placement the rules refuse."""
@@ -61,7 +63,7 @@ class BoardRules:
     def __init__(self) -> None:
         self._side_keys: dict[str, tuple[tuple[Hashable, ...], ...]] = {}
         self._facing_keys: dict[str, tuple[tuple[Hashable, ...], ...]] = {}
-        self._fits: dict[tuple[str, tuple], tuple[int, ...]] = {}
+        self._fits: dict[str, dict[tuple, tuple[int, ...]]] = {}
 
     # --- hooks ------------------------------------------------------------------------------
 
@@ -105,12 +107,22 @@ class BoardRules:
 
     def fits(self, tile: Tile, constraint: tuple) -> tuple[int, ...]:
         """Quarter turns of ``tile`` that satisfy a frontier cell's constraint."""
-        memo_key = (tile.id, constraint)
-        turns = self._fits.get(memo_key)
+        turns = self.fits_table(tile).get(constraint)
         if turns is None:
-            own = self.own_keys(tile)
-            turns = tuple(q for q in range(4) if self._turn_fits(own[q], constraint))
-            self._fits[memo_key] = turns
+            turns = self._fit(tile, constraint)
+        return turns
+
+    def fits_table(self, tile: Tile) -> dict[tuple, tuple[int, ...]]:
+        """The memo of :meth:`fits` for one tile (read it, never write it)."""
+        table = self._fits.get(tile.id)
+        if table is None:
+            table = self._fits[tile.id] = {}
+        return table
+
+    def _fit(self, tile: Tile, constraint: tuple) -> tuple[int, ...]:
+        own = self.own_keys(tile)
+        turns = tuple(q for q in range(4) if self._turn_fits(own[q], constraint))
+        self.fits_table(tile)[constraint] = turns
         return turns
 
     def _turn_fits(self, sides: tuple[Hashable, ...], constraint: tuple) -> bool:
@@ -315,21 +327,30 @@ class Board:
         All four rotations of a symmetric tile are listed (each is a valid command); with
         ``distinct=True`` only the smallest rotation of each distinct orientation is kept.
         """
-        fits = self.rules.fits
-        if distinct:
-            canon = tile.canonical_turn
-            return [
-                (x, y, q * 90)
-                for (x, y), constraint in self.frontier.items()
-                for q in fits(tile, constraint)
-                if canon[q] == q
-            ]
-        return [(x, y, q * 90) for (x, y), constraint in self.frontier.items() for q in fits(tile, constraint)]
+        table = self.rules.fits_table(tile)
+        fit = self.rules._fit
+        out = []
+        canon = tile.canonical_turn
+        for (x, y), constraint in self.frontier.items():
+            turns = table.get(constraint)
+            if turns is None:
+                turns = fit(tile, constraint)
+            for q in turns:
+                if not distinct or canon[q] == q:
+                    out.append((x, y, q * 90))
+        return out
 
     def can_place(self, tile: Tile) -> bool:
         """Does ``tile`` fit anywhere?"""
-        fits = self.rules.fits
-        return any(fits(tile, constraint) for constraint in self.frontier.values())
+        table = self.rules.fits_table(tile)
+        fit = self.rules._fit
+        for constraint in self.frontier.values():
+            turns = table.get(constraint)
+            if turns is None:
+                turns = fit(tile, constraint)
+            if turns:
+                return True
+        return False
 
     def is_legal(self, tile: Tile, x: int, y: int, rotation: int) -> bool:
         """Membership check for one placement (same code path as :meth:`legal_placements`)."""
@@ -398,7 +419,7 @@ class Board:
             ox, oy = other.x, other.y
             their_ports = other.ports
             for p in range(3 * side, 3 * side + 3):
-                theirs = their_ports[mirror_port(p)]
+                theirs = their_ports[_MIRROR[p]]
                 if theirs is None:
                     continue
                 their_ref = (ox, oy, theirs)
