@@ -57,6 +57,7 @@ def position(
     tar: str | None = None,
     hands: dict[int, Sequence[str]] | None = None,
     discard: Sequence[str] = (),
+    deck: Sequence[str] | None = None,
     pile: Sequence[str] = (),
     overlord_hand: Sequence[str] = (),
     phase: str = "play",
@@ -70,14 +71,17 @@ def position(
     hand_lists = [tuple((hands or {}).get(s, ())) for s in range(seats)]
     used_cards = Counter(card for hand in hand_lists for card in hand) + Counter(discard)
     assert all(n == 1 for n in used_cards.values()), "a card may be in one place only"
-    deck = tuple(card for card in ALL_CARDS if card not in used_cards)
+    rest = tuple(card for card in ALL_CARDS if card not in used_cards)
+    # an explicit deck puts the cards named nowhere out of the game, so the total still holds
+    kept = rest if deck is None else tuple(sorted(deck))
+    removed = () if deck is None else tuple(card for card in rest if card not in kept)
     on_board = {m.id for m in board_monsters}
     placed = on_board | set(pile) | set(overlord_hand)
     assert len(placed) == len(on_board) + len(pile) + len(overlord_hand), "a token may be in one place only"
     token_discard = tuple(t for t in ALL_TOKENS if t not in placed)
     return replace(
         start,
-        cards=Cards(deck=deck, hands=tuple(hand_lists), discard=tuple(discard), removed=()),
+        cards=Cards(deck=kept, hands=tuple(hand_lists), discard=tuple(discard), removed=removed),
         tokens=Tokens(
             pile=tuple(sorted(pile)),
             overlord_hand=tuple(overlord_hand),
