@@ -181,3 +181,36 @@ def test_cathedral_city_of_twelve_tiles_scores_36():
 
 class _EmptyBoard:
     cells: dict = {}
+
+
+# --- the special tiles the issue names -------------------------------------------------------
+
+
+def test_monastery_splits_the_road_so_the_west_leg_completes():
+    game = play_script([("IC-D", 0, (1, 0), "W"), ("W", 0, (-1, 0), None)], inns_cathedrals=True)
+    (road,) = game.scored()
+    assert (road["feature"], road["points"], road["tiles"]) == ("road", 3, [[-1, 0], [0, 0], [1, 0]])
+    assert game.state.scores == (3, 0)
+
+
+def test_crossing_ends_the_roads_and_its_stubs_are_not_roads():
+    game = play_script([("IC-I", 0, (1, 0), "W"), ("W", 0, (-1, 0), "Es")], inns_cathedrals=True)
+    road = game.scored()[0]
+    assert (road["points"], road["tiles"], road["final"]) == (3, [[-1, 0], [0, 0], [1, 0]], False)
+    crossing = game.state.board.cells[(1, 0)]
+    assert sorted(s.kind for s in crossing.tile.segments).count("road") == 2
+
+
+def test_arrow_tile_strip_field_is_closed_at_its_corner():
+    game = play_script([("IC-G", 270, (0, -1), "W"), ("B", 0, (1, -1), "W")], inns_cathedrals=True)
+    # The strip (west side here) and the other field are two fields; each touches the closed city.
+    fields = sorted((s["winners"], s["points"]) for s in game.scored() if s["feature"] == "field")
+    assert fields == [([0], 3), ([1], 3)]
+    assert game.state.scores == (3, 3)
+
+
+def test_field_scores_only_the_completed_caps_it_touches():
+    # IC-O's single field touches its three caps; N cap closes with the start tile (S side here).
+    game = play_script([("IC-O", 180, (0, -1), "N")], inns_cathedrals=True)
+    (field,) = game.scored()
+    assert field["cities"] == [[[0, -1], [0, 0]]] and field["points"] == 3
