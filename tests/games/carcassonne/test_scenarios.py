@@ -214,3 +214,17 @@ def test_field_scores_only_the_completed_caps_it_touches():
     game = play_script([("IC-O", 180, (0, -1), "N")], inns_cathedrals=True)
     (field,) = game.scored()
     assert field["cities"] == [[[0, -1], [0, 0]]] and field["points"] == 3
+
+
+def test_tile_holding_two_parts_of_one_city_counts_once():
+    # I's two caps (N and E) are joined by a ring of three corner tiles: 4 tiles, not 5.
+    game = play_script([
+        ("E", 180, (0, -1), None),
+        ("I", 0, (1, -1), "N"),
+        ("N", 180, (1, -2), None),
+        ("N", 270, (2, -2), None),
+        ("N", 0, (2, -1), None),
+    ])
+    (city,) = [s for s in game.scored() if s["feature"] == "city"]
+    assert (city["tiles"], city["points"]) == ([[1, -2], [1, -1], [2, -2], [2, -1]], 8)
+    assert game.state.scores == (0, 8)
