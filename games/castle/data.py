@@ -476,7 +476,7 @@ def _check_start_spaces(chk: _Checker, where: str, entries: Any, interior: froze
     return good
 
 
-def _check_boards(chk: _Checker, data: Mapping) -> None:
+def _check_boards(chk: _Checker, data: Mapping, tile_ids: set[str]) -> None:
     boards = data.get("boards")
     if not isinstance(boards, dict):
         chk.add("boards", "", "missing or not an object with 'base' and 'falcon'")
@@ -498,6 +498,9 @@ def _check_boards(chk: _Checker, data: Mapping) -> None:
         if key == "falcon" and interior is not None and len(interior) < EXPECTED["base_tiles"] + EXPECTED["falcon_tiles"]:
             chk.add(where, "interior", f"has {len(interior)} tile spaces, fewer than the 78 tiles")
         starts[key] = _check_start_spaces(chk, where, board.get("start_spaces"), interior)
+        for n, entry in enumerate(starts[key]):
+            if entry.get("id") in tile_ids:
+                chk.add(f"{where} start_spaces[{n}] ({entry.get('id')})", "id", "is also the id of a castle tile")
         entries = board.get("start_spaces") if isinstance(board.get("start_spaces"), list) else []
         plain = [e for e in entries if isinstance(e, dict) and not e.get("gate")]
         gates = [e for e in entries if isinstance(e, dict) and e.get("gate")]
@@ -663,8 +666,9 @@ def validate(data: Any) -> list[Issue]:
             value = chk.int_field("components", components, key, minimum=1)
             if value is not None and value != EXPECTED[key]:
                 chk.add("components", key, f"is {value}, the game has {EXPECTED[key]}")
-    _check_tiles(chk, data, set())
-    _check_boards(chk, data)
+    tile_ids: set[str] = set()
+    _check_tiles(chk, data, tile_ids)
+    _check_boards(chk, data, tile_ids)
     _check_track(chk, data)
     _check_wall_tiles(chk, data)
     return chk.issues

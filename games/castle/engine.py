@@ -22,7 +22,6 @@ found on a tower) is drawn with the service's rng when it happens and written in
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from games.base import (
@@ -84,18 +83,28 @@ def _cmd(type_: str, **args: Any) -> Command:
 
 
 class _Emit:
-    """Collects a command's events and folds each into the running state at once, so later
-    decisions in the same command see its effect (a tower taken by the first scoring)."""
+    """Collects a command's events and folds them into the running state, so later decisions
+    in the same command see their effect (a tower taken by the first scoring). Folding waits
+    until the state is read: a command whose last event is never looked at (``place_tile``)
+    does not pay for it twice."""
 
-    __slots__ = ("engine", "state", "events", "rng")
+    __slots__ = ("engine", "_state", "_unfolded", "events", "rng")
 
     def __init__(self, engine: "CastleEngine", state: CastleState, rng: random.Random) -> None:
-        self.engine, self.state, self.events, self.rng = engine, state, [], rng
+        self.engine, self._state, self._unfolded, self.events, self.rng = engine, state, 0, [], rng
 
     def __call__(self, type_: str, **payload: Any) -> None:
-        event = Event(type_, payload)
-        self.events.append(event)
-        self.state = self.engine.evolve(self.state, event)
+        self.events.append(Event(type_, payload))
+        self._unfolded += 1
+
+    @property
+    def state(self) -> CastleState:
+        if self._unfolded:
+            evolve = self.engine.evolve
+            for event in self.events[len(self.events) - self._unfolded :]:
+                self._state = evolve(self._state, event)
+            self._unfolded = 0
+        return self._state
 
 
 class CastleEngine:
@@ -115,6 +124,12 @@ class CastleEngine:
         ),
         "halt_at_gates": OptionSpec(
             "bool", False, "Falcon variant 'Halt! Who goes there?': a marker reaching a gate stops there and loses the rest"
+        ),
+        "tile_order": OptionSpec(
+            "list",
+            None,
+            "Castle tile ids drawn in this order instead of at random (tutorials, puzzles, a game from the table); "
+            "the game ends when the list is used up",
         ),
     }
 
@@ -173,7 +188,20 @@ class CastleEngine:
             raise BadOptions(f"option 'ties' must be 'nobody' or 'both', got {out['ties']!r}")
         if out["halt_at_gates"] and not out["falcon"]:
             raise BadOptions("option 'halt_at_gates' needs the Falcon gates (falcon: true)")
+        if out["tile_order"] is not None:
+            out["tile_order"] = self._check_tile_order(out["tile_order"], out["falcon"])
         return out
+
+    def _check_tile_order(self, order: Any, falcon: bool) -> list[str]:
+        if not isinstance(order, (list, tuple)) or not order or not all(isinstance(t, str) for t in order):
+            raise BadOptions(f"option 'tile_order' must be a non-empty list of tile ids, got {order!r}")
+        available = {t.id: self.dataset.counts[t.id] for t in self._tile_set(falcon)}
+        for tile_id in dict.fromkeys(order):
+            if tile_id not in available:
+                raise BadOptions(f"option 'tile_order' names {tile_id!r}, which is not a castle tile of this game")
+            if order.count(tile_id) > available[tile_id]:
+                raise BadOptions(f"option 'tile_order' uses {tile_id!r} {order.count(tile_id)} times; the game has {available[tile_id]}")
+        return list(order)
 
     # --- the decider --------------------------------------------------------------------------
 
@@ -183,7 +211,7 @@ class CastleEngine:
     def setup(self, options: Mapping[str, Any], seats: int, rng: random.Random) -> list[Event]:
         opts = self.normalize_options(options, seats)
         em = _Emit(self, self.initial_state(), rng)
-        total = sum(self.dataset.counts[t.id] for t in self._tile_set(opts["falcon"]))
+        total = len(opts["tile_order"]) if opts["tile_order"] else sum(self.dataset.counts[t.id] for t in self._tile_set(opts["falcon"]))
         em("game_started", seats=2, options=opts, dataset=self.dataset.name, tiles=total)
         self._draw_next(em, 0)
         return em.events
@@ -267,9 +295,13 @@ class CastleEngine:
         return build_view(self, state, viewer)
 
     def redact(self, event: Event, viewer: Viewer) -> Event | None:
-        """Every event is public: draws are recorded when they happen (the log holds no future),
-        the drawn castle tile is shown to both players, and a wall tile is turned face up when
-        taken. The stack order and the face-down wall tiles exist nowhere to redact."""
+        """Events are public: draws are recorded when they happen (the log holds no future), the
+        drawn castle tile is shown to both players, and a wall tile is turned face up when
+        taken. The one exception is a scripted ``tile_order``, the future by definition: the
+        ``game_started`` event shows only its length."""
+        if event.type == "game_started" and event.payload["options"].get("tile_order"):
+            options = dict(event.payload["options"], tile_order=len(event.payload["options"]["tile_order"]))
+            return Event(event.type, dict(event.payload, options=options))
         return event
 
     # --- queries used by legal moves, views and bots ------------------------------------------------
@@ -654,7 +686,8 @@ class CastleEngine:
 
     def _draw_next(self, em: _Emit, seat: int) -> None:
         while em.state.remaining:
-            tile_id = self._draw(em.rng, em.state.stack)
+            order = em.state.options.tile_order
+            tile_id = order[-em.state.remaining] if order else self._draw(em.rng, em.state.stack)
             if em.state.board.can_place(self.dataset.tile(tile_id)):  # type: ignore[union-attr]
                 em("tile_drawn", seat=seat, tile=tile_id)
                 return
@@ -759,12 +792,16 @@ class CastleEngine:
         return state if handler is None else handler(state, event.payload)
 
     def _e_game_started(self, state: CastleState, p: dict[str, Any]) -> CastleState:
-        opts = Options(falcon=p["options"]["falcon"], ties=p["options"]["ties"], halt_at_gates=p["options"]["halt_at_gates"])
+        o = p["options"]
+        order = o.get("tile_order")
+        opts = Options(o["falcon"], o["ties"], o["halt_at_gates"], None if order is None else tuple(order))
         board = self._start["falcon" if opts.falcon else "base"]
         seat = SeatState(followers=self.dataset.followers_in_supply, prince=opts.falcon, falconer=opts.falcon)
-        stack = tuple(sorted((t.id, self.dataset.counts[t.id]) for t in self._tile_set(opts.falcon)))
-        return replace(
-            state,
+        if order:
+            stack = tuple(sorted((t, order.count(t)) for t in set(order)))
+        else:
+            stack = tuple(sorted((t.id, self.dataset.counts[t.id]) for t in self._tile_set(opts.falcon)))
+        return state.but(
             phase=Phase.PLACE_TILE,
             options=opts,
             dataset=p["dataset"],
@@ -773,6 +810,7 @@ class CastleEngine:
             active=0,
             turn=1,
             stack=stack,
+            remaining=sum(n for _, n in stack),
             towers=tuple(t.token for t in self.dataset.track.towers),
             wall_pool=tuple((k.name, self.dataset.wall_tile_copies) for k in self.dataset.wall_tiles),
             aerie_supply=self.dataset.aerie_tokens if opts.falcon else 0,
@@ -783,14 +821,19 @@ class CastleEngine:
         return tuple((n, c - 1 if n == name else c) for n, c in pool if not (n == name and c == 1))
 
     def _e_tile_drawn(self, state: CastleState, p: dict[str, Any]) -> CastleState:
-        return replace(state, tile=p["tile"], stack=self._take(state.stack, p["tile"]), active=p["seat"], phase=Phase.PLACE_TILE)
+        return state.but(
+            tile=p["tile"], stack=self._take(state.stack, p["tile"]), remaining=state.remaining - 1,
+            active=p["seat"], phase=Phase.PLACE_TILE,
+        )
 
     def _e_tile_set_aside(self, state: CastleState, p: dict[str, Any]) -> CastleState:
-        return replace(state, stack=self._take(state.stack, p["tile"]), set_aside=state.set_aside + (p["tile"],))
+        return state.but(
+            stack=self._take(state.stack, p["tile"]), remaining=state.remaining - 1, set_aside=state.set_aside + (p["tile"],)
+        )
 
     def _e_tile_placed(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         board = state.board.place(self.dataset.tile(p["tile"]), p["x"], p["y"], p["rotation"], check=False)  # type: ignore[union-attr]
-        return replace(state, board=board, placed=(p["x"], p["y"]), tile=None, phase=Phase.PLACE_FOLLOWER)
+        return state.but(board=board, placed=(p["x"], p["y"]), tile=None, phase=Phase.PLACE_FOLLOWER)
 
     def _e_follower_placed(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         placed = state.board.cells[(p["x"], p["y"])]  # type: ignore[union-attr]
@@ -803,7 +846,7 @@ class CastleEngine:
             state = with_seat(state, p["seat"], falconer=False)
         else:
             state = with_seat(state, p["seat"], followers=supply.followers - 1)
-        return self._enter_scoring(replace(state, board=board))
+        return self._enter_scoring(state.but(board=board))
 
     def _e_follower_passed(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         return self._enter_scoring(state)
@@ -821,12 +864,12 @@ class CastleEngine:
             if feature.complete and feature.kind in SCORED_KINDS:
                 completed.append(segment_name(placed, seg))
         phase = Phase.SCORE if completed else Phase.END_TURN
-        return replace(state, completed=tuple(completed), scored=(), doubled=(), phase=phase)
+        return state.but(completed=tuple(completed), scored=(), doubled=(), phase=phase)
 
     def _e_feature_scored(self, state: CastleState, p: dict[str, Any]) -> CastleState:
-        state = replace(state, scored=state.scored + (p["feature"],))
+        state = state.but(scored=state.scored + (p["feature"],))
         if not state.pending:
-            state = replace(state, phase=Phase.END_TURN)
+            state = state.but(phase=Phase.END_TURN)
         return state
 
     def _e_marker_moved(self, state: CastleState, p: dict[str, Any]) -> CastleState:
@@ -837,7 +880,7 @@ class CastleEngine:
         towers[p["tower"]] = False
         held = state.seats[p["seat"]].wall_tiles + (HeldWallTile(p["tile"], state.turn),)
         state = with_seat(state, p["seat"], wall_tiles=held)
-        return replace(state, towers=tuple(towers), wall_pool=self._take(state.wall_pool, p["tile"]))
+        return state.but(towers=tuple(towers), wall_pool=self._take(state.wall_pool, p["tile"]))
 
     def _e_wall_tile_used(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         held = list(state.seats[p["seat"]].wall_tiles)
@@ -847,17 +890,17 @@ class CastleEngine:
                 break
         state = with_seat(state, p["seat"], wall_tiles=tuple(held))
         if self._kinds[p["tile"]].effect is WallEffect.EXTRA_TURN:
-            return replace(state, extra_turns=state.extra_turns + 1)
-        return replace(state, doubled=state.doubled + (p["target"],))
+            return state.but(extra_turns=state.extra_turns + 1)
+        return state.but(doubled=state.doubled + (p["target"],))
 
     def _e_aeries_returned(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         for seat in (0, 1):
             state = with_seat(state, seat, aeries=state.seats[seat].aeries - p["each"])
-        return replace(state, aerie_supply=state.aerie_supply + 2 * p["each"])
+        return state.but(aerie_supply=state.aerie_supply + 2 * p["each"])
 
     def _e_aeries_taken(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         state = with_seat(state, p["seat"], aeries=state.seats[p["seat"]].aeries + p["count"])
-        return replace(state, aerie_supply=state.aerie_supply - p["count"])
+        return state.but(aerie_supply=state.aerie_supply - p["count"])
 
     def _e_keep_moved(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         return with_seat(state, p["seat"], keep=Keep(p["size"], tuple(tuple(c) for c in p["tiles"])))  # type: ignore[misc]
@@ -874,11 +917,10 @@ class CastleEngine:
                 state = with_seat(state, owner, falconer=True)
             else:
                 state = with_seat(state, owner, followers=state.seats[owner].followers + 1)
-        return replace(state, board=board.without_followers(fids))  # type: ignore[union-attr]
+        return state.but(board=board.without_followers(fids))  # type: ignore[union-attr]
 
     def _e_turn_ended(self, state: CastleState, p: dict[str, Any]) -> CastleState:
-        return replace(
-            state,
+        return state.but(
             active=p["next"],
             turn=state.turn + 1,
             phase=Phase.PLACE_TILE,
@@ -891,10 +933,10 @@ class CastleEngine:
         )
 
     def _e_final_scored(self, state: CastleState, p: dict[str, Any]) -> CastleState:
-        return replace(state, final=state.final + (dict(p),))
+        return state.but(final=state.final + (dict(p),))
 
     def _e_game_ended(self, state: CastleState, p: dict[str, Any]) -> CastleState:
-        return replace(state, phase=Phase.OVER, tile=None, winners=tuple(p["winners"]))
+        return state.but(phase=Phase.OVER, tile=None, winners=tuple(p["winners"]))
 
 
 def _strictly_larger(values: list[int | None]) -> int | None:

@@ -38,13 +38,21 @@ class Options:
     falcon: bool = False
     ties: str = "nobody"
     halt_at_gates: bool = False
+    tile_order: tuple[str, ...] | None = None
+    """Castle tiles to draw, in this order, instead of random draws (tutorials, puzzles,
+    re-entering a game played at a table); the game ends when the list is used up."""
 
     @property
     def ties_score(self) -> bool:
         return self.ties == "both"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"falcon": self.falcon, "ties": self.ties, "halt_at_gates": self.halt_at_gates}
+        return {
+            "falcon": self.falcon,
+            "ties": self.ties,
+            "halt_at_gates": self.halt_at_gates,
+            "tile_order": None if self.tile_order is None else list(self.tile_order),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +84,11 @@ class SeatState:
     aeries: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class CastleState:
+    """The whole game. Frozen but without slots, on purpose: every event copies it, and
+    copying its ``__dict__`` (:meth:`but`) is three times cheaper than ``dataclasses.replace``."""
+
     phase: Phase = Phase.NOT_STARTED
     options: Options = Options()
     dataset: str = ""
@@ -91,6 +102,8 @@ class CastleState:
     """Cell of the tile placed this turn."""
     stack: tuple[tuple[str, int], ...] = ()
     """Remaining castle tiles as (id, count), never an order: the next one is drawn when needed."""
+    remaining: int = 0
+    """How many castle tiles are left to draw (the sum of ``stack``)."""
     set_aside: tuple[str, ...] = ()
     towers: tuple[bool, ...] = ()
     """Per corner tower: still holds its face-down wall tile."""
@@ -106,9 +119,13 @@ class CastleState:
     final: tuple[dict[str, Any], ...] = ()
     winners: tuple[int, ...] = ()
 
-    @property
-    def remaining(self) -> int:
-        return sum(n for _, n in self.stack)
+    def but(self, **changes: Any) -> "CastleState":
+        """A copy with ``changes`` (field names only; the copy is as frozen as the original)."""
+        new = object.__new__(CastleState)
+        fields = new.__dict__
+        fields.update(self.__dict__)
+        fields.update(changes)
+        return new
 
     @property
     def pending(self) -> tuple[str, ...]:
@@ -118,4 +135,4 @@ class CastleState:
 def with_seat(state: CastleState, seat: int, **changes: Any) -> CastleState:
     seats = list(state.seats)
     seats[seat] = replace(seats[seat], **changes)
-    return replace(state, seats=tuple(seats))
+    return state.but(seats=tuple(seats))

@@ -76,7 +76,7 @@ def build_view(engine: "CastleEngine", state: CastleState, viewer: Viewer) -> di
     out: dict[str, Any] = {
         "game": engine.name,
         "dataset": state.dataset,
-        "options": state.options.as_dict(),
+        "options": {**state.options.as_dict(), "tile_order": None if state.options.tile_order is None else len(state.options.tile_order)},
         "phase": state.phase.value,
         "active": None if state.phase is Phase.OVER else state.active,
         "turn": state.turn,

@@ -1,0 +1,116 @@
+"""Two bots that play using only ``legal_moves``: a random one and a greedy scorer.
+
+``choose(engine, state, seat, rng) -> command``; both return one of the commands
+``engine.legal_moves(state, seat)`` lists, so they double as a check that a client can play
+from ``legal`` alone.
+
+The greedy bot looks one step ahead: it places the tile where the features completed at once
+bring it the most points (counting a follower it could still put on a completed, empty
+feature), puts followers where they score now or on the feature worth the most so far (courts
+by their markets), scores its features in an order that lands on a corner tower when one can,
+and always plays its doubling and extra-turn wall tiles.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, Any
+
+from games.castle.scoring import controllers, feature_points
+from games.castle.state import CastleState, Phase
+
+if TYPE_CHECKING:
+    from games.castle.engine import CastleEngine
+
+__all__ = ["random_bot", "greedy_bot", "BOTS"]
+
+Command = dict[str, Any]
+
+
+def random_bot(engine: "CastleEngine", state: CastleState, seat: int, rng: random.Random) -> Command:
+    """A uniformly random legal command."""
+    return rng.choice(engine.legal_moves(state, seat))
+
+
+def greedy_bot(engine: "CastleEngine", state: CastleState, seat: int, rng: random.Random) -> Command:
+    """A one-step-greedy legal command (ties broken at random)."""
+    moves = engine.legal_moves(state, seat)
+    if len(moves) == 1:
+        return moves[0]
+    if state.phase is Phase.PLACE_TILE:
+        return _best(moves, lambda m: _placement_value(engine, state, seat, m), rng)
+    if state.phase is Phase.PLACE_FOLLOWER:
+        return _best(moves, lambda m: _follower_value(engine, state, seat, m), rng)
+    for move in moves:
+        if move["type"] == "use_wall_tile":
+            return move
+    if state.phase is Phase.SCORE:
+        return _best(moves, lambda m: _lands_on_tower(engine, state, seat, m), rng)
+    return moves[-1]
+
+
+BOTS = {"random": random_bot, "greedy": greedy_bot}
+
+
+def _best(moves: list[Command], value, rng: random.Random) -> Command:
+    scored = [(value(m), i) for i, m in enumerate(moves)]
+    top = max(v for v, _ in scored)
+    return moves[rng.choice([i for v, i in scored if v == top])]
+
+
+def _points(feature) -> int:
+    return feature_points(feature.kind, tiles=feature.tile_count, fountains=feature.count("fountain"))
+
+
+def _placement_value(engine: "CastleEngine", state: CastleState, seat: int, move: Command) -> float:
+    args = move["args"]
+    tile = engine.dataset.tile(state.tile)  # type: ignore[arg-type]
+    board = state.board.place(tile, args["x"], args["y"], args["rotation"], check=False)  # type: ignore[union-attr]
+    value = 0.0
+    best_free = 0
+    has_follower = state.seats[seat].followers > 0
+    for feature in board.features_on(args["x"], args["y"]):
+        if feature.kind == "court":
+            value += 0.1 * feature.count("markets") if not feature.followers else 0
+            continue
+        if not feature.complete:
+            continue
+        if not feature.followers:
+            if has_follower:
+                best_free = max(best_free, _points(feature))
+            continue
+        winners = controllers(feature.followers, ties_score=state.options.ties_score)
+        if seat in winners:
+            value += _points(feature)
+        elif winners:
+            value -= _points(feature)
+    return value + best_free
+
+
+def _follower_value(engine: "CastleEngine", state: CastleState, seat: int, move: Command) -> float:
+    if move["type"] == "pass":
+        return 0.5 if state.seats[seat].followers > 2 else 1.5
+    placed = engine.placed(state)
+    from games.castle.board import feature_at
+
+    feature = feature_at(state.board, placed, move["args"]["at"])  # type: ignore[arg-type]
+    kind = move["args"]["kind"]
+    if feature is None:
+        return 0.0
+    if feature.kind == "court":
+        return 3.0 * feature.count("markets") - (3 if kind != "normal" else 0)
+    points = _points(feature)
+    if feature.complete:
+        return 100.0 + points
+    bonus = 2.0 * points if kind == "prince" else feature.count("aeries") + (1 if kind == "falconer" else 0)
+    return 1.0 + points + bonus
+
+
+def _lands_on_tower(engine: "CastleEngine", state: CastleState, seat: int, move: Command) -> int:
+    if move["type"] != "score":
+        return 0
+    placed = engine.placed(state)
+    feature = engine._feature(state, placed, move["args"]["feature"])
+    marker = state.seats[seat].marker
+    step = engine.wall(state).advance(marker, _points(feature))
+    return 1 if step.tower is not None and state.towers[step.tower] else 0
