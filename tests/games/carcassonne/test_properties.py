@@ -80,7 +80,7 @@ def check_game(game: Game, watcher: Watcher) -> None:
 
 
 @pytest.mark.parametrize("seats, ic", CONFIGS)
-@settings(deadline=None, max_examples=10, derandomize=True)
+@settings(deadline=None, max_examples=20, derandomize=True)
 @given(seed=seeds, farmers=st.booleans())
 def test_random_games_keep_every_invariant(seats, ic, seed, farmers):
     watcher = Watcher(1 if ic else 0)
@@ -88,7 +88,7 @@ def test_random_games_keep_every_invariant(seats, ic, seed, farmers):
     check_game(game, watcher)
 
 
-@settings(deadline=None, max_examples=4, derandomize=True)
+@settings(deadline=None, max_examples=6, derandomize=True)
 @given(seed=seeds, ic=st.booleans())
 def test_greedy_games_keep_every_invariant(seed, ic):
     watcher = Watcher(1 if ic else 0)
