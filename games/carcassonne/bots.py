@@ -13,7 +13,7 @@ from games.carcassonne.state import State
 from games.carcassonne.tiles import CITY, FIELD, MONASTERY, ROAD
 from games.tileboard import Board, Feature, majority
 
-__all__ = ["RandomBot", "GreedyBot", "random_choose", "greedy_choose"]
+__all__ = ["GreedyBot", "RandomBot", "choose", "greedy_choose", "random_choose"]
 
 Command = dict
 

@@ -66,7 +66,7 @@ Command = dict[str, Any]
 class CarcassonneBoardRules(BoardRules):
     """Unbounded board; facing sides must have the same type (the middle port's kind)."""
 
-    def side_key(self, kinds):
+    def side_key(self, kinds: tuple[str | None, str | None, str | None]) -> str | None:
         return kinds[1]
 
 
