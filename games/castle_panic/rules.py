@@ -331,22 +331,13 @@ def _advance(run: _Run, rng: random.Random) -> None:
             return
         assert state.config is not None
         phase = state.turn.phase
-        if phase is Phase.DISCARD:
-            if state.cards.hands[state.turn.seat] and state.turn.discards < state.config.discard_limit:
+        if phase is Phase.DISCARD or phase is Phase.TRADE:
+            opened = _open_phase(state, phase)
+            if opened is phase:
                 return
-            run.emit("phase_changed", {"phase": Phase.TRADE.value})
-        elif phase is Phase.TRADE:
-            if state.turn.trade is not None or _can_propose(state, state.turn.seat):
-                return
-            run.emit("phase_changed", {"phase": Phase.PLAY.value})
+            run.emit("phase_changed", {"phase": opened.value})
         elif phase is Phase.PLAY:
             return
-        elif phase is Phase.MOVE:
-            if state.config.overlord is not None:
-                run.emit("phase_changed", {"phase": Phase.OVERLORD_DRAW.value})
-            else:
-                run.emit("phase_changed", {"phase": Phase.DRAW.value, "draws": 0 if state.turn.missing else 2})
-            _move(run, _everyone, 0, "move_phase")
         elif phase is Phase.DRAW:
             if state.turn.draws_left > 0 and state.tokens.pile:
                 token = rng.choice(state.tokens.pile)
@@ -363,6 +354,34 @@ def _advance(run: _Run, rng: random.Random) -> None:
             _end_turn(run, rng)
         else:  # pragma: no cover - SETUP and OVER never reach here
             return
+
+
+def _open_phase(state: State, phase: Phase) -> Phase:
+    """The first phase from ``phase`` on (discard, trade, play) where the player can do
+    something; phases with nothing to do are skipped in one step."""
+    assert state.config is not None
+    seat = state.turn.seat
+    if phase is Phase.DISCARD:
+        if state.cards.hands[seat] and state.turn.discards < state.config.discard_limit:
+            return phase
+        phase = Phase.TRADE
+    if phase is Phase.TRADE:
+        if state.turn.trade is not None or _can_propose(state, seat):
+            return phase
+    return Phase.PLAY
+
+
+def _monster_phases(run: _Run) -> None:
+    """Phase 5 (every monster moves), then phase 6 or the Overlord's turn, which the advance
+    loop runs; movement comes after the phase change so any damage choice it raises belongs to
+    the new phase and the draws resume once it is answered."""
+    state = run.state
+    assert state.config is not None
+    if state.config.overlord is not None:
+        run.emit("phase_changed", {"phase": Phase.OVERLORD_DRAW.value})
+    else:
+        run.emit("phase_changed", {"phase": Phase.DRAW.value, "draws": 0 if state.turn.missing else 2})
+    _move(run, _everyone, 0, "move_phase")
 
 
 def _check_end(run: _Run) -> bool:
@@ -680,11 +699,11 @@ def _cmd_end_phase(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Ra
     _turn_step(state, seat, "end_phase", (*_PLAY_PHASES, Phase.OVERLORD))
     phase = state.turn.phase
     if phase is Phase.DISCARD:
-        run.emit("phase_changed", {"phase": Phase.TRADE.value})
+        run.emit("phase_changed", {"phase": _open_phase(state, Phase.TRADE).value})
     elif phase is Phase.TRADE:
         run.emit("phase_changed", {"phase": Phase.PLAY.value})
     elif phase is Phase.PLAY:
-        run.emit("phase_changed", {"phase": Phase.MOVE.value})
+        _monster_phases(run)
     else:
         if _overlord_must_play(state):
             raise IllegalMove("the board is empty: the Overlord must play a token this turn")

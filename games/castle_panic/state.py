@@ -46,12 +46,12 @@ class Phase(str, Enum):
     """Phase 3: optional 1-for-1 trades, both seats agreeing."""
     PLAY = "play"
     """Phase 4: the active player plays cards."""
-    MOVE = "move"
-    """Phase 5, automatic: every monster moves one step."""
     DRAW = "draw"
-    """Phase 6: monster tokens are drawn and resolved one at a time (waits only on choices)."""
+    """Phase 6: monster tokens are drawn and resolved one at a time (waits only on choices).
+    Phase 5, every monster moving one step, happens as this phase begins."""
     OVERLORD_DRAW = "overlord_draw"
-    """Overlord version, automatic: the Overlord draws back up to 3 tokens."""
+    """Overlord version: the monsters have moved (phase 5); the Overlord draws back up to 3
+    tokens. Waits only on a damage choice raised by that movement."""
     OVERLORD = "overlord"
     """Overlord version: the Overlord plays tokens from the hidden hand."""
     OVER = "over"
