@@ -120,10 +120,11 @@ class Node:
                 await asyncio.wait({read, changed}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 changed.cancel()
-            if not read.done():
-                read.cancel()
-                with contextlib.suppress(asyncio.CancelledError, StoreError):
-                    await read
+                if not read.done():
+                    # The watched set changed (or this task is being cancelled): drop the read.
+                    read.cancel()
+                    await asyncio.wait({read})
+            if read.cancelled():
                 continue
             self.metrics.stream_reads.inc()
             try:

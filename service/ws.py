@@ -262,6 +262,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         protocols=(MSGPACK_SUBPROTOCOL,),
         max_msg_size=settings.ws_max_frame * 4,
         heartbeat=30.0,
+        timeout=2.0,
     )
     await ws.prepare(request)
     codec = MSGPACK if ws.ws_protocol == MSGPACK_SUBPROTOCOL else JSON

@@ -1,0 +1,162 @@
+"""The ``donjon`` command: ``serve``, ``replay GAME_ID``, ``bench``.
+
+``donjon serve`` runs the service (the embedded Valkey in ``--data-dir`` unless
+``DONJON_REDIS_URL`` names a server). ``donjon replay GAME_ID`` reads a game straight from the
+store (``DONJON_REDIS_URL``, else the embedded server of ``--data-dir``, attached to if a
+``donjon serve`` owns the folder, started for the occasion otherwise) and checks it (see
+:mod:`service.replay`); exit 0 when everything checks, 1 on any mismatch, 2 for usage errors
+or an unreachable store. ``donjon bench`` prints the performance figures (see
+:mod:`service.bench`).
+
+The CLI writes its results to stdout through :func:`out`; the service itself only logs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from games.base import Engine
+
+__all__ = ["main", "out"]
+
+
+def out(text: str = "") -> None:
+    """The CLI's one way to print a result."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="donjon", description="Event-sourced board game service.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the HTTP + websocket service")
+    serve.add_argument("--host", help="bind address (default 127.0.0.1, env DONJON_HOST)")
+    serve.add_argument("--port", type=int, help="port (default 8080, env DONJON_PORT)")
+    serve.add_argument("--data-dir", type=Path, help="embedded server data folder (default ./donjon-data)")
+    serve.add_argument(
+        "--fsync", choices=("always", "everysec"), help="embedded server: fsync every write (default) or every second"
+    )
+    serve.add_argument("--log-format", choices=("auto", "json", "console"), help="log lines (default auto)")
+
+    replay = sub.add_parser("replay", help="re-fold and verify one game from the store")
+    replay.add_argument("game_id")
+    replay.add_argument("--data-dir", type=Path, help="embedded server data folder (default ./donjon-data)")
+    replay.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    bench = sub.add_parser("bench", help="measure the service and the engines")
+    bench.add_argument("--quick", action="store_true", help="small runs (a minute or less)")
+    bench.add_argument(
+        "--only", default="", help="comma-separated sections: service,engines,games,store (default: all)"
+    )
+    bench.add_argument("--json", action="store_true", help="print the figures as JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None = None) -> int:
+    """Entry point of the console script; ``engines`` lets tests serve the tiny game."""
+    args = _parser().parse_args(argv)
+    from service.settings import Settings, SettingsError
+
+    try:
+        settings = Settings.from_env(
+            host=getattr(args, "host", None),
+            port=getattr(args, "port", None),
+            data_dir=getattr(args, "data_dir", None),
+            fsync=getattr(args, "fsync", None),
+            log_format=getattr(args, "log_format", None),
+        )
+    except SettingsError as exc:
+        sys.stderr.write(f"donjon: {exc}\n")
+        return 2
+    if args.command == "serve":
+        return _serve(settings, engines)
+    if args.command == "replay":
+        return asyncio.run(_replay(settings, args.game_id, args.json, engines))
+    if args.command == "bench":
+        from service.bench import run_bench
+
+        sections = [s.strip() for s in args.only.split(",") if s.strip()]
+        return asyncio.run(run_bench(quick=args.quick, sections=sections, as_json=args.json, engines=engines))
+    return 2  # pragma: no cover - argparse refuses other commands
+
+
+def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
+    from aiohttp import web
+
+    from service.app import create_app
+    from service.logs import configure_logging, get_logger
+
+    configure_logging(settings.log_format, settings.log_level)
+    app = create_app(settings, engines)
+    log = get_logger()
+
+    async def announce(_app: web.Application) -> None:
+        log.info(
+            "serve.listening",
+            url=f"http://{settings.host}:{settings.port}",
+            store="external" if not settings.embedded else f"embedded:{settings.data_dir}",
+        )
+
+    app.on_startup.append(announce)
+    web.run_app(app, host=settings.host, port=settings.port, access_log=None, print=None, handle_signals=True)
+    return 0
+
+
+async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[str, Engine] | None) -> int:
+    import games
+    from events.embedded import EmbeddedServer
+    from events.errors import StoreError
+    from events.store import EventStore
+    from service.replay import replay_game
+
+    engines = dict(engines) if engines is not None else games.default_engines()
+    server = None
+    try:
+        if settings.embedded:
+            if not Path(settings.data_dir).is_dir():
+                sys.stderr.write(f"donjon: no data folder {str(settings.data_dir)!r}\n")
+                return 2
+            server = await asyncio.to_thread(EmbeddedServer.attach_or_start, settings.data_dir, settings.fsync)
+            url = server.url
+        else:
+            url = settings.redis_url.reveal()
+        store = await EventStore.connect(url)
+        try:
+            report = await replay_game(store, game_id, engines)
+        finally:
+            await store.close()
+    except StoreError as exc:
+        sys.stderr.write(f"donjon: the event store is unavailable: {exc}\n")
+        return 2
+    finally:
+        if server is not None:
+            await asyncio.to_thread(server.stop)
+    if as_json:
+        out(json.dumps(report.as_dict(), indent=2))
+    else:
+        _print_report(report)
+    return 0 if report.ok else 1
+
+
+def _print_report(report: Any) -> None:
+    out(f"game      {report.game_id} ({report.game or '?'})")
+    out(f"version   {report.version}   status {report.status or '?'}")
+    out(f"seed      {report.seed_source}   batches re-run {report.batches_checked}")
+    out(f"fold      {report.events_per_second:,.0f} events/s")
+    if report.summary is not None:
+        out(f"summary   {json.dumps(report.summary, sort_keys=True)}")
+    if report.ok:
+        out("OK: chain, decode, fold, seed commitment and decisions all check")
+    else:
+        for problem in report.problems:
+            out(f"MISMATCH  {problem}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

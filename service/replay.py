@@ -1,0 +1,194 @@
+"""``donjon replay``: re-fold a game from the store and check everything that can be checked.
+
+Checks, each reported as a problem (and a non-zero exit) when it fails:
+
+1. the hash chain of the stream (``store.verify_chain``);
+2. every event decodes and folds: service events by the projection, engine events by
+   ``engine.evolve``, with no gap in versions;
+3. when the seed is known (revealed by ``game.finished``, or, for a game still running, read
+   from the meta by an operator with store access): ``sha256(seed)`` equals the commitment in
+   ``game.created``, and every batch re-runs to the same events: for a seat batch, the
+   ``game.seat_taken`` event plus, for the last seat, ``engine.setup`` with
+   ``derive_rng(seed, game_id, version_before)``; for a command batch, ``engine.decide`` on the
+   state before it with the same rng rule, plus ``game.finished`` when the game ended there.
+
+A batch begins at an envelope that carries its ``command`` (the store keeps it on the first
+event of each append); ``game.created`` is a batch of its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import msgpack
+
+from events.errors import ChainBroken, StoreError
+from games.base import Engine, Event, RuleError, derive_rng, fold
+from projections.game import CREATED, FINISHED, SEAT_TAKEN, GameProjection, ProjectionError
+from service.commands import TAKE_SEAT
+
+__all__ = ["ReplayReport", "replay_game"]
+
+
+@dataclass(slots=True)
+class ReplayReport:
+    """What replay found. ``ok`` when ``problems`` is empty."""
+
+    game_id: str
+    game: str = ""
+    version: int = 0
+    status: str = ""
+    summary: dict[str, Any] | None = None
+    batches_checked: int = 0
+    seed_source: str = "none"
+    """``revealed`` (from game.finished), ``meta`` (operator read of a running game) or ``none``."""
+    fold_seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def events_per_second(self) -> float:
+        return self.version / self.fold_seconds if self.fold_seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "game_id": self.game_id,
+            "game": self.game,
+            "version": self.version,
+            "status": self.status,
+            "summary": self.summary,
+            "batches_checked": self.batches_checked,
+            "seed_source": self.seed_source,
+            "fold_events_per_second": round(self.events_per_second),
+            "ok": self.ok,
+            "problems": self.problems,
+        }
+
+
+def _canonical(events: list[tuple[str, Any]]) -> bytes:
+    """Byte-exact comparison form: the msgpack round trip turns tuples into lists, as the store does."""
+    return msgpack.packb([[kind, payload] for kind, payload in events], use_bin_type=True)
+
+
+def _batches(envelopes: list[Any]) -> list[list[Any]]:
+    batches: list[list[Any]] = []
+    for envelope in envelopes:
+        if not batches or envelope.command is not None or envelope.type == CREATED:
+            batches.append([envelope])
+        else:
+            batches[-1].append(envelope)
+    return batches
+
+
+async def replay_game(store: Any, game_id: str, engines: Mapping[str, Engine]) -> ReplayReport:
+    report = ReplayReport(game_id)
+    meta = await store.get_meta(game_id)
+    if meta is None:
+        report.problems.append(f"no game {game_id!r} in the store")
+        return report
+    report.game = str(meta.get("game", ""))
+    engine = engines.get(report.game)
+    if engine is None:
+        report.problems.append(f"game {game_id!r} is a {report.game!r}, which no registered engine plays")
+        return report
+    try:
+        await store.verify_chain(game_id)
+    except ChainBroken as exc:
+        report.problems.append(str(exc))
+    try:
+        envelopes = await store.read(game_id)
+    except StoreError as exc:
+        report.problems.append(f"events do not decode: {exc}")
+        return report
+
+    started = time.perf_counter()
+    projection = GameProjection.empty(game_id, engine)
+    try:
+        final = projection.apply_all(envelopes)
+    except ProjectionError as exc:
+        report.problems.append(f"fold failed: {exc}")
+        final = None
+    report.fold_seconds = time.perf_counter() - started
+    if final is None:
+        return report
+    report.version, report.status, report.summary = final.version, final.status.value, final.summary
+    if final.status.value != "open" and final.engine_events:
+        report.summary = final.summary or engine.summary(final.state)
+
+    seed = _seed(report, final, meta)
+    if seed is None:
+        return report
+    if hashlib.sha256(seed).hexdigest() != final.seed_commitment:
+        report.problems.append("sha256(seed) does not match game.created's seed_commitment")
+        return report
+    _rerun(report, engine, game_id, seed, envelopes)
+    return report
+
+
+def _seed(report: ReplayReport, final: GameProjection, meta: dict[str, Any]) -> bytes | None:
+    if final.seed is not None:
+        report.seed_source = "revealed"
+        try:
+            seed = bytes.fromhex(final.seed)
+        except ValueError:
+            report.problems.append(f"game.finished reveals a seed that is not hex: {final.seed!r}")
+            return None
+        if meta.get("seed") not in (None, final.seed):
+            report.problems.append("the revealed seed differs from the one the service kept")
+        return seed
+    if isinstance(meta.get("seed"), str):
+        report.seed_source = "meta"
+        return bytes.fromhex(meta["seed"])
+    return None
+
+
+def _rerun(report: ReplayReport, engine: Engine, game_id: str, seed: bytes, envelopes: list[Any]) -> None:
+    projection = GameProjection.empty(game_id, engine)
+    for batch in _batches(envelopes):
+        first = batch[0]
+        before = projection
+        projection = projection.apply_all(batch)
+        if first.type == CREATED:
+            continue
+        try:
+            expected = _expected_events(engine, game_id, seed, before, first)
+        except RuleError as exc:
+            report.problems.append(f"version {first.version}: decide refuses the recorded command: {exc.message}")
+            continue
+        if expected is None:
+            report.problems.append(f"version {first.version}: a batch without a recorded command")
+            continue
+        recorded = [(envelope.type, envelope.payload) for envelope in batch]
+        if _canonical(expected) != _canonical(recorded):
+            report.problems.append(
+                f"versions {first.version}-{batch[-1].version}: re-running the batch gives other events "
+                f"({[kind for kind, _ in expected]} vs {[kind for kind, _ in recorded]})"
+            )
+        report.batches_checked += 1
+
+
+def _expected_events(
+    engine: Engine, game_id: str, seed: bytes, before: GameProjection, first: Any
+) -> list[tuple[str, Any]] | None:
+    command = first.command
+    if command is None:
+        return None
+    rng = derive_rng(seed, game_id, before.version)
+    if command.get("type") == TAKE_SEAT and first.type == SEAT_TAKEN:
+        seat = first.payload.get("seat")
+        events = [(SEAT_TAKEN, {"seat": seat, "name": command["args"]["name"]})]
+        if before.free_seats == [seat]:
+            events += [(e.type, e.payload) for e in engine.setup(before.options, before.seats, rng)]
+        return events
+    decided: list[Event] = list(engine.decide(before.state, first.actor, command, rng))
+    events = [(e.type, e.payload) for e in decided]
+    after = fold(engine, decided, before.state)
+    if engine.is_terminal(after):
+        events.append((FINISHED, {"seed": seed.hex(), "summary": engine.summary(after)}))
+    return events

@@ -1,0 +1,142 @@
+"""The whole websocket flow on real apps: play to the end with ``legal``, spectators on another
+node, reconnect with ``since``, msgpack, duplicates, expected versions."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import aiohttp
+import msgpack
+
+from tests.service.conftest import command, expect_reply, hello, receive, receive_until, started_tiny
+from tests.service.players import Player, play_all
+
+
+def versions_of(frames):
+    return [event["version"] for frame in frames if frame["type"] == "update" for event in frame["events"]]
+
+
+async def test_two_seats_play_tiny_to_the_end_and_a_spectator_on_another_node_sees_it_all(make_client):
+    node_a, node_b = await make_client(), await make_client()
+    game_id, tokens = await started_tiny(node_a)
+    spectator, snapshot = await hello(node_b, game_id)
+    assert (snapshot["type"], snapshot["version"], snapshot["seat"]) == ("snapshot", 6, None)
+    players = []
+    for seat, token in enumerate(tokens):
+        ws, first = await hello(node_a, game_id, token)
+        assert (first["type"], first["seat"], first["status"]) == ("snapshot", seat, "active")
+        players.append(Player(ws, first, random.Random(seat), f"p{seat}"))
+    await play_all(players)
+
+    final, seen = await receive_until(spectator, lambda f: f["status"] == "finished")
+    assert versions_of(seen) == list(range(7, final["version"] + 1))  # every event, once, in order
+    finished = seen[-1]["events"][-1]
+    assert finished["type"] == "game.finished"
+    commitment = (await (await node_b.get(f"/games/{game_id}/events?from=1&limit=1")).json())["events"][0]
+    assert hashlib.sha256(bytes.fromhex(finished["payload"]["seed"])).hexdigest() == (
+        commitment["payload"]["seed_commitment"]
+    )
+    assert finished["payload"]["summary"]["status"] == "finished"
+    assert final["view"]["legal"] == []
+    body = await (await node_a.get(f"/games/{game_id}")).json()
+    assert (body["status"], body["version"]) == ("finished", final["version"])
+    lobby = (await (await node_b.get("/games?status=finished&limit=200")).json())["games"]
+    assert game_id in [entry["id"] for entry in lobby]
+    # Every ack names the version of its last event, and the seat saw its own update for it.
+    for player in players:
+        seat_versions = versions_of(player.frames)
+        for version in player.acked.values():
+            assert version in seat_versions
+
+
+async def test_a_command_on_node_a_reaches_a_spectator_on_node_b(make_client):
+    node_a, node_b = await make_client(), await make_client()
+    game_id, tokens = await started_tiny(node_a)
+    watcher, _ = await hello(node_b, game_id)
+    player, _ = await hello(node_a, game_id, tokens[0])
+    await command(player, "c1", {"type": "draw", "args": {}})
+    ack, _ = await expect_reply(player, "c1")
+    assert ack == {"type": "ack", "id": "c1", "version": 7, "duplicate": False}
+    update = await receive(watcher)
+    assert (update["type"], update["version"]) == ("update", 7)
+    assert update["events"] == [
+        {"version": 7, "type": "drew", "payload": {"seat": 0}, "actor": 0, "ts": update["events"][0]["ts"]}
+    ]
+    assert update["view"]["hand_sizes"] == [2, 1] and update["view"]["turn"] == 1
+
+
+async def test_reconnecting_with_since_delivers_what_was_missed_once(make_client):
+    node_a, node_b = await make_client(), await make_client()
+    game_id, tokens = await started_tiny(node_a)
+    watcher, first = await hello(node_b, game_id)
+    seen_before = first["version"]
+    await watcher.close()
+    p0, _ = await hello(node_a, game_id, tokens[0])
+    p1, _ = await hello(node_a, game_id, tokens[1])
+    await command(p0, "a", {"type": "draw", "args": {}})
+    await expect_reply(p0, "a")
+    await command(p1, "b", {"type": "draw", "args": {}})
+    await expect_reply(p1, "b")
+    watcher, catch_up = await hello(node_b, game_id, since=seen_before)
+    assert catch_up["type"] == "update"
+    assert [e["version"] for e in catch_up["events"]] == [7, 8]
+    assert catch_up["version"] == 8 and catch_up["view"]["pile_size"] == 4
+    await command(p0, "c", {"type": "draw", "args": {}})
+    await expect_reply(p0, "c")
+    live = await receive(watcher)
+    assert [e["version"] for e in live["events"]] == [9]  # nothing twice
+    # since == the present: an empty update, then live frames
+    again, up_to_date = await hello(node_b, game_id, since=9)
+    assert (up_to_date["type"], up_to_date["events"], up_to_date["version"]) == ("update", [], 9)
+
+
+async def test_a_resent_command_id_is_acked_again_with_the_earlier_version(client):
+    game_id, tokens = await started_tiny(client)
+    ws, _ = await hello(client, game_id, tokens[0])
+    await command(ws, "same", {"type": "draw", "args": {}})
+    first, _ = await expect_reply(ws, "same")
+    await command(ws, "same", {"type": "draw", "args": {}})
+    second, _ = await expect_reply(ws, "same")
+    assert first == {"type": "ack", "id": "same", "version": 7, "duplicate": False}
+    assert second == {"type": "ack", "id": "same", "version": 7, "duplicate": True}
+    assert (await (await client.get(f"/games/{game_id}")).json())["version"] == 7
+
+
+async def test_seats_cannot_collide_on_command_ids(client):
+    game_id, tokens = await started_tiny(client)
+    p0, _ = await hello(client, game_id, tokens[0])
+    p1, _ = await hello(client, game_id, tokens[1])
+    await command(p0, "1", {"type": "draw", "args": {}})
+    assert (await expect_reply(p0, "1"))[0]["version"] == 7
+    await command(p1, "1", {"type": "draw", "args": {}})
+    reply, _ = await expect_reply(p1, "1")
+    assert reply == {"type": "ack", "id": "1", "version": 8, "duplicate": False}
+
+
+async def test_expected_version_guards_a_command(client):
+    game_id, tokens = await started_tiny(client)
+    ws, _ = await hello(client, game_id, tokens[0])
+    await command(ws, "stale", {"type": "draw", "args": {}}, expected_version=5)
+    error, _ = await expect_reply(ws, "stale")
+    assert (error["type"], error["code"]) == ("error", "conflict")
+    await command(ws, "fresh", {"type": "draw", "args": {}}, expected_version=6)
+    ack, _ = await expect_reply(ws, "fresh")
+    assert (ack["type"], ack["version"]) == ("ack", 7)
+
+
+async def test_msgpack_subprotocol_carries_the_same_frames_binary(client):
+    game_id, tokens = await started_tiny(client)
+    ws = await client.ws_connect(f"/games/{game_id}/ws", protocols=("donjon.msgpack",))
+    assert ws.protocol == "donjon.msgpack"
+    await ws.send_bytes(msgpack.packb({"type": "hello", "token": tokens[0]}))
+    message = await ws.receive()
+    assert message.type == aiohttp.WSMsgType.BINARY
+    snapshot = msgpack.unpackb(message.data)
+    assert (snapshot["type"], snapshot["seat"], snapshot["version"]) == ("snapshot", 0, 6)
+    await ws.send_bytes(msgpack.packb({"type": "command", "id": "m1", "command": {"type": "draw", "args": {}}}))
+    ack, frames = await expect_reply(ws, "m1")
+    assert ack["version"] == 7
+    await ws.send_str('{"type": "hello"}')
+    error, _ = await receive_until(ws, lambda f: f["type"] == "error")
+    assert error["code"] == "bad_json"
