@@ -28,7 +28,14 @@ Command = dict[str, Any]
 
 
 def random_bot(engine: "CastleEngine", state: CastleState, seat: int, rng: random.Random) -> Command:
-    """A uniformly random legal command."""
+    """A uniformly random legal command.
+
+    For a tile it picks among the board's placements directly instead of building all the
+    command objects first: the same choice, which ``legal_moves`` would list in the same order.
+    """
+    if state.phase is Phase.PLACE_TILE and seat == state.active and state.tile is not None:
+        x, y, rotation = rng.choice(state.board.legal_placements(engine.dataset.tile(state.tile)))  # type: ignore[union-attr]
+        return {"type": "place_tile", "args": {"x": x, "y": y, "rotation": rotation}}
     return rng.choice(engine.legal_moves(state, seat))
 
 

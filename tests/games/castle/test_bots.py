@@ -1,0 +1,42 @@
+"""The bots play only what ``legal`` lists."""
+
+from __future__ import annotations
+
+import random
+
+from games.base import fold
+from games.castle import ENGINE
+from games.castle.bots import greedy_bot, random_bot
+
+
+def test_random_bot_tile_choice_is_the_one_legal_moves_would_give():
+    rng = random.Random(5)
+    state = fold(ENGINE, ENGINE.setup({}, 2, rng))
+    legal = ENGINE.legal_moves(state, 0)
+    assert random_bot(ENGINE, state, 0, random.Random(9)) == random.Random(9).choice(legal)
+
+
+def test_bots_only_play_legal_commands():
+    for bot in (random_bot, greedy_bot):
+        rng = random.Random(11)
+        state = fold(ENGINE, ENGINE.setup({"falcon": True}, 2, rng))
+        while not ENGINE.is_terminal(state):
+            cmd = bot(ENGINE, state, state.active, rng)
+            assert cmd in ENGINE.legal_moves(state, state.active)
+            for event in ENGINE.decide(state, state.active, cmd, rng):
+                state = ENGINE.evolve(state, event)
+
+
+def test_greedy_bot_beats_random_bot_most_of_the_time():
+    wins = 0
+    for seed in range(12):
+        rng = random.Random(seed)
+        bots = (greedy_bot, random_bot) if seed % 2 else (random_bot, greedy_bot)
+        greedy_seat = 0 if seed % 2 else 1
+        state = fold(ENGINE, ENGINE.setup({}, 2, rng))
+        while not ENGINE.is_terminal(state):
+            seat = state.active
+            for event in ENGINE.decide(state, seat, bots[seat](ENGINE, state, seat, rng), rng):
+                state = ENGINE.evolve(state, event)
+        wins += state.winners == (greedy_seat,)
+    assert wins >= 9
