@@ -757,15 +757,3 @@ def dataset_from_json(text: str) -> Dataset:
         raise DatasetError([Issue("dataset", "", f"is not valid JSON: {exc}")]) from exc
     return parse_dataset(data)
 
-
-if __name__ == "__main__":  # pragma: no cover - an operator's check, never used by the engine
-    import sys
-
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m games.castle.data DATASET.json")
-    with open(sys.argv[1], encoding="utf-8") as handle:
-        try:
-            loaded = dataset_from_json(handle.read())
-        except DatasetError as error:
-            sys.exit(str(error))
-    print(f"{loaded.name}: valid ({sum(loaded.counts.values())} tiles, provisional: {', '.join(dict(loaded.provisional)) or 'nothing'})")
