@@ -21,7 +21,18 @@ from games.castle_panic.data import ARC_COLOUR, CARD_KIND, CLOCKWISE, TOKEN_KIND
 from games.castle_panic.rules import legal_moves
 from games.castle_panic.state import Monster, State
 
-__all__ = ["Bot", "RandomBot", "HeuristicBot", "RANDOM", "HEURISTIC", "BOTS", "threat"]
+__all__ = [
+    "Bot",
+    "RandomBot",
+    "HeuristicBot",
+    "RANDOM",
+    "HEURISTIC",
+    "BOTS",
+    "choose",
+    "random_choose",
+    "heuristic_choose",
+    "threat",
+]
 
 Command = dict[str, Any]
 
@@ -220,3 +231,18 @@ class HeuristicBot:
 RANDOM = RandomBot()
 HEURISTIC = HeuristicBot()
 BOTS: dict[str, Bot] = {"random": RANDOM, "heuristic": HEURISTIC}
+
+
+def random_choose(state: State, seat: int, rng: random.Random) -> Command:
+    """A uniformly random legal command for ``seat``."""
+    return RANDOM.choose(state, seat, rng)
+
+
+def heuristic_choose(state: State, seat: int, rng: random.Random) -> Command:
+    """The heuristic bot's command for ``seat``."""
+    return HEURISTIC.choose(state, seat, rng)
+
+
+def choose(state: State, seat: int, rng: random.Random) -> Command:
+    """The default bot: heuristic."""
+    return HEURISTIC.choose(state, seat, rng)
