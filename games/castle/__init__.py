@@ -7,7 +7,7 @@ serve a corrected dataset without touching code: the service reads the file name
 validation is refused with one error listing every problem).
 
 >>> ENGINE.name, ENGINE.min_seats, ENGINE.max_seats, sorted(ENGINE.options)
-('castle', 2, 2, ['falcon', 'halt_at_gates', 'ties'])
+('castle', 2, 2, ['falcon', 'halt_at_gates', 'ties', 'tile_order'])
 """
 
 from __future__ import annotations
