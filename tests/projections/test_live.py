@@ -1,0 +1,91 @@
+"""Live fan-out: one encode per visibility class and codec, the same bytes to every socket."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from hypothesis import given, settings, strategies as st
+
+from projections.game import GameProjection
+from projections.live import LiveGame, snapshot_frame
+from tests.projections.helpers import opening, random_game
+from tests.tinygame import TINY
+
+
+class Codec:
+    def __init__(self, name):
+        self.name = name
+        self.calls = 0
+
+    def encode(self, frame):
+        self.calls += 1
+        return json.dumps(frame, sort_keys=True) + ("" if self.name == "json" else " ")
+
+
+class Socket:
+    def __init__(self, viewer, codec):
+        self.viewer = viewer
+        self.codec = codec
+        self.received = []
+
+    def deliver(self, data):
+        self.received.append(data)
+
+
+def test_each_class_is_encoded_once_however_many_sockets_watch():
+    envs = opening()
+    live = LiveGame(GameProjection.fold("g1", TINY, envs[:3]))
+    json_codec, msgpack_codec = Codec("json"), Codec("msgpack")
+    spectators = [Socket(None, json_codec) for _ in range(100)] + [Socket(None, msgpack_codec) for _ in range(5)]
+    seats = [Socket(0, json_codec), Socket(0, json_codec), Socket(1, json_codec)]
+    for sock in spectators + seats:
+        live.add(sock)
+    delivered = live.publish(envs)
+    assert delivered == 108
+    assert live.encodes == 4  # spectators x 2 codecs, seat 0, seat 1
+    assert live.version == 6
+    assert len({id(s.received[0]) for s in spectators[:100]}) == 1  # the very same object
+    frame = json.loads(seats[0].received[0])
+    assert (frame["type"], frame["version"], [e["version"] for e in frame["events"]]) == ("update", 6, [4, 5, 6])
+    assert frame["view"]["legal"] == [{"type": "draw", "args": {}}] + [
+        {"type": "play", "args": {"card": card}} for card in frame["view"]["hand"]
+    ]
+
+
+def test_publish_ignores_what_was_already_pushed_and_discard_stops_delivery():
+    envs = opening()
+    live = LiveGame(GameProjection.fold("g1", TINY, envs))
+    sock = Socket(None, Codec("json"))
+    live.add(sock)
+    assert live.publish(envs) == 0
+    live.discard(sock)
+    assert len(live) == 0
+
+
+def test_snapshot_frame_shape():
+    projection = GameProjection.fold("g1", TINY, opening())
+    frame = snapshot_frame(projection, 1)
+    assert set(frame) == {"type", "game", "version", "status", "seat", "seats", "view"}
+    assert (frame["type"], frame["seat"], frame["status"], frame["version"]) == ("snapshot", 1, "active", 6)
+
+
+@settings(deadline=None, max_examples=25)
+@given(st.integers(min_value=0, max_value=10_000), st.integers(min_value=1, max_value=4))
+def test_pushing_a_game_in_any_chunks_gives_each_viewer_every_visible_event_once(seed, chunk):
+    envs = random_game(random.Random(seed))
+    live = LiveGame(GameProjection.fold("g1", TINY, envs[:1]))
+    sockets = {viewer: Socket(viewer, Codec("json")) for viewer in (None, 0, 1)}
+    for sock in sockets.values():
+        live.add(sock)
+    for start in range(1, len(envs), chunk):
+        live.publish(envs[start : start + chunk])
+    for viewer, sock in sockets.items():
+        frames = [json.loads(data) for data in sock.received]
+        versions = [e["version"] for f in frames for e in f["events"]]
+        assert versions == list(range(2, len(envs) + 1))
+        assert frames[-1]["status"] == "finished"
+        for frame in frames:
+            for event in frame["events"]:
+                if event["type"] in ("dealt", "drew") and event["payload"]["seat"] != viewer:
+                    assert "card" not in event["payload"]

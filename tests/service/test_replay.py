@@ -1,0 +1,97 @@
+"""``donjon replay``: a clean game checks, a forged one does not (exit code 1)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from events.envelope import NewEvent
+from service.cli import main
+from service.keys import STORE
+from service.replay import replay_game
+from tests.service.conftest import ENGINES, hello, started_tiny
+from tests.service.players import Player, play_all
+
+
+async def finished_game(client, seed=7):
+    game_id, tokens = await started_tiny(client)
+    players = []
+    for seat, token in enumerate(tokens):
+        ws, first = await hello(client, game_id, token)
+        players.append(Player(ws, first, random.Random(seed + seat), f"p{seat}"))
+    await play_all(players)
+    return game_id, sum(p.sent for p in players)
+
+
+async def test_replay_of_a_finished_game_re_runs_every_batch_with_the_revealed_seed(client):
+    game_id, commands = await finished_game(client)
+    report = await replay_game(client.app[STORE], game_id, ENGINES)
+    assert report.problems == []
+    assert report.seed_source == "revealed"
+    assert report.status == "finished"
+    assert report.batches_checked == 2 + commands  # two seat batches, then one per command
+    assert report.summary["status"] == "finished"
+    assert report.version == (await client.app[STORE].version(game_id))
+
+
+async def test_replay_of_a_running_game_uses_the_kept_seed(client):
+    game_id, _ = await started_tiny(client)
+    report = await replay_game(client.app[STORE], game_id, ENGINES)
+    assert (report.ok, report.seed_source, report.status, report.batches_checked) == (True, "meta", "active", 2)
+
+
+async def test_a_forged_random_outcome_is_a_mismatch(client):
+    game_id, tokens = await started_tiny(client)
+    store = client.app[STORE]
+    envelopes = await store.read(game_id)
+    pile = [1, 1, 2, 2, 3, 3, 4, 4]
+    for e in envelopes:
+        if e.type == "dealt":
+            pile.remove(e.payload["card"])
+    report = None
+    for card in sorted(set(pile)):  # one of these is not what the seed draws
+        version = await store.version(game_id)
+        await store.append(
+            game_id,
+            [NewEvent("drew", {"seat": 0, "card": card})],
+            expected_version=version,
+            command_id=f"0:forged-{card}",
+            actor=0,
+            command={"type": "draw", "args": {}},
+            ts=1,
+        )
+        report = await replay_game(store, game_id, ENGINES)
+        if not report.ok:
+            break
+    assert report is not None and not report.ok
+    assert "re-running the batch gives other events" in report.problems[0]
+
+
+async def test_a_revealed_seed_that_breaks_the_commitment_is_a_mismatch(client):
+    game_id, _ = await started_tiny(client)
+    store = client.app[STORE]
+    await store.append(
+        game_id,
+        [NewEvent("game.finished", {"seed": "00" * 32, "summary": {}})],
+        expected_version=await store.version(game_id),
+        command_id=None,
+        actor=None,
+        ts=1,
+    )
+    report = await replay_game(store, game_id, ENGINES)
+    assert report.problems[0] in (
+        "the revealed seed differs from the one the service kept",
+        "sha256(seed) does not match game.created's seed_commitment",
+    )
+
+
+async def test_the_replay_command_exits_0_when_it_checks_and_1_otherwise(client, embedded_redis_url, monkeypatch, capsys):
+    game_id, _ = await finished_game(client, seed=11)
+    monkeypatch.setenv("DONJON_REDIS_URL", embedded_redis_url)
+    assert await asyncio.to_thread(main, ["replay", game_id], ENGINES) == 0
+    printed = capsys.readouterr().out
+    assert f"game      {game_id} (tiny)" in printed and "OK:" in printed
+    assert await asyncio.to_thread(main, ["replay", "0000000000000000"], ENGINES) == 1
+    assert "MISMATCH  no game '0000000000000000' in the store" in capsys.readouterr().out
+    assert await asyncio.to_thread(main, ["replay", game_id, "--json"], ENGINES) == 0
+    assert '"ok": true' in capsys.readouterr().out

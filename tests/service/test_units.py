@@ -1,0 +1,149 @@
+"""Unit tests of the service's small parts: settings, wire frames, metrics text, logs, errors."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import msgpack
+import pytest
+
+from games.base import IllegalMove, RuleError
+from service.errors import ErrorCode, ServiceError, from_rule_error
+from service.logs import configure_logging
+from service.metrics import Counter, Histogram, Metrics
+from service.settings import Secret, Settings, SettingsError
+from service.wire import JSON, MSGPACK, CommandFrame, Hello, parse_frame
+
+
+# --- settings ----------------------------------------------------------------------------------
+
+
+def test_settings_defaults_are_the_embedded_laptop_setup():
+    settings = Settings.from_env({})
+    assert settings.embedded and settings.redis_url is None
+    assert (settings.host, settings.port, settings.data_dir, settings.fsync) == (
+        "127.0.0.1", 8080, Path("donjon-data"), "always"
+    )
+
+
+def test_settings_cast_the_environment_and_flags_win():
+    env = {"DONJON_PORT": "9000", "DONJON_WS_RATE": "2.5", "DONJON_REDIS_URL": "redis://h:1/0", "DONJON_FSYNC": "EVERYSEC"}
+    settings = Settings.from_env(env, port=9100)
+    assert (settings.port, settings.ws_rate, settings.fsync) == (9100, 2.5, "everysec")
+    assert settings.redis_url.reveal() == "redis://h:1/0" and not settings.embedded
+
+
+@pytest.mark.parametrize(
+    "env, key",
+    [({"DONJON_PORT": "eighty"}, "DONJON_PORT"), ({"DONJON_FSYNC": "never"}, "DONJON_FSYNC"),
+     ({"DONJON_WS_RATE": "0"}, "DONJON_WS_RATE"), ({"DONJON_PORT": "70000"}, "DONJON_PORT")],
+)
+def test_a_bad_setting_names_its_variable(env, key):
+    with pytest.raises(SettingsError, match=key):
+        Settings.from_env(env)
+
+
+def test_secrets_do_not_show_in_reprs():
+    settings = Settings(redis_url=Secret("redis://:hunter2@h/0"))
+    assert "hunter2" not in repr(settings) and "hunter2" not in str(settings.redis_url)
+    assert settings.redis_url.reveal() == "redis://:hunter2@h/0"
+
+
+# --- wire --------------------------------------------------------------------------------------
+
+
+def test_frames_parse_into_typed_messages():
+    assert parse_frame({"type": "hello"}) == Hello(token=None, since=None)
+    assert parse_frame({"type": "hello", "token": "t", "since": 4}) == Hello(token="t", since=4)
+    assert parse_frame({"type": "command", "id": "c", "command": {"type": "pass"}}) == CommandFrame(
+        id="c", command={"type": "pass", "args": {}}, expected_version=None
+    )
+    assert parse_frame(
+        {"type": "command", "id": "c", "command": {"type": "play", "args": {"card": 2}}, "expected_version": 7}
+    ).expected_version == 7
+
+
+@pytest.mark.parametrize(
+    "frame, code",
+    [
+        ({"type": "hello", "since": True}, "bad_frame"),
+        ({"type": "hello", "token": ["x"]}, "bad_frame"),
+        ({"type": "command", "id": "x" * 129, "command": {"type": "pass"}}, "bad_frame"),
+        ({"type": "command", "id": "c", "command": {"type": "pass", "extra": 1}}, "bad_frame"),
+        ({"type": "command", "id": "c", "command": {"type": ""}}, "bad_frame"),
+        ({"type": "ping"}, "unknown_frame"),
+        ([], "bad_frame"),
+    ],
+)
+def test_bad_frames_have_stable_codes(frame, code):
+    with pytest.raises(ServiceError) as info:
+        parse_frame(frame)
+    assert info.value.code == code
+
+
+def test_codecs_round_trip_and_refuse_garbage():
+    frame = {"type": "ack", "id": "c", "version": 3, "duplicate": False}
+    assert json.loads(JSON.encode(frame)) == frame
+    assert msgpack.unpackb(MSGPACK.encode(frame)) == frame
+    for codec, garbage in ((JSON, "{"), (MSGPACK, b"\xc1"), (MSGPACK, "text")):
+        with pytest.raises(ServiceError) as info:
+            codec.decode(garbage)
+        assert info.value.code == "bad_json"
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+def test_rule_errors_keep_their_codes():
+    assert from_rule_error(IllegalMove("no")).as_dict() == {"code": "illegal_move", "message": "no"}
+    custom = from_rule_error(RuleError("the dragon sleeps", code="dragon_asleep"))
+    assert (custom.code, custom.http_status) == ("dragon_asleep", 422)
+    assert ErrorCode.RATE_LIMITED.http_status == 429 and ErrorCode.BAD_JSON.http_status == 400
+
+
+# --- metrics -----------------------------------------------------------------------------------
+
+
+def test_metrics_render_the_prometheus_text_format():
+    counter = Counter("x_total", "Things.", ("kind",))
+    counter.inc(kind='a"b')
+    counter.inc(2, kind="c")
+    assert counter.render() == [
+        "# HELP x_total Things.", "# TYPE x_total counter", 'x_total{kind="a\\"b"} 1', 'x_total{kind="c"} 2'
+    ]
+    histogram = Histogram("h_seconds", "Latency.", buckets=(0.1, 1.0))
+    histogram.observe(0.05)
+    histogram.observe(0.5)
+    histogram.observe(5)
+    assert histogram.render()[2:] == [
+        'h_seconds_bucket{le="0.1"} 1', 'h_seconds_bucket{le="1"} 2', 'h_seconds_bucket{le="+Inf"} 3',
+        "h_seconds_sum 5.55", "h_seconds_count 3",
+    ]
+    with pytest.raises(ValueError):
+        counter.inc(wrong="label")
+    assert Metrics().render().count("# TYPE") == 14
+
+
+# --- logs --------------------------------------------------------------------------------------
+
+
+def test_json_logs_are_one_object_per_line_with_the_bound_fields():
+    import structlog
+
+    saved = structlog.get_config()
+    stream = io.StringIO()
+    try:
+        configure_logging("json", "info", stream=stream)
+        structlog.get_logger().bind(game_id="g1").info("command.accepted", version=7, command_id="0:c", latency_ms=1.5)
+        structlog.get_logger().debug("hidden")
+    finally:
+        structlog.configure(**saved)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1
+    line = json.loads(lines[0])
+    assert {k: line[k] for k in ("event", "game_id", "version", "command_id", "latency_ms", "level")} == {
+        "event": "command.accepted", "game_id": "g1", "version": 7, "command_id": "0:c", "latency_ms": 1.5,
+        "level": "info",
+    }
