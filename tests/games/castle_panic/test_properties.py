@@ -99,7 +99,9 @@ def assert_views_keep_secrets(state: State, events: list) -> None:
     assert state.config is not None
     for viewer in [SPECTATOR, *range(state.config.seats)]:
         secret = secrets(state, viewer)
-        shown = set(_strings(ENGINE.view(state, viewer)))
+        view = ENGINE.view(state, viewer)
+        assert json.loads(json.dumps(view)) == view
+        shown = set(_strings(view))
         assert not (shown & secret), (viewer, shown & secret)
         # events: nothing still in the pile, and nothing that went (in this or an earlier event
         # of the batch) into a hand the viewer may not see; a card shown before it is drawn
