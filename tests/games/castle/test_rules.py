@@ -413,3 +413,16 @@ def test_options_are_normalized_and_checked():
         ENGINE.normalize_options({"tile_order": ["F01"]}, 2)
     with pytest.raises(BadOptions, match="uses 'B22' 2 times; the game has 1"):
         ENGINE.normalize_options({"tile_order": ["B22", "B22"]}, 2)
+
+
+def test_opponent_landing_on_a_tower_in_my_turn_takes_it_for_its_next_turn():
+    game = Game(["B06", "B06", "B13", "B01"], seed=3)
+    set_score(game, 1, 9)
+    game.turn(9, 2, 0)                # seat 0: from S3, turning north
+    game.turn(9, 1, 180, at="S")      # seat 1: herald, the path turns west
+    events = game.turn(8, 1, 90)      # seat 0 closes seat 1's path: 4 tiles, 9 -> 13
+    taken = game.of("wall_tile_taken", events)
+    assert [(t["seat"], t["tower"]) for t in taken] == [(1, 1)]
+    assert game.state.seats[1].wall_tiles[0].taken_turn == 3
+    assert game.state.active == 1 and game.state.turn == 4
+    assert ENGINE.usable_wall_tiles(game.state, 1) == [taken[0]["tile"]]
