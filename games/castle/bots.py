@@ -117,7 +117,7 @@ def _lands_on_tower(engine: "CastleEngine", state: CastleState, seat: int, move:
     if move["type"] != "score":
         return 0
     placed = engine.placed(state)
-    feature = engine._feature(state, placed, move["args"]["feature"])
+    feature = engine.feature_named(state, placed, move["args"]["feature"])
     marker = state.seats[seat].marker
     step = engine.wall(state).advance(marker, _points(feature))
     return 1 if step.tower is not None and state.towers[step.tower] else 0

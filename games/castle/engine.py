@@ -169,7 +169,7 @@ class CastleEngine:
             ),
             "provisional_parts": provisional,
             "labels": {k: dict(v) for k, v in LABELS.items()},
-            "wall_tiles": [self._wall_tile_info(k.name) for k in self.dataset.wall_tiles],
+            "wall_tiles": [self.wall_tile_info(k.name) for k in self.dataset.wall_tiles],
             "commands": ["place_tile", "place_follower", "pass", "score", "use_wall_tile", "end_turn"],
         }
 
@@ -362,7 +362,7 @@ class CastleEngine:
         placed = self.placed(state)
         own, other = [], []
         for at in state.pending:
-            winners = self.scorers(state, self._feature(state, placed, at))
+            winners = self.scorers(state, self.feature_named(state, placed, at))
             if not winners:
                 return [at]
             (own if state.active in winners else other).append(at)
@@ -381,7 +381,7 @@ class CastleEngine:
         for at in self.scoring_choices(state):
             if at in state.doubled:
                 continue
-            feature = self._feature(state, placed, at)
+            feature = self.feature_named(state, placed, at)
             if seat not in self.scorers(state, feature):
                 continue
             if any(f.owner == seat and f.kind == "prince" for f in feature.followers):
@@ -404,7 +404,7 @@ class CastleEngine:
                 out.append(held.kind)
         return out
 
-    def _feature(self, state: CastleState, placed: Placed, at: str) -> Feature:
+    def feature_named(self, state: CastleState, placed: Placed, at: str) -> Feature:
         feature = feature_at(state.board, placed, at)  # type: ignore[arg-type]
         assert feature is not None
         return feature
@@ -412,7 +412,7 @@ class CastleEngine:
     def _tile_set(self, falcon: bool):
         return self.dataset.tiles + (self.dataset.falcon_tiles if falcon else ())
 
-    def _wall_tile_info(self, kind: str) -> dict[str, Any]:
+    def wall_tile_info(self, kind: str) -> dict[str, Any]:
         k = self._kinds[kind]
         info: dict[str, Any] = {"tile": k.name, "effect": k.effect.value, "original": k.original, "polish": k.polish}
         if k.feature is not None:
@@ -526,7 +526,7 @@ class CastleEngine:
         if seg is not None:
             fid = state.board.feature_of(placed.x, placed.y, seg).id  # type: ignore[union-attr]
             for name in state.pending:
-                if self._feature(state, placed, name).id == fid:
+                if self.feature_named(state, placed, name).id == fid:
                     return name
         raise IllegalMove(f"{command}: {at!r} is not a feature completed this turn and waiting to be scored (waiting: {', '.join(state.pending) or 'none'})")
 
@@ -587,7 +587,7 @@ class CastleEngine:
     def _score_feature(self, em: _Emit, at: str) -> None:
         state = em.state
         placed = self.placed(state)
-        feature = self._feature(state, placed, at)
+        feature = self.feature_named(state, placed, at)
         winners = self.scorers(state, feature)
         base = feature_points(feature.kind, tiles=feature.tile_count, fountains=feature.count("fountain"))
         points, doubled, aeries = [0, 0], [None, None], [0, 0]
@@ -643,7 +643,7 @@ class CastleEngine:
         if final or step.tower is None or not em.state.towers[step.tower]:
             return
         kind = self._draw(em.rng, em.state.wall_pool)
-        info = self._wall_tile_info(kind)
+        info = self.wall_tile_info(kind)
         em("wall_tile_taken", seat=seat, tower=step.tower, spaces=list(self.dataset.track.towers[step.tower].spaces), **info)
 
     def _take_aeries(self, em: _Emit, seat: int, count: int) -> None:
@@ -663,7 +663,7 @@ class CastleEngine:
         placed = self.placed(state)
         back = []
         for at in state.completed:
-            feature = self._feature(state, placed, at)
+            feature = self.feature_named(state, placed, at)
             for f in feature.followers:
                 owner_tile = state.board.cells[(f.x, f.y)]  # type: ignore[union-attr]
                 back.append([f.owner, f.x, f.y, segment_name(owner_tile, f.segment), f.kind])

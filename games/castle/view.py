@@ -57,7 +57,7 @@ def build_view(engine: "CastleEngine", state: CastleState, viewer: Viewer) -> di
             "at_gate": None if s.marker.gate is None else [s.marker.gate, (s.marker.gate + 1) % wall.length],
             "supply": {"normal": s.followers, "prince": s.prince, "falconer": s.falconer} if falcon else {"normal": s.followers},
             "wall_tiles": [
-                {**engine._wall_tile_info(h.kind), "taken_turn": h.taken_turn,
+                {**engine.wall_tile_info(h.kind), "taken_turn": h.taken_turn,
                  "usable_now": h.kind in usable and h.taken_turn < state.turn}
                 for h in s.wall_tiles
             ],
@@ -69,7 +69,7 @@ def build_view(engine: "CastleEngine", state: CastleState, viewer: Viewer) -> di
         placed = engine.placed(state)
         choices = engine.scoring_choices(state)
         for at in state.pending:
-            feature = engine._feature(state, placed, at)
+            feature = engine.feature_named(state, placed, at)
             pending.append({"feature": at, "kind": feature.kind, "tiles": feature.tile_count,
                             "scorers": list(engine.scorers(state, feature)), "next": at in choices,
                             "doubled": at in state.doubled})
