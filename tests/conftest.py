@@ -42,20 +42,40 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+class _ErrorRecords(logging.Handler):
+    """Collects the ERROR (and worse) records logged anywhere while a test runs."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+_ERROR_RECORDS = pytest.StashKey[list[logging.LogRecord]]()
+
+
 @pytest.fixture(autouse=True)
-def _fail_on_error_logs(request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture) -> Iterator[None]:
-    yield
-    if request.node.get_closest_marker("allow_error_logs"):
-        return
-    errors = [
-        record
-        for phase in ("setup", "call")
-        for record in caplog.get_records(phase)
-        if record.levelno >= logging.ERROR
-    ]
-    if errors:
+def _collect_error_logs(request: pytest.FixtureRequest) -> Iterator[None]:
+    handler = _ErrorRecords()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    request.node.stash[_ERROR_RECORDS] = handler.records
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    result = yield  # a test that failed already keeps its own failure
+    errors = item.stash.get(_ERROR_RECORDS, [])
+    if errors and not item.get_closest_marker("allow_error_logs"):
         lines = "\n".join(f"{r.levelname} {r.name}: {r.getMessage()}" for r in errors)
         pytest.fail(f"ERROR logs during the test (mark it allow_error_logs if expected):\n{lines}")
+    return result
 
 
 @pytest.fixture(scope="session")

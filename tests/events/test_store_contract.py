@@ -245,7 +245,7 @@ async def test_subscription_replays_history_then_follows_without_skips_or_repeat
 
     total = 5 + sum(1 + i % 3 for i in range(40))
     subscribers = [asyncio.create_task(collect(store, game, start, total)) for start in (1, 3, 6)]
-    await asyncio.gather(writer(), *subscribers)
+    await asyncio.wait_for(asyncio.gather(writer(), *subscribers), 20)
     assert [s.result() for s in subscribers] == [list(range(start, total + 1)) for start in (1, 3, 6)]
 
 
@@ -261,10 +261,10 @@ async def test_subscription_from_a_future_version_waits_for_it(store, new_game_i
 async def test_subscription_yields_full_envelopes(store, new_game_id) -> None:
     game = new_game_id()
     await append(store, game, [ev("a", k=1)], 0, command_id="x", actor=2)
-    async for envelope in store.subscribe(game):
-        assert envelope == (await store.read(game))[0]
-        assert (envelope.command_id, envelope.actor, envelope.payload) == ("x", 2, {"k": 1})
-        break
+    async with asyncio.timeout(10):
+        envelope = await anext(store.subscribe(game))
+    assert envelope == (await store.read(game))[0]
+    assert (envelope.version, envelope.command_id, envelope.actor, envelope.payload) == (1, "x", 2, {"k": 1})
 
 
 async def test_read_many_returns_only_games_with_events_after_each_position(store, new_game_id) -> None:
