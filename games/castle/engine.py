@@ -36,11 +36,11 @@ from games.base import (
     Viewer,
 )
 from games.castle.board import CastleRules, feature_at, find_segment, initial_board, segment_name
-from games.castle.data import Dataset, Kind, WallEffect, WallTileKind
+from games.castle.data import Dataset, WallEffect, WallTileKind
 from games.castle.scoring import MARKET_POINTS, controllers, feature_points, largest_empty_area
 from games.castle.state import CastleState, HeldWallTile, Keep, Options, Phase, SeatState, with_seat
 from games.castle.track import Marker, Wall
-from games.tileboard import PORT_NAMES, ROTATIONS, Board, Feature, Follower, Placed
+from games.tileboard import ROTATIONS, Board, Feature, Follower, Placed
 
 __all__ = ["CastleEngine", "ROLES", "LABELS", "FOLLOWER_KINDS"]
 
