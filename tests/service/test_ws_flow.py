@@ -28,6 +28,7 @@ async def test_two_seats_play_tiny_to_the_end_and_a_spectator_on_another_node_se
         assert (first["type"], first["seat"], first["status"]) == ("snapshot", seat, "active")
         players.append(Player(ws, first, random.Random(seat), f"p{seat}"))
     await play_all(players)
+    assert [p.refused for p in players] == [[], []]  # strictly alternating: nothing is ever stale
 
     final, seen = await receive_until(spectator, lambda f: f["status"] == "finished")
     assert versions_of(seen) == list(range(7, final["version"] + 1))  # every event, once, in order

@@ -1,0 +1,91 @@
+"""End to end with every real game the registry serves (games.default_engines()): scripted
+clients play one game per engine to its end over the websocket using only ``legal`` (uniform
+choice, seeded), a spectator watches from a second node, and every frame a viewer receives
+holds exactly what the engine's ``redact``/``view`` allow that viewer and nothing else (no seed
+before the end, no commands, no hashes). Games are picked up as they land in games/."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import games
+from games.base import Event
+from projections.game import GameProjection
+from service.keys import STORE
+from tests.service.conftest import hello, receive_until
+from tests.service.players import Player, play_all
+
+ENGINES = games.default_engines()
+FAST = {"ws_rate": 10_000, "ws_burst": 10_000}
+
+
+def plain(value):
+    return json.loads(json.dumps(value))
+
+
+def expected_events(engine, envelopes, viewer):
+    out = []
+    for envelope in envelopes:
+        if "." in envelope.type:
+            continue
+        redacted = engine.redact(Event(envelope.type, envelope.payload), viewer)
+        if redacted is not None:
+            out.append((envelope.version, redacted.type, plain(redacted.payload)))
+    return out
+
+
+def received_engine_events(frames):
+    return [
+        (event["version"], event["type"], event["payload"])
+        for frame in frames
+        for event in frame.get("events", [])
+        if "." not in event["type"]
+    ]
+
+
+@pytest.mark.skipif(not ENGINES, reason="no real game is registered yet")
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("name", sorted(ENGINES))
+async def test_a_real_game_plays_to_its_end_with_legal_only_and_spectators_see_no_secret(make_client, name):
+    engine = ENGINES[name]
+    node_a = await make_client(engines=ENGINES, **FAST)
+    node_b = await make_client(engines=ENGINES, **FAST)
+    seats = min(max(2, engine.min_seats), engine.max_seats)
+    created = await node_a.post("/games", json={"game": name, "seats": seats, "options": {}})
+    assert created.status == 201, await created.text()
+    game_id = (await created.json())["id"]
+    tokens = []
+    for seat in range(seats):
+        response = await node_a.post(f"/games/{game_id}/seats", json={"name": f"bot{seat}"})
+        tokens.append((await response.json())["token"])
+    spectator, snapshot = await hello(node_b, game_id)
+    players = []
+    for seat, token in enumerate(tokens):
+        ws, first = await hello(node_a, game_id, token)
+        players.append(Player(ws, first, random.Random(1000 + seat), f"{name}{seat}"))
+    await play_all(players, max_commands=3000, timeout=10)
+
+    final, spectator_frames = await receive_until(spectator, lambda f: f["status"] == "finished", timeout=30)
+    store = node_a.app[STORE]
+    envelopes = await store.read(game_id)
+    seed_hex = (await store.get_meta(game_id))["seed"]
+    projection = GameProjection.fold(game_id, engine, envelopes)
+    assert projection.status.value == "finished" and engine.is_terminal(projection.state)
+
+    frames_by_viewer = {None: [snapshot, *spectator_frames]}
+    for seat, player in enumerate(players):
+        frames_by_viewer[seat] = player.frames
+    for viewer, frames in frames_by_viewer.items():
+        first_version = frames[0]["version"]
+        expected = [e for e in expected_events(engine, envelopes, viewer) if e[0] > first_version]
+        assert received_engine_events(frames) == expected, f"viewer {viewer} got other events than redact allows"
+        for frame in frames:
+            if not any(e["type"] == "game.finished" for e in frame.get("events", [])):
+                assert seed_hex not in json.dumps(frame), f"the seed reached viewer {viewer} before the end"
+            for event in frame.get("events", []):
+                assert set(event) == {"version", "type", "payload", "actor", "ts"}
+    assert final["view"] == plain(dict(engine.view(projection.state, None), legal=[]))
+    assert players[0].frames[-1]["view"] == plain(dict(engine.view(projection.state, 0), legal=[]))
