@@ -187,13 +187,17 @@ def _card_scavenged(s: State, p: Payload) -> State:
 
 def _monster_damaged(s: State, p: Payload) -> State:
     target, hp = p["monster"], p["hp"]
-    monsters = tuple(_replace(m, hp=hp) if m.id == target else m for m in s.board.monsters)
+    monsters = tuple(
+        Monster(m.id, m.kind, m.ring, m.arc, hp, m.max_hp) if m.id == target else m for m in s.board.monsters
+    )
     return _replace(s, board=_replace(s.board, monsters=monsters))
 
 
 def _monsters_healed(s: State, p: Payload) -> State:
     healed = dict((monster, hp) for monster, hp in p["monsters"])
-    monsters = tuple(_replace(m, hp=healed[m.id]) if m.id in healed else m for m in s.board.monsters)
+    monsters = tuple(
+        Monster(m.id, m.kind, m.ring, m.arc, healed[m.id], m.max_hp) if m.id in healed else m for m in s.board.monsters
+    )
     return _replace(s, board=_replace(s.board, monsters=monsters))
 
 
@@ -216,7 +220,7 @@ def _monster_slain(s: State, p: Payload) -> State:
 def _monsters_moved(s: State, p: Payload) -> State:
     moves = {monster: (ring, arc) for monster, ring, arc in p["moves"]}
     monsters = tuple(
-        _replace(m, ring=moves[m.id][0], arc=moves[m.id][1]) if m.id in moves else m for m in s.board.monsters
+        Monster(m.id, m.kind, *moves[m.id], m.hp, m.max_hp) if m.id in moves else m for m in s.board.monsters
     )
     return _replace(s, board=_replace(s.board, monsters=monsters))
 
@@ -276,7 +280,9 @@ def _damage_assigned(s: State, p: Payload) -> State:
 
 def _overlord_drew(s: State, p: Payload) -> State:
     drawn = p["tokens"]
-    tokens = _replace(s.tokens, pile=_without(s.tokens.pile, drawn), overlord_hand=s.tokens.overlord_hand + tuple(drawn))
+    tokens = _replace(
+        s.tokens, pile=_without(s.tokens.pile, drawn), overlord_hand=s.tokens.overlord_hand + tuple(drawn)
+    )
     turn = _replace(s.turn, overlord_plays=s.turn.overlord_plays + p.get("plays", 0))
     return _replace(s, tokens=tokens, turn=turn)
 

@@ -242,7 +242,10 @@ def setup(options: Mapping[str, Any], seats: int, rng: random.Random) -> list[Ev
     arcs = list(ARCS)
     rng.shuffle(arcs)
     for token, arc in zip(SETUP_MONSTERS, arcs):
-        run.emit("monster_placed", {"monster": token, "ring": int(Ring.ARCHER), "arc": arc, "roll": None, "source": "setup"})
+        run.emit(
+            "monster_placed",
+            {"monster": token, "ring": int(Ring.ARCHER), "arc": arc, "roll": None, "source": "setup"},
+        )
     for seat in castle_seats:
         _draw_cards(run, seat, HAND_SIZES[players], rng, "deal")
     if overlord is not None:
@@ -295,7 +298,8 @@ def _dwindled(state: State) -> list[str]:
 def _overlord_draw(run: _Run, count: int, plays: int, rng: random.Random) -> None:
     pile = run.state.tokens.pile
     drawn = rng.sample(pile, min(count, len(pile))) if count > 0 else []
-    run.emit("overlord_drew", {"seat": run.state.config.overlord, "tokens": drawn, "plays": plays})  # type: ignore[union-attr]
+    assert run.state.config is not None
+    run.emit("overlord_drew", {"seat": run.state.config.overlord, "tokens": drawn, "plays": plays})
 
 
 # --- turn flow --------------------------------------------------------------------------------
@@ -518,14 +522,17 @@ def _destroy_tower(run: _Run, arc: int) -> None:
         run.emit("player_eliminated", {"seat": owner})
 
 
-def _resolve_token(run: _Run, token: str, source: str, rng: random.Random, extra: dict[str, Any], arc: int | None = None) -> None:
+def _resolve_token(
+    run: _Run, token: str, source: str, rng: random.Random, extra: dict[str, Any], arc: int | None = None
+) -> None:
     """Reveal one monster token and resolve it (rules file §7.6, §9, boss effects §6)."""
     kind = TOKEN_KIND[token]
     if kind.is_monster:
         roll = None
         if arc is None:
             roll = arc = rng.randint(1, 6)
-        run.emit("monster_placed", {"monster": token, "ring": int(Ring.FOREST), "arc": arc, "roll": roll, "source": source, **extra})
+        placed = {"monster": token, "ring": int(Ring.FOREST), "arc": arc, "roll": roll, "source": source}
+        run.emit("monster_placed", {**placed, **extra})
         _boss_effect(run, token, arc, rng)
         return
     name = kind.name
@@ -626,13 +633,13 @@ def decide(state: State, seat: int, cmd: Mapping[str, Any], rng: random.Random) 
         raise IllegalMove("the game has not started")
     if state.result is not None:
         raise GameOver(f"the game is over ({state.result.outcome}: {state.result.reason})")
-    if not isinstance(cmd, Mapping):
+    if not isinstance(cmd, dict):
         raise BadCommand(f"a command is an object with 'type' and 'args', not {cmd!r}")
     kind = cmd.get("type")
     args = cmd.get("args", {})
     if args is None:
         args = {}
-    if not isinstance(args, Mapping):
+    if not isinstance(args, dict):
         raise BadCommand(f"args must be an object, not {args!r}")
     handler = _COMMANDS.get(kind) if isinstance(kind, str) else None
     if handler is None:
@@ -742,7 +749,8 @@ def _cmd_accept_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: random
         got = trade.take
         if args.get("card") not in (None, got):
             raise IllegalMove(f"the proposal asks for {got!r}, not {args.get('card')!r}")
-    run.emit("cards_traded", {"from": trade.proposer, "to": seat, "gave": trade.give, "got": got, "hidden": _hidden(state)})
+    traded = {"from": trade.proposer, "to": seat, "gave": trade.give, "got": got, "hidden": _hidden(state)}
+    run.emit("cards_traded", traded)
 
 
 def _cmd_decline_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:

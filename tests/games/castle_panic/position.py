@@ -100,7 +100,9 @@ def position(
     )
 
 
-def act(state: State, seat: int, type_: str, rng: random.Random | None = None, **args: Any) -> tuple[State, list[Event]]:
+def act(
+    state: State, seat: int, type_: str, rng: random.Random | None = None, **args: Any
+) -> tuple[State, list[Event]]:
     """Decide one command and fold its events; returns the new state and the events."""
     events = ENGINE.decide(state, seat, {"type": type_, "args": args}, rng or Scripted())
     for event in events:

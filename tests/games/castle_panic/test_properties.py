@@ -192,7 +192,8 @@ def test_random_overlord_games_keep_every_invariant(seed: int, seats: int, optio
 @settings(deadline=None, max_examples=15)
 @given(seed=st.integers(0, 2**32), seats=st.integers(1, 6), hidden=st.booleans(), overlord=st.booleans())
 def test_heuristic_games_keep_every_invariant(seed: int, seats: int, hidden: bool, overlord: bool) -> None:
-    checked_game(seed, seats, {"hidden_hands": hidden, "overlord": overlord and seats > 1}, bot=HEURISTIC, views_every=4)
+    options = {"hidden_hands": hidden, "overlord": overlord and seats > 1}
+    checked_game(seed, seats, options, bot=HEURISTIC, views_every=4)
 
 
 @pytest.mark.parametrize("seats", [1, 2, 3, 4, 5, 6])

@@ -29,7 +29,9 @@ def test_giant_boulder_stops_at_a_fortified_wall_and_the_wall_stands() -> None:
     assert state.board.walls == {1, 2, 4, 5, 6}
     assert state.board.fortified == frozenset()
     assert state.board.towers == {1, 2, 3, 4, 5, 6}
-    slain = [(e.payload["monster"], e.payload["cause"], e.payload["trophy"]) for e in events if e.type == "monster_slain"]
+    slain = [
+        (e.payload["monster"], e.payload["cause"], e.payload["trophy"]) for e in events if e.type == "monster_slain"
+    ]
     assert slain == [
         ("goblin#4", "giant_boulder", False),
         ("orc#3", "giant_boulder", False),

@@ -172,7 +172,8 @@ def test_rejections_carry_stable_codes_and_quote_the_input() -> None:
 
 
 def test_end_phase_walks_through_the_phases_and_play_ends_the_turn() -> None:
-    state = position(seats=2, phase="discard", hands={0: ["tar#1"], 1: ["brick#1"]}, monsters=["orc#3@F1"], pile=["orc#5"])
+    hands = {0: ["tar#1"], 1: ["brick#1"]}
+    state = position(seats=2, phase="discard", hands=hands, monsters=["orc#3@F1"], pile=["orc#5"])
     state, _ = act(state, 0, "end_phase")
     assert state.turn.phase is Phase.TRADE
     state, _ = act(state, 0, "end_phase")

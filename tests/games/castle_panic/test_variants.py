@@ -67,7 +67,12 @@ def test_overlord_draw_3_draws_three_into_the_hand_and_allows_three_more_plays()
 
 def test_missing_makes_the_overlord_skip_its_token_plays_but_monsters_still_move() -> None:
     state = position(
-        seats=2, options=OVERLORD, monsters=["orc#3@F1"], hands={0: ["missing#1"]}, overlord_hand=["troll#5"], pile=["orc#5"]
+        seats=2,
+        options=OVERLORD,
+        monsters=["orc#3@F1"],
+        hands={0: ["missing#1"]},
+        overlord_hand=["troll#5"],
+        pile=["orc#5"],
     )
     state, _ = act(state, 0, "play_card", card="missing#1")
     state, events = act(state, 0, "end_phase")
@@ -127,22 +132,29 @@ def test_all_for_one_slays_with_an_archer_knight_and_swordsman_of_one_colour() -
     state = position(options={"all_for_one": True}, **kwargs)
     afo = [m for m in legal_moves(state, 0) if len(m["args"].get("with", [])) == 2]
     assert afo == [
-        {"type": "play_card", "args": {"card": "archer_green#1", "target": "troll#2", "with": ["knight_green#2", "swordsman_any#1"]}}
+        {
+            "type": "play_card",
+            "args": {"card": "archer_green#1", "target": "troll#2", "with": ["knight_green#2", "swordsman_any#1"]},
+        }
     ]
-    with pytest.raises(IllegalMove):
-        act(position(**kwargs), 0, "play_card", card="archer_green#1", target="troll#2", **{"with": ["knight_green#2", "swordsman_any#1"]})
-    state, _ = act(state, 0, "play_card", card="knight_green#2", target="troll#2", **{"with": ["archer_green#1", "swordsman_any#1"]})
+    together = {"with": ["knight_green#2", "swordsman_any#1"]}
+    with pytest.raises(IllegalMove):  # the option is off
+        act(position(**kwargs), 0, "play_card", card="archer_green#1", target="troll#2", **together)
+    # decide takes the three cards in any order
+    reordered = {"with": ["archer_green#1", "swordsman_any#1"]}
+    state, _ = act(state, 0, "play_card", card="knight_green#2", target="troll#2", **reordered)
     assert state.tokens.trophies == (("troll#2",),)
 
 
 def test_my_home_player_moves_to_a_spare_tower_then_is_out_when_none_is_left() -> None:
     options = {"my_home_is_my_castle": True}
     # two players: seat 0 holds tower 1, seat 1 tower 4; tower 2 is the King's Tower; 3, 5, 6 spares
-    state = position(seats=2, options=options, monsters=["troll#2@S1", "orc#3@F2"], walls=[2, 3, 4, 5, 6], pile=["orc#5"])
+    walls = [2, 3, 4, 5, 6]
+    state = position(seats=2, options=options, monsters=["troll#2@S1", "orc#3@F2"], walls=walls, pile=["orc#5"])
     assert state.house.claims == ((1, 0), (4, 1)) and state.house.kings_tower == 2
     state, events = act(state, 0, "end_phase", Scripted(choices=["orc#5"], dice=[6]))
     assert ("tower_claimed", {"seat": 0, "arc": 3}) in [(e.type, e.payload) for e in events]
-    state = position(seats=2, options=options, monsters=["troll#2@S1"], walls=[2, 3, 4, 5, 6], towers=[1, 2, 4], pile=["orc#5"])
+    state = position(seats=2, options=options, monsters=["troll#2@S1"], walls=walls, towers=[1, 2, 4], pile=["orc#5"])
     state, events = act(state, 0, "end_phase", Scripted(choices=["orc#5"], dice=[6]))
     assert "player_eliminated" in types(events)
     assert state.house.eliminated == {0} and state.cards.hands[0] == ()

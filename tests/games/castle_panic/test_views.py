@@ -71,7 +71,8 @@ def test_a_hidden_hands_trade_shows_its_cards_to_the_two_parties_only() -> None:
 
 
 def test_the_view_carries_the_board_the_phase_and_the_viewers_legal_moves() -> None:
-    state = position(monsters=["troll#2@K3:2"], fortified=[4], tar="troll#2", hands={0: ["hero_green#1"]}, pile=["orc#5"])
+    hands = {0: ["hero_green#1"]}
+    state = position(monsters=["troll#2@K3:2"], fortified=[4], tar="troll#2", hands=hands, pile=["orc#5"])
     view = ENGINE.view(state, 0)
     assert view["board"]["monsters"] == [
         {"id": "troll#2", "kind": "troll", "ring": 2, "ring_name": "knight", "arc": 3, "colour": "green",
@@ -85,7 +86,9 @@ def test_the_view_carries_the_board_the_phase_and_the_viewers_legal_moves() -> N
 
 def test_summary_reports_status_and_outcome() -> None:
     state = position(monsters=["goblin#4@A1"], hands={0: ["archer_red#1"]})
-    assert ENGINE.summary(state) == {"status": "active", "turn": 3, "towers": 6, "monster_pile": 0, "monsters_on_board": 1}
+    assert ENGINE.summary(state) == {
+        "status": "active", "turn": 3, "towers": 6, "monster_pile": 0, "monsters_on_board": 1
+    }
     state, _ = act(state, 0, "play_card", card="archer_red#1", target="goblin#4")
     summary = ENGINE.summary(state)
     assert (summary["status"], summary["outcome"], summary["winners"], summary["master_slayers"]) == (
