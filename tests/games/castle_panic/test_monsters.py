@@ -153,3 +153,18 @@ def test_the_monster_pile_running_out_stops_the_draws() -> None:
     state, events = act(state, 0, "end_phase", Scripted(choices=["draw_3#1"]))
     assert state.tokens.pile == () and state.turn.number == 4
     assert monsters(state) == ["troll#2@A1:3"]
+
+
+def test_a_giant_boulder_crushes_a_tarred_monster_too() -> None:
+    state = position(monsters=["troll#2@S3"], tar="troll#2", hands={}, pile=["giant_boulder#2"])
+    state, events = act(state, 0, "end_phase", Scripted(choices=["giant_boulder#2"], dice=[3]))
+    assert [e.payload["monster"] for e in events if e.type == "monster_slain"] == ["troll#2"]
+    assert state.board.walls == {1, 2, 4, 5, 6} and state.board.tar is None
+
+
+def test_a_game_still_running_after_the_turn_limit_ends_as_a_loss() -> None:
+    from games.castle_panic.rules import MAX_TURNS
+
+    state = position(monsters=["troll#2@F1"], pile=["orc#5"], turn=MAX_TURNS)
+    state, events = act(state, 0, "end_phase", Scripted(choices=["orc#5"], dice=[2]))
+    assert (state.result.outcome, state.result.reason) == ("loss", "turn_limit")

@@ -188,3 +188,12 @@ def test_dwindling_resources_removes_a_brick_and_a_mortar_at_each_reshuffle() ->
     assert events[1].payload == {"removed": ["brick#1", "mortar#4"]}
     assert {"brick#1", "mortar#4"} <= set(state.cards.removed)
     assert len(state.cards.hands[0]) == 2 and len(state.cards.deck) == 1
+
+
+def test_a_goblin_king_placed_in_a_chosen_arc_draws_three_tokens_played_by_die_roll() -> None:
+    state = _overlord_turn(monsters=["orc#3@A1"], overlord_hand=["goblin_king#1"], pile=["orc#5", "orc#6", "orc#7"])
+    state, _ = act(state, 1, "place_monster", token="goblin_king#1", arc=2)
+    assert "goblin_king#1@F2:2" in monsters(state)
+    assert sorted(state.tokens.overlord_hand) == ["orc#5", "orc#6", "orc#7"]
+    assert {m["type"] for m in legal_moves(state, 1)} == {"play_token", "end_phase"}
+    assert state.turn.overlord_plays == 3
