@@ -281,6 +281,18 @@ class EventStore:
             raise ConflictError(game_id, expected_version, int(reply[1]))
         return AppendResult(int(reply[1]), int(reply[2]), duplicate=outcome == "dup")
 
+    async def command_result(self, game_id: str, command_id: str) -> AppendResult | None:
+        """What an earlier append with ``command_id`` produced (``duplicate=True``), or ``None``.
+
+        The same answer a repeated :meth:`append` would give, without deciding the command again.
+        """
+        with _translate_errors():
+            done = await self.redis.hget(cmds_key(game_id), command_id)
+        if done is None:
+            return None
+        first, _, last = done.decode().partition(",")
+        return AppendResult(int(first), int(last), duplicate=True)
+
     # --- reading --------------------------------------------------------------------------
 
     async def version(self, game_id: str) -> int:

@@ -47,7 +47,7 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
-def wait_dead(pid: int, seconds: float = 10.0) -> bool:
+def wait_dead(pid: int, seconds: float = 20.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if not alive(pid):
@@ -65,13 +65,19 @@ def closed_port_url() -> str:
 
 def start_owner_process(data_dir: Path) -> tuple[subprocess.Popen[str], int, str]:
     """A separate process (its own session, like a ``donjon serve``) owning a server on ``data_dir``."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", OWNER, str(data_dir)],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE, text=True, start_new_session=True,
-    )
-    pid, url = child.stdout.readline().split()
-    return child, int(pid), url
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with open(data_dir.parent / "owner.err", "w") as errors:
+        child = subprocess.Popen(
+            [sys.executable, "-c", OWNER, str(data_dir)],
+            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.PIPE, stderr=errors, text=True, start_new_session=True,
+        )
+    line = child.stdout.readline().split()
+    if len(line) != 2:
+        child.kill()
+        child.wait()
+        pytest.fail(f"the owner process did not start: {(data_dir.parent / 'owner.err').read_text()}")
+    return child, int(line[0]), line[1]
 
 
 async def test_restart_after_sigkill_keeps_every_acknowledged_event(tmp_path) -> None:
@@ -130,6 +136,7 @@ async def test_unreachable_server_raises_store_unavailable_from_every_method() -
         "read_many": store.read_many({"g": 0}, block_ms=100),
         "verify_chain": store.verify_chain("g"),
         "list_games": store.list_games("open"),
+        "command_result": store.command_result("g", "c"),
     }
     for name, call in calls.items():
         with pytest.raises(StoreUnavailable):

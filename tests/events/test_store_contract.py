@@ -204,6 +204,15 @@ async def test_duplicate_command_id_returns_the_earlier_result_and_appends_nothi
     assert [e.type for e in await store.read(game)] == ["a", "b", "c", "d"]
 
 
+async def test_command_result_looks_up_an_applied_command_without_appending(store, new_game_id) -> None:
+    game = new_game_id()
+    await append(store, game, [ev("a")], 0, command_id="c0")
+    await append(store, game, [ev("b"), ev("c")], 1, command_id="c1")
+    assert await store.command_result(game, "c1") == AppendResult(2, 3, True)
+    assert await store.command_result(game, "never") is None
+    assert await store.version(game) == 3
+
+
 async def test_command_ids_are_per_game(store, new_game_id) -> None:
     one, two = new_game_id(), new_game_id()
     await append(store, one, [ev("a"), ev("b")], 0, command_id="same")
