@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from typing import AsyncIterator, Callable, Iterator
+from typing import AsyncIterator, Iterator
 
 import pytest
 import structlog
@@ -114,7 +114,7 @@ class GameIds:
 
 
 @pytest.fixture
-def new_game_id() -> Callable[..., str]:
+def new_game_id() -> GameIds:
     return GameIds()
 
 

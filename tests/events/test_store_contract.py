@@ -16,8 +16,16 @@ import pytest
 from events import codec
 from events.chain import link_hash, verify_envelopes
 from events.envelope import GENESIS_HASH, NewEvent
-from events.errors import ChainBroken, ConflictError, GameExists, InvalidEvent, UnknownGame
-from events.store import AppendResult, EventStore, events_key, lobby_key
+from events.errors import (
+    ChainBroken,
+    ConflictError,
+    GameExists,
+    InvalidEvent,
+    StoreError,
+    StoreUnavailable,
+    UnknownGame,
+)
+from events.store import AppendResult, EventStore, cmds_key, events_key, lobby_key
 
 TS = 1_700_000_000_000
 
@@ -123,6 +131,16 @@ async def test_batch_with_one_unsafe_payload_appends_nothing(store, new_game_id)
     assert [e.type for e in await store.read(game)] == ["a"]
     # Nothing recorded the command id either: the corrected batch applies.
     assert await append(store, game, [ev("ok", v=1)], 1, command_id="c") == AppendResult(2, 2, False)
+
+
+async def test_a_server_side_refusal_appends_nothing_and_is_a_store_error(store, new_game_id) -> None:
+    game = new_game_id()
+    await append(store, game, [ev("a")], 0)
+    await store.redis.set(cmds_key(game), "not a hash")  # the script's first call now fails
+    with pytest.raises(StoreError, match="WRONGTYPE") as refused:
+        await append(store, game, [ev("b"), ev("c")], 1, command_id="c1")
+    assert not isinstance(refused.value, (ConflictError, StoreUnavailable))
+    assert [e.type for e in await store.read(game)] == ["a"]
 
 
 async def test_empty_batch_and_bad_arguments_are_refused_before_sending(store, new_game_id) -> None:
