@@ -21,14 +21,25 @@ bool, None, lists and dicts with str keys), because they are stored and sent as 
 Randomness is owned by the service: it passes a ``random.Random`` derived from the game's
 secret seed and the stream version, and every random outcome an engine draws must be written
 into the events it returns, so that ``evolve`` never draws anything and replay re-rolls nothing.
+
+Secret options (``Engine.secret_options``, such as a scripted ``tile_order``) are the future by
+definition: no view and no redacted event may show them. An engine that has any records them in
+its first event with :func:`secret_fields` (the value, a salted sha256 commitment and the salt)
+and redacts that event with :func:`redact_secrets`, so every viewer sees the commitment and an
+auditor who later learns the value and the salt can check it.
+
+Shared helpers for engines: :class:`EngineBase` builds the catalog entry and normalises options
+from the class facts and the :class:`OptionSpec` table; :func:`parse_command` splits a command
+into its type and args.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, ClassVar, Mapping, Protocol, Sequence
 
 __all__ = [
     "SPECTATOR",
@@ -42,9 +53,16 @@ __all__ = [
     "IllegalMove",
     "GameOver",
     "BadOptions",
+    "EngineBase",
+    "check_seats",
     "command",
     "derive_rng",
+    "fill_options",
     "fold",
+    "parse_command",
+    "redact_secrets",
+    "secret_digest",
+    "secret_fields",
 ]
 
 SPECTATOR = None
@@ -64,27 +82,85 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class OptionSpec:
-    """One game option as the catalog shows it to clients.
+    """One game option as the catalog shows it to clients, and the check of its value.
 
     ``kind`` is one of ``"bool"``, ``"int"``, ``"choice"``, ``"list"``; ``choices`` lists the
-    allowed values of a ``"choice"`` option.
+    allowed values of a ``"choice"`` option; ``minimum``/``maximum`` bound an ``"int"`` option;
+    ``items`` says what a ``"list"`` option holds (``"tile ids"``), for messages and clients.
+    A ``"list"`` option may also be ``None`` (its usual default: "not set").
+
+    >>> OptionSpec("int", 6, "Score that wins.", minimum=1, maximum=20).check("target", 7)
+    7
+    >>> OptionSpec("choice", 4, "Points.", (4, 2)).check("points", True)
+    Traceback (most recent call last):
+    games.base.BadOptions: option 'points' must be one of [4, 2], got True
     """
 
     kind: str
     default: Any
     description: str
     choices: tuple[Any, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    items: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.kind, "default": self.default, "description": self.description}
         if self.choices:
             out["choices"] = list(self.choices)
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
+        if self.items:
+            out["items"] = self.items
         return out
+
+    def check(self, name: str, value: Any) -> Any:
+        """``value`` if this option may take it (a list comes back as a list), else
+        :class:`BadOptions` naming the option and quoting the value."""
+        if self.kind == "bool":
+            if not isinstance(value, bool):
+                raise BadOptions(f"option {name!r} must be true or false, got {value!r}")
+        elif self.kind == "int":
+            low = -float("inf") if self.minimum is None else self.minimum
+            high = float("inf") if self.maximum is None else self.maximum
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                bounds = f" from {self.minimum} to {self.maximum}" if self.minimum is not None and self.maximum is not None else ""
+                raise BadOptions(f"option {name!r} must be an integer{bounds}, got {value!r}")
+        elif self.kind == "choice":
+            # ``True == 1``: compare types too, so a bool never passes for a number.
+            if not any(type(c) is type(value) and c == value for c in self.choices):
+                raise BadOptions(f"option {name!r} must be one of {list(self.choices)}, got {value!r}")
+        elif self.kind == "list":
+            if value is None:
+                return None
+            if not isinstance(value, (list, tuple)):
+                raise BadOptions(f"option {name!r} must be a list of {self.items or 'values'}, got {value!r}")
+            return list(value)
+        return value
 
 
 def command(type_: str, **args: Any) -> Command:
     """Build a command object the way a client sends it: ``command("pass")``."""
     return {"type": type_, "args": args}
+
+
+def parse_command(cmd: Any) -> tuple[str, dict[str, Any]]:
+    """The type and a copy of the args of a client command; :class:`BadCommand` when it is not
+    ``{"type": str, "args": {...}}`` (missing or null args mean no args).
+
+    >>> parse_command({"type": "pass"})
+    ('pass', {})
+    """
+    if not isinstance(cmd, Mapping) or not isinstance(cmd.get("type"), str):
+        raise BadCommand(f"a command is {{'type': str, 'args': {{...}}}}, got {cmd!r}")
+    args = cmd.get("args")
+    if args is None:
+        args = {}
+    if not isinstance(args, Mapping):
+        raise BadCommand(f"args of {cmd['type']!r} must be an object, got {args!r}")
+    return cmd["type"], dict(args)
 
 
 # --- rejections -----------------------------------------------------------------------------
@@ -157,9 +233,15 @@ class Engine(Protocol):
     min_seats: int
     max_seats: int
     options: Mapping[str, OptionSpec]
+    secret_options: frozenset[str]
+    """Options that must never reach a client (``{"tile_order"}``): not in the public
+    ``game.created`` event, the lobby, a view or a redacted event. The engine keeps its part
+    (see :func:`secret_fields`); the service keeps them out of what it publishes and folds them
+    into the seed commitment. ``frozenset()`` when the game has none."""
 
     def catalog_entry(self) -> dict[str, Any]:
-        """Id, title, seats, options (``OptionSpec.as_dict``) and any notes (e.g. provisional data)."""
+        """Id, title, seats, options (``OptionSpec.as_dict``), ``secret_options`` (sorted) and
+        any notes (e.g. provisional data)."""
         ...
 
     def normalize_options(self, options: Mapping[str, Any], seats: int) -> dict[str, Any]:
@@ -200,6 +282,146 @@ class Engine(Protocol):
     def summary(self, state: Any) -> dict[str, Any]:
         """A short JSON-safe summary: status, scores, winners (used by replay and the lobby)."""
         ...
+
+
+class EngineBase:
+    """The catalog entry and option normalisation of an engine, built from its class facts.
+
+    Subclass, set ``name``, ``title``, ``min_seats``, ``max_seats``, ``options`` (the
+    :class:`OptionSpec` table) and ``secret_options``, and override the hooks where the game
+    needs more: :meth:`catalog_extras` (more catalog fields), :meth:`seat_range` (seats that
+    depend on options) and :meth:`check_options` (rules that tie options together or look
+    inside a list). ``notes`` are the catalog's notes; one is added per secret option.
+
+    >>> class Race(EngineBase):
+    ...     name, title, min_seats, max_seats = "race", "Race", 2, 4
+    ...     options = {"target": OptionSpec("int", 6, "Score that wins.", minimum=1, maximum=20)}
+    >>> Race().normalize_options({}, 3)
+    {'target': 6}
+    >>> Race().normalize_options({"goal": 3}, 3)
+    Traceback (most recent call last):
+    games.base.BadOptions: race has no option 'goal' (unknown option(s) ['goal']; options: target)
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    min_seats: ClassVar[int]
+    max_seats: ClassVar[int]
+    options: Mapping[str, OptionSpec] = {}
+    secret_options: frozenset[str] = frozenset()
+    notes: tuple[str, ...] = ()
+
+    def catalog_entry(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "id": self.name,
+            "title": self.title,
+            "min_seats": self.min_seats,
+            "max_seats": self.max_seats,
+            "options": {name: spec.as_dict() for name, spec in self.options.items()},
+            "secret_options": sorted(self.secret_options),
+        }
+        notes = [*self.notes, *(f"Option {name} is secret: keep it out of anything sent to clients."
+                                for name in sorted(self.secret_options))]
+        if notes:
+            entry["notes"] = notes
+        entry.update(self.catalog_extras())
+        return entry
+
+    def catalog_extras(self) -> dict[str, Any]:
+        """Game-specific catalog fields, merged into :meth:`catalog_entry`."""
+        return {}
+
+    def seat_range(self, options: Mapping[str, Any]) -> tuple[int, int]:
+        """The seat counts allowed with these (filled, checked) options."""
+        return self.min_seats, self.max_seats
+
+    def check_options(self, options: dict[str, Any], seats: int) -> dict[str, Any]:
+        """Checks beyond one option's kind; returns the options to use (may rewrite values)."""
+        return options
+
+    def normalize_options(self, options: Mapping[str, Any], seats: int) -> dict[str, Any]:
+        """Fill defaults and validate; raise :class:`BadOptions` naming the bad option."""
+        filled = fill_options(self.name, self.options, options)
+        low, high = self.seat_range(filled)
+        check_seats(self.name, seats, low, high, qualified=(low, high) != (self.min_seats, self.max_seats))
+        return self.check_options(filled, seats)
+
+    def public_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """``options`` without the secret ones: what a view or a public event may show."""
+        return {name: value for name, value in options.items() if name not in self.secret_options}
+
+
+def fill_options(game: str, specs: Mapping[str, OptionSpec], options: Mapping[str, Any]) -> dict[str, Any]:
+    """Every option of ``specs`` in table order, with its default when not given, each checked
+    by :meth:`OptionSpec.check`; :class:`BadOptions` for an unknown or bad one."""
+    if not isinstance(options, Mapping):
+        raise BadOptions(f"{game} options must be an object, got {options!r}")
+    unknown = sorted(str(name) for name in options if name not in specs)
+    if unknown:
+        raise BadOptions(f"{game} has no option {unknown[0]!r} (unknown option(s) {unknown}; "
+                         f"options: {', '.join(specs)})")
+    return {name: spec.check(name, options.get(name, spec.default)) for name, spec in specs.items()}
+
+
+def check_seats(game: str, seats: Any, low: int, high: int, *, qualified: bool = False) -> None:
+    """:class:`BadOptions` unless ``low <= seats <= high``; ``qualified`` says the range
+    depends on the options."""
+    if isinstance(seats, bool) or not isinstance(seats, int) or not low <= seats <= high:
+        if low == high:
+            raise BadOptions(f"{game} is played by exactly {low} players, not {seats!r}")
+        raise BadOptions(f"{game} takes {low} to {high} players{' with these options' if qualified else ''}, "
+                         f"got {seats!r}")
+
+
+# --- secret options -------------------------------------------------------------------------
+
+
+SECRET_SALT = "secret_salt"
+"""Payload key of the salt of every commitment in an event made by :func:`secret_fields`."""
+
+
+def secret_digest(value: Any, salt: str) -> str | None:
+    """The commitment to a secret option's value: sha256 of ``salt``, a colon and the value as
+    compact JSON with sorted keys; ``None`` when the option is not set.
+
+    The salt keeps a short value (a puzzle's five tiles) from being found by trying every
+    possibility against the published digest.
+
+    >>> secret_digest(["E", "U"], "ab") == hashlib.sha256(b'ab:["E","U"]').hexdigest()
+    True
+    """
+    if value is None:
+        return None
+    text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(f"{salt}:{text}".encode()).hexdigest()
+
+
+def secret_fields(secret: frozenset[str], options: Mapping[str, Any], rng: random.Random) -> dict[str, Any]:
+    """Payload fields recording the secret options of a game's first event: per option its
+    value and ``<name>_sha256`` (:func:`secret_digest`), and the salt under
+    :data:`SECRET_SALT` (``None`` when no secret is set).
+
+    The salt comes from a hash of ``rng``'s state, without drawing from it: a secret option
+    changes no other random outcome, and the salt is as secret as the game's seed.
+    """
+    fields: dict[str, Any] = {name: options.get(name) for name in sorted(secret)}
+    salt = None
+    if any(value is not None for value in fields.values()):
+        salt = hashlib.sha256(repr(rng.getstate()).encode()).hexdigest()[:32]
+    for name in sorted(secret):
+        fields[f"{name}_sha256"] = secret_digest(fields[name], salt or "")
+    fields[SECRET_SALT] = salt
+    return fields
+
+
+def redact_secrets(event: Event, secret: frozenset[str]) -> Event:
+    """``event`` with the values of the secret options and their salt replaced by ``None``; the
+    commitments stay. Events without secret fields come back as they are."""
+    payload = event.payload
+    hidden = [name for name in (*secret, SECRET_SALT) if payload.get(name) is not None]
+    if not hidden:
+        return event
+    return Event(event.type, {**payload, **{name: None for name in hidden}})
 
 
 def fold(engine: Engine, events: Sequence[Event], state: Any = None) -> Any:

@@ -8,6 +8,7 @@ import importlib
 import pytest
 
 MODULES = [
+    "games.base",
     "games.tileboard.tiles",
     "games.tileboard.majority",
     "games.carcassonne.tiles",

@@ -1,0 +1,137 @@
+"""The shared engine helpers of ``games.base``: option table, catalog entry, secrets, commands.
+
+(These cover ``games/base.py``; they live here because this directory belongs to the helper that
+wrote them. Their natural home is ``tests/games/test_base.py``.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+
+import pytest
+
+from games.base import (
+    BadCommand,
+    BadOptions,
+    EngineBase,
+    Event,
+    OptionSpec,
+    check_seats,
+    fill_options,
+    parse_command,
+    redact_secrets,
+    secret_digest,
+    secret_fields,
+)
+
+
+class Puzzle(EngineBase):
+    name, title, min_seats, max_seats = "puzzle", "Puzzle", 2, 4
+    options = {
+        "fast": OptionSpec("bool", False, "Fast."),
+        "target": OptionSpec("int", 6, "Target.", minimum=1, maximum=20),
+        "points": OptionSpec("choice", 4, "Points.", (4, 2)),
+        "tile_order": OptionSpec("list", None, "Order.", items="tile ids"),
+    }
+    secret_options = frozenset({"tile_order"})
+    notes = ("Up to 4 players.",)
+
+    def seat_range(self, options):
+        return (2, 4) if options["fast"] else (2, 3)
+
+    def catalog_extras(self):
+        return {"dataset": "v1"}
+
+
+def test_options_are_filled_in_table_order_and_lists_become_lists():
+    assert Puzzle().normalize_options({"tile_order": ("A", "B")}, 2) == {
+        "fast": False, "target": 6, "points": 4, "tile_order": ["A", "B"],
+    }
+
+
+@pytest.mark.parametrize("options, needle", [
+    ({"colour": "red"}, "puzzle has no option 'colour' (unknown option(s) ['colour']; options: fast, target, points, tile_order)"),
+    ({"fast": 1}, "option 'fast' must be true or false, got 1"),
+    ({"target": 21}, "option 'target' must be an integer from 1 to 20, got 21"),
+    ({"target": True}, "option 'target' must be an integer from 1 to 20, got True"),
+    ({"points": 3}, "option 'points' must be one of [4, 2], got 3"),
+    ({"points": "4"}, "option 'points' must be one of [4, 2], got '4'"),
+    ({"tile_order": "AB"}, "option 'tile_order' must be a list of tile ids, got 'AB'"),
+])
+def test_each_kind_of_option_refuses_a_bad_value_by_name(options, needle):
+    with pytest.raises(BadOptions) as caught:
+        Puzzle().normalize_options(options, 2)
+    assert caught.value.message == needle
+
+
+def test_seat_range_may_depend_on_the_options():
+    assert Puzzle().normalize_options({"fast": True}, 4)["fast"] is True
+    with pytest.raises(BadOptions, match=r"^puzzle takes 2 to 3 players with these options, got 4$"):
+        Puzzle().normalize_options({}, 4)
+    with pytest.raises(BadOptions, match=r"^solo is played by exactly 1 players, not 2$"):
+        check_seats("solo", 2, 1, 1)
+    with pytest.raises(BadOptions, match="got True"):
+        check_seats("duo", True, 1, 2)
+
+
+def test_options_must_be_an_object():
+    with pytest.raises(BadOptions, match=r"puzzle options must be an object, got \['fast'\]"):
+        fill_options("puzzle", Puzzle.options, ["fast"])
+
+
+def test_catalog_entry_is_built_from_the_class_facts():
+    entry = Puzzle().catalog_entry()
+    assert entry == {
+        "id": "puzzle", "title": "Puzzle", "min_seats": 2, "max_seats": 4,
+        "options": {
+            "fast": {"type": "bool", "default": False, "description": "Fast."},
+            "target": {"type": "int", "default": 6, "description": "Target.", "minimum": 1, "maximum": 20},
+            "points": {"type": "choice", "default": 4, "description": "Points.", "choices": [4, 2]},
+            "tile_order": {"type": "list", "default": None, "description": "Order.", "items": "tile ids"},
+        },
+        "secret_options": ["tile_order"],
+        "notes": ["Up to 4 players.", "Option tile_order is secret: keep it out of anything sent to clients."],
+        "dataset": "v1",
+    }
+    json.dumps(entry)
+
+
+def test_public_options_leave_out_the_secret_ones():
+    assert Puzzle().public_options({"fast": True, "tile_order": ["A"]}) == {"fast": True}
+
+
+def test_secret_fields_commit_to_the_value_with_a_salt_and_draw_nothing():
+    rng = random.Random(5)
+    before = rng.getstate()
+    fields = secret_fields(Puzzle.secret_options, {"tile_order": ["E", "U"]}, rng)
+    assert rng.getstate() == before
+    salt = fields["secret_salt"]
+    assert len(salt) == 32 and fields["tile_order"] == ["E", "U"]
+    assert fields["tile_order_sha256"] == hashlib.sha256(f'{salt}:["E","U"]'.encode()).hexdigest()
+    assert secret_fields(Puzzle.secret_options, {"tile_order": ["E", "U"]}, random.Random(6))["secret_salt"] != salt
+    assert secret_fields(Puzzle.secret_options, {"tile_order": None}, rng) == {
+        "tile_order": None, "tile_order_sha256": None, "secret_salt": None,
+    }
+    assert secret_digest(None, "x") is None
+
+
+def test_redaction_keeps_the_commitment_and_hides_value_and_salt():
+    fields = secret_fields(Puzzle.secret_options, {"tile_order": ["E"]}, random.Random(1))
+    event = Event("game_started", {"seats": 2, **fields})
+    shown = redact_secrets(event, Puzzle.secret_options)
+    assert shown.payload == {"seats": 2, "tile_order": None, "tile_order_sha256": fields["tile_order_sha256"],
+                             "secret_salt": None}
+    assert event.payload["tile_order"] == ["E"]  # the stored event is untouched
+    plain = Event("tile_drawn", {"tile": "E"})
+    assert redact_secrets(plain, Puzzle.secret_options) is plain
+
+
+def test_parse_command_checks_the_envelope_only():
+    assert parse_command({"type": "place", "args": {"x": 1}}) == ("place", {"x": 1})
+    assert parse_command({"type": "pass", "args": None}) == ("pass", {})
+    with pytest.raises(BadCommand, match=r"a command is \{'type': str, 'args': \{\.\.\.\}\}, got 'pass'"):
+        parse_command("pass")
+    with pytest.raises(BadCommand, match=r"args of 'pass' must be an object, got 3"):
+        parse_command({"type": "pass", "args": 3})
