@@ -44,6 +44,8 @@ class _Metric:
         self.label_names = tuple(labels)
 
     def _key(self, labels: dict[str, str]) -> LabelValues:
+        if not labels and not self.label_names:
+            return ()
         if set(labels) != set(self.label_names):
             raise ValueError(f"{self.name} takes labels {self.label_names}, got {sorted(labels)}")
         return tuple(str(labels[name]) for name in self.label_names)
@@ -158,6 +160,9 @@ class Metrics:
         self.ws_errors: Counter = add(Counter("donjon_ws_errors_total", "Error frames sent, by code.", ("code",)))
         self.frames_encoded: Counter = add(
             Counter("donjon_frames_encoded_total", "Update frames encoded (once per visibility class and codec).")
+        )
+        self.updates_delivered: Counter = add(
+            Counter("donjon_updates_delivered_total", "Update frames handed to sockets by the node's reader.")
         )
         self.games_watched: Gauge = add(Gauge("donjon_games_watched", "Games with live sockets on this node."))
         self.stream_reads: Counter = add(Counter("donjon_stream_reads_total", "Node stream reader XREAD calls."))

@@ -162,5 +162,5 @@ class Node:
                 self._changed.set()
                 continue
             self.metrics.frames_encoded.inc(live.encodes - before)
-            self.metrics.ws_frames_out.inc(delivered)
+            self.metrics.updates_delivered.inc(delivered)
             self.service.offer(live.projection)

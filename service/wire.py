@@ -37,12 +37,17 @@ MAX_TOKEN_LENGTH = 256
 
 
 class Codec:
-    """Turns frames into websocket payloads and back. One instance per format."""
+    """Turns frames into websocket payloads and back. One instance per format.
+
+    ``encode`` returns the payload bytes (UTF-8 for JSON), so that a frame encoded once is sent
+    to many sockets without another encoding step; ``binary`` says which websocket opcode
+    carries it (binary for msgpack, text for JSON).
+    """
 
     name: str
     binary: bool
 
-    def encode(self, frame: dict[str, Any]) -> str | bytes:
+    def encode(self, frame: dict[str, Any]) -> bytes:
         raise NotImplementedError
 
     def decode(self, data: str | bytes) -> Any:
@@ -53,8 +58,8 @@ class _JsonCodec(Codec):
     name = "json"
     binary = False
 
-    def encode(self, frame: dict[str, Any]) -> str:
-        return json.dumps(frame, separators=(",", ":"), ensure_ascii=False)
+    def encode(self, frame: dict[str, Any]) -> bytes:
+        return json.dumps(frame, separators=(",", ":"), ensure_ascii=False).encode()
 
     def decode(self, data: str | bytes) -> Any:
         try:

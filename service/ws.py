@@ -76,14 +76,14 @@ class Connection:
         self.game_id = ""
         self.outbox_limit = outbox_limit
         self.metrics = metrics
-        self._outbox: collections.deque[str | bytes] = collections.deque()
-        self._held: list[str | bytes] | None = None
+        self._outbox: collections.deque[bytes] = collections.deque()
+        self._held: list[bytes] | None = None
         self._wake = asyncio.Event()
         self._closing = False
         self._writer = asyncio.create_task(self._write_loop())
 
     # the Subscriber surface: called by the node's reader, never blocks
-    def deliver(self, data: str | bytes) -> None:
+    def deliver(self, data: bytes) -> None:
         if self._held is not None:
             self._held.append(data)
         else:
@@ -101,7 +101,7 @@ class Connection:
         for data in held:
             self._enqueue(data)
 
-    def _enqueue(self, data: str | bytes) -> None:
+    def _enqueue(self, data: bytes) -> None:
         if self._closing:
             return
         if len(self._outbox) >= self.outbox_limit:
@@ -112,16 +112,14 @@ class Connection:
 
     async def _write_loop(self) -> None:
         ws = self.ws
+        opcode = WSMsgType.BINARY if self.codec.binary else WSMsgType.TEXT
         with contextlib.suppress(ConnectionError, RuntimeError, asyncio.CancelledError):
             while True:
                 await self._wake.wait()
                 self._wake.clear()
                 while self._outbox:
-                    data = self._outbox.popleft()
-                    if isinstance(data, bytes):
-                        await ws.send_bytes(data)
-                    else:
-                        await ws.send_str(data)
+                    # The payload is already encoded (once per visibility class): send the bytes as they are.
+                    await ws.send_frame(self._outbox.popleft(), opcode)
                     self.metrics.ws_frames_out.inc()
 
     async def flush(self, timeout: float = 2.0) -> None:
@@ -263,6 +261,7 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         max_msg_size=settings.ws_max_frame * 4,
         heartbeat=30.0,
         timeout=2.0,
+        compress=False,  # per-socket deflate would undo encoding each update once per class
     )
     await ws.prepare(request)
     codec = MSGPACK if ws.ws_protocol == MSGPACK_SUBPROTOCOL else JSON

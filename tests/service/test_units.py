@@ -123,7 +123,7 @@ def test_metrics_render_the_prometheus_text_format():
     ]
     with pytest.raises(ValueError):
         counter.inc(wrong="label")
-    assert Metrics().render().count("# TYPE") == 14
+    assert Metrics().render().count("# TYPE") == 15
 
 
 # --- logs --------------------------------------------------------------------------------------

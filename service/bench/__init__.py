@@ -1,0 +1,119 @@
+"""``donjon bench``: the performance figures, printed as a table.
+
+Sections (``--only`` picks some):
+
+* ``service`` — :func:`service.bench.service.service_figures`: accepted commands/s, command->ack
+  and command->spectator-update latencies, on an embedded server with ``appendfsync always``;
+* ``replay`` — fold speed of real games replayed by ``donjon replay``'s code;
+* ``store`` — ``events.bench.append_vs_xadd``: the store's append rate beside a raw XADD rate
+  measured in the same run, and their ratio;
+* ``engines`` — for each registered game, random-legal games/s and the mean ``legal_moves`` time,
+  using only the Engine surface;
+* ``games`` — each game's own ``service.bench.<game>.figures()`` when that module exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+import tempfile
+import time
+from typing import Any, Mapping
+
+__all__ = ["run_bench", "SECTIONS"]
+
+SECTIONS = ("service", "replay", "store", "engines", "games")
+
+
+async def _store_figures(quick: bool) -> dict[str, str]:
+    try:
+        from events.bench import append_vs_xadd
+    except ImportError:
+        return {"store: append vs XADD": "events.bench is not there yet"}
+    from events.embedded import EmbeddedServer
+
+    figures: dict[str, str] = {}
+    n = 2000 if quick else 10000
+    with tempfile.TemporaryDirectory(prefix="donjon-bench-") as folder:
+        async with EmbeddedServer(folder, fsync="always") as server:
+            for concurrency in (1, 16):
+                result = await append_vs_xadd(server.url, n, concurrency=concurrency)
+                figures[f"store: append / XADD per s (fsync always, {concurrency} writer(s))"] = (
+                    f"{result['append_per_s']:,.0f} / {result['xadd_per_s']:,.0f} = {result['ratio']:.2f}"
+                )
+    return figures
+
+
+def _game_figures(engines: Mapping[str, Any], quick: bool) -> dict[str, str]:
+    figures: dict[str, str] = {}
+    for name in sorted(engines):
+        try:
+            module = importlib.import_module(f"service.bench.{name}")
+        except ImportError:
+            continue
+        make = getattr(module, "figures", None)
+        if make is None:
+            continue
+        parameters = inspect.signature(make).parameters
+        kwargs: dict[str, Any] = {}
+        if "quick" in parameters:
+            kwargs["quick"] = quick
+        elif quick and "games" in parameters:
+            kwargs["games"] = 10
+        for key, value in make(**kwargs).items():
+            figures[key if key.startswith(name) else f"{name}: {key}"] = str(value)
+    return figures
+
+
+def _table(figures: dict[str, str]) -> str:
+    width = max((len(name) for name in figures), default=10)
+    return "\n".join(f"{name.ljust(width)}  {value}" for name, value in figures.items())
+
+
+async def run_bench(
+    *,
+    quick: bool = False,
+    sections: list[str] | None = None,
+    as_json: bool = False,
+    engines: Mapping[str, Any] | None = None,
+) -> int:
+    """Run the chosen sections (all by default) and print their figures; 0 when all ran."""
+    import games
+    from service.bench.service import engine_figures, replay_figures, service_figures
+    from service.cli import out
+    from service.logs import configure_logging
+
+    configure_logging("console", "warning")
+    wanted = sections or list(SECTIONS)
+    unknown = sorted(set(wanted) - set(SECTIONS))
+    if unknown:
+        out(f"unknown section(s) {unknown}; choose from {', '.join(SECTIONS)}")
+        return 2
+    engines = dict(engines) if engines is not None else games.default_engines()
+    figures: dict[str, str] = {}
+    started = time.perf_counter()
+    for section in SECTIONS:
+        if section not in wanted:
+            continue
+        section_started = time.perf_counter()
+        if section == "service":
+            part = await service_figures(quick)
+        elif section == "replay":
+            part = await replay_figures(engines, quick)
+        elif section == "store":
+            part = await _store_figures(quick)
+        elif section == "engines":
+            part = await asyncio.to_thread(engine_figures, engines, quick)
+        else:
+            part = await asyncio.to_thread(_game_figures, engines, quick)
+        figures.update(part)
+        if not as_json:
+            out(_table(part))
+            out(f"  ({section}: {time.perf_counter() - section_started:.1f} s)")
+    if as_json:
+        out(json.dumps(figures, indent=2))
+    else:
+        out(f"total {time.perf_counter() - started:.1f} s")
+    return 0
