@@ -26,7 +26,8 @@ Tiles (:mod:`games.tileboard.tiles`)
     segment). Precomputed per quarter turn ``q``: ``rotated[q][p]`` (segment at board port p),
     ``side_kinds[q][s]``, ``segment_ports[q][i]``, ``canonical_turn[q]`` (rotation dedupe).
     ``extra`` holds free per-tile facts (``tile.get(name)``). Tiles compare by identity and ids
-    must be unique within a game.
+    must be unique within a game. ``design_key(tile)`` is equal for two tiles that are the same
+    design in some rotation (to find a design listed twice in a tile set).
 
 Rules hooks (:class:`BoardRules`; subclass, override, keep one instance per game/variant)
     ``is_playable(x, y)`` (default: everywhere), ``side_key(kinds3)`` (reduce a side, given as the
@@ -63,13 +64,31 @@ Followers
     of a tile whose feature holds no follower; ``board.with_follower(f)`` (no checks),
     ``board.without_followers([feature ids])``, ``board.followers()``.
 
+Naming spots, the follower step (:mod:`games.tileboard.spots`)
+    Clients name a segment of a placed tile by any of its board ports or, without ports, by its
+    ``name`` attr. ``segment_name(placed, seg, middle_first=False)`` is the canonical name (first
+    port; with ``middle_first`` its first N/E/S/W port); ``find_segment(placed, at)``;
+    ``feature_at(board, x, y, at)``; ``free_spots(board, x, y, middle_first=, one_per_feature=)
+    -> [Spot(at, segment, feature)]`` (follower spots of a tile); ``follower_record(board, f)
+    -> [owner, x, y, at, kind]`` (how events record a follower).
+
+Drawing (:mod:`games.tileboard.draw`)
+    Piles are ``(id, count)`` multisets in a stable order, never shuffled lists. ``pick(pool,
+    index)``, ``draw(rng, pool)`` (``rng.randrange(total)`` then walk), ``take(pool, id)``;
+    ``draw_sequence(rng, pool, order=None)`` lazily yields successive draws (or the scripted
+    order); ``draw_until_placeable(board, tile_of, drawn) -> (unplaceable ids, id or None)`` is
+    the redraw of tiles that fit nowhere; ``check_draw_order(order, available, ...)`` checks a
+    scripted order option, reporting every problem at once.
+
 Majority (:mod:`games.tileboard.majority`)
     ``majority(followers, weight=lambda f: 1, ties=Ties.ALL_SCORE) -> (owners...)``,
     ``weights_by_owner(followers, weight)``. ``Ties.NOBODY_SCORES`` makes a tie score nothing.
 """
 
 from games.tileboard.board import WALL, Board, BoardRules, Feature, Follower, IllegalPlacement, Placed
+from games.tileboard.draw import check_draw_order, draw, draw_sequence, draw_until_placeable, pick, take
 from games.tileboard.majority import Ties, majority, weights_by_owner
+from games.tileboard.spots import Spot, feature_at, find_segment, follower_record, free_spots, segment_name
 from games.tileboard.tiles import (
     MIDDLE_PORTS,
     PORT_INDEX,
@@ -79,6 +98,7 @@ from games.tileboard.tiles import (
     Segment,
     Side,
     Tile,
+    design_key,
     mirror_port,
     neighbour,
     parse_ports,
@@ -101,13 +121,26 @@ __all__ = [
     "Placed",
     "Segment",
     "Side",
+    "Spot",
     "Tile",
     "Ties",
+    "check_draw_order",
+    "design_key",
+    "draw",
+    "draw_sequence",
+    "draw_until_placeable",
+    "feature_at",
+    "find_segment",
+    "follower_record",
+    "free_spots",
     "majority",
     "mirror_port",
     "neighbour",
     "parse_ports",
+    "pick",
     "rotate_port",
+    "segment_name",
     "side_of",
+    "take",
     "weights_by_owner",
 ]

@@ -29,6 +29,7 @@ __all__ = [
     "SIDE_OFFSETS",
     "Segment",
     "Tile",
+    "design_key",
     "mirror_port",
     "neighbour",
     "parse_ports",
@@ -109,7 +110,9 @@ class Segment:
 
 
 def _canonical(ports: tuple[int | None, ...], segments: tuple[Segment, ...]) -> tuple:
-    """A rotation-sensitive fingerprint that ignores how segments happen to be numbered."""
+    """A rotation-sensitive fingerprint that ignores how segments happen to be numbered (and
+    their tokens): the ports relabelled by first appearance, then each segment's kind, attrs
+    and touches."""
     order: dict[int, int] = {}
     for seg in ports:
         if seg is not None and seg not in order:
@@ -230,3 +233,17 @@ class Tile:
 
     def __repr__(self) -> str:
         return f"Tile({self.id!r})"
+
+
+def design_key(tile: Tile) -> frozenset[tuple]:
+    """Equal for two tiles that are the same design in some rotation (ids, tokens and segment
+    numbering aside); use it to find a design listed twice in a tile set.
+
+    >>> city = {"A": Segment("city"), "1": Segment("field")}
+    >>> cap_n = Tile.from_tokens("N", "AAA 111 111 111", city)
+    >>> cap_e = Tile.from_tokens("E", "111 AAA 111 111", city)
+    >>> design_key(cap_n) == design_key(cap_e), design_key(cap_n) == design_key(Tile.from_tokens("X", "AAA AAA 111 111", city))
+    (True, False)
+    """
+    # The set of the four rotations' fingerprints: a rotated copy has the same set.
+    return frozenset(_canonical(ports, tile.segments) for ports in tile.rotated)

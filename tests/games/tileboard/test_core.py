@@ -192,3 +192,13 @@ def test_house_beside_court_does_not_join_in_a_castle_like_game():
     left = board.cells[(1, 0)]
     # rotated 180: its houses face north/south walls; its courts meet the other tile's courts.
     assert board.feature_of(1, 0, left.ports[4]).cells == frozenset({(1, 0), (2, 0), (3, 0)})
+
+
+def test_design_key_is_equal_only_for_the_same_design_in_some_rotation():
+    from games.tileboard import design_key
+
+    d_turned = carc_tile("D2", "1r2 AAA 2r1 222", touches={"1": "A"})  # D turned 90
+    d_without_touch = carc_tile("D3", "1r2 AAA 2r1 222")
+    assert design_key(D) == design_key(d_turned)
+    assert design_key(D) != design_key(d_without_touch)
+    assert design_key(D) != design_key(E) and design_key(U) != design_key(V)

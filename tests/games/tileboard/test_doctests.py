@@ -11,6 +11,7 @@ MODULES = [
     "games.base",
     "games.tileboard.tiles",
     "games.tileboard.majority",
+    "games.tileboard.draw",
     "games.carcassonne.tiles",
 ]
 

@@ -1,0 +1,106 @@
+"""Drawing tiles: uniform picks over what is left, scripted orders, and the redraw of tiles that
+fit nowhere.
+
+A pile is a multiset given as ``(id, count)`` pairs in a stable order (never a shuffled list: the
+next tile is drawn when it is needed, so the event log holds no future). A pick takes
+``rng.randrange(total)`` and walks the pairs, so the same rng state always gives the same tile.
+A scripted order (a tutorial, a puzzle, a game from the table) replaces the picks.
+
+>>> import random
+>>> pick((("A", 2), ("B", 1)), 2)
+'B'
+>>> take((("A", 2), ("B", 1)), "B")
+(('A', 2),)
+>>> list(draw_sequence(random.Random(0), (), order=["C", "A"]))
+['C', 'A']
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from games.base import BadOptions
+from games.tileboard.board import Board
+from games.tileboard.tiles import Tile
+
+__all__ = ["check_draw_order", "draw", "draw_sequence", "draw_until_placeable", "pick", "take"]
+
+Pool = Iterable[tuple[str, int]]
+
+
+def pick(pool: Pool, index: int) -> str:
+    """The ``index``-th item of the multiset laid out in the pool's order."""
+    for name, count in pool:
+        if index < count:
+            return name
+        index -= count
+    raise ValueError("index beyond the pool")
+
+
+def draw(rng: random.Random, pool: Sequence[tuple[str, int]]) -> str:
+    """One item of the multiset, uniformly."""
+    return pick(pool, rng.randrange(sum(count for _, count in pool)))
+
+
+def take(pool: Sequence[tuple[str, int]], name: str) -> tuple[tuple[str, int], ...]:
+    """The pool with one ``name`` fewer; an exhausted entry leaves the pool."""
+    return tuple((n, c - 1 if n == name else c) for n, c in pool if not (n == name and c == 1))
+
+
+def draw_sequence(rng: random.Random, pool: Pool, order: Sequence[str] | None = None) -> Iterator[str]:
+    """Successive draws from what is left: the rest of a scripted ``order`` in turn, or uniform
+    picks over ``pool``, each removing what it drew. Lazy: a draw happens only when asked for."""
+    if order is not None:
+        yield from order
+        return
+    left = [(name, count) for name, count in pool if count]
+    total = sum(count for _, count in left)
+    while total:
+        index = rng.randrange(total)
+        for i, (name, count) in enumerate(left):
+            if index < count:
+                break
+            index -= count
+        left[i] = (name, count - 1)
+        total -= 1
+        yield name
+
+
+def draw_until_placeable(board: Board, tile: Callable[[str], Tile], drawn: Iterable[str]) -> tuple[list[str], str | None]:
+    """Take tiles from ``drawn`` until one fits somewhere on ``board``: the ones that fit nowhere
+    (set aside or discarded by the game, in draw order) and the one that fits, or ``None`` when
+    ``drawn`` ran out first."""
+    unplaceable = []
+    for tile_id in drawn:
+        if board.can_place(tile(tile_id)):
+            return unplaceable, tile_id
+        unplaceable.append(tile_id)
+    return unplaceable, None
+
+
+def check_draw_order(
+    order: Any,
+    available: Mapping[str, int],
+    *,
+    option: str = "tile_order",
+    allow_empty: bool = True,
+    noun: str = "tile of this game",
+) -> tuple[str, ...]:
+    """A scripted draw order as a tuple, if the pile can deliver it: every id in ``available``
+    and none more often than its count there. :class:`BadOptions` lists every problem at once."""
+    if not isinstance(order, (list, tuple)) or not all(isinstance(t, str) for t in order):
+        raise BadOptions(f"option {option!r} must be a list of tile ids, got {order!r}")
+    if not order and not allow_empty:
+        raise BadOptions(f"option {option!r} must be a non-empty list of tile ids, got {order!r}")
+    problems = []
+    for tile_id, used in Counter(order).items():
+        if tile_id not in available:
+            problems.append(f"names {tile_id!r}, which is not a {noun}")
+        elif used > available[tile_id]:
+            problems.append(f"uses {tile_id!r} {used} times; the game has {available[tile_id]} "
+                            "(more often than the box holds)")
+    if problems:
+        raise BadOptions(f"option {option!r} " + "; ".join(problems))
+    return tuple(order)
