@@ -197,8 +197,8 @@ def test_house_beside_court_does_not_join_in_a_castle_like_game():
 def test_design_key_is_equal_only_for_the_same_design_in_some_rotation():
     from games.tileboard import design_key
 
-    d_turned = carc_tile("D2", "1r2 AAA 2r1 222", touches={"1": "A"})  # D turned 90
-    d_without_touch = carc_tile("D3", "1r2 AAA 2r1 222")
+    d_turned = carc_tile("D2", "2r1 AAA 1r2 222", touches={"1": "A"})  # D turned 90
+    d_without_touch = carc_tile("D3", "2r1 AAA 1r2 222")
     assert design_key(D) == design_key(d_turned)
     assert design_key(D) != design_key(d_without_touch)
     assert design_key(D) != design_key(E) and design_key(U) != design_key(V)
