@@ -340,11 +340,18 @@ class GameService:
                 result, game = await self._execute_locked(game_id, seat, command_id, command, expected_version)
         except ServiceError as exc:
             self.metrics.commands.inc(game=game if game != "?" else self._game_name(game_id), result=exc.code)
+            self.log.info(
+                "command.rejected",
+                game_id=game_id,
+                command_id=command_id,
+                code=exc.code,
+                latency_ms=round((time.perf_counter() - started) * 1000, 3),
+            )
             raise
         latency = time.perf_counter() - started
         self.metrics.commands.inc(game=game, result="ok")
         self.metrics.command_seconds.observe(latency, game=game)
-        self.log.debug(
+        self.log.info(
             "command.accepted",
             game_id=game_id,
             version=result.version,
