@@ -15,7 +15,8 @@ Commands::
 ``at`` is a port name of the placed tile as it lies (``Nw N Ne En E Es Se S Sw Ws W Wn``; any
 port of a segment names that segment), ``monastery`` or ``inner_field``.
 
-Events (payloads): ``game_started {seats, options, start, pile, tile_order, tile_order_sha256}``,
+Events (payloads): ``game_started {seats, options, start, pile, tile_order, tile_order_sha256,
+secret_salt}`` (``tile_order`` is a secret option: see :func:`games.base.secret_fields`),
 ``tile_drawn {seat, tile, remaining}``, ``tile_discarded {seat, tile, remaining}``,
 ``tile_placed {seat, tile, x, y, rotation}``, ``follower_placed {seat, x, y, at, kind}``,
 ``follower_skipped {seat}``, ``feature_scored {...}`` (see :mod:`games.carcassonne.scoring`),
@@ -24,20 +25,22 @@ Events (payloads): ``game_started {seats, options, start, pile, tile_order, tile
 
 from __future__ import annotations
 
-import hashlib
 import random
 from typing import Any, Mapping
 
 from games.base import (
     SPECTATOR,
     BadCommand,
-    BadOptions,
+    EngineBase,
     Event,
     GameOver,
     IllegalMove,
     NotYourTurn,
     OptionSpec,
     UnknownCommand,
+    parse_command,
+    redact_secrets,
+    secret_fields,
 )
 from games.carcassonne.scoring import (
     INNER_FIELD,
@@ -56,7 +59,17 @@ from games.carcassonne.state import (
     Turn,
 )
 from games.carcassonne.tiles import FIELD, MONASTERY, START_TILE, TileSet, tile_set
-from games.tileboard import PORT_NAMES, ROTATIONS, Board, BoardRules, Follower
+from games.tileboard import (
+    PORT_NAMES,
+    ROTATIONS,
+    Board,
+    BoardRules,
+    Follower,
+    check_draw_order,
+    draw_sequence,
+    draw_until_placeable,
+    free_spots,
+)
 
 __all__ = ["CarcassonneEngine", "ENGINE"]
 
@@ -84,13 +97,6 @@ def start_board(tiles: TileSet) -> Board:
     return Board.empty(board_rules(tiles)).place(tiles.tiles[START_TILE], 0, 0, 0, check=False)
 
 
-def order_digest(order: tuple[str, ...] | None) -> str | None:
-    """The commitment to a ``tile_order`` list: sha256 of its ids joined by commas."""
-    if order is None:
-        return None
-    return hashlib.sha256(",".join(order).encode()).hexdigest()
-
-
 OPTIONS: dict[str, OptionSpec] = {
     "inns_cathedrals": OptionSpec("bool", False, "Inns & Cathedrals: 18 more tiles, inns, cathedrals, "
                                   "one large follower each, up to 6 players."),
@@ -102,11 +108,11 @@ OPTIONS: dict[str, OptionSpec] = {
                                "(open question Q1): 'east' (recommended) or 'east_west'.", ("east", "east_west")),
     "tile_order": OptionSpec("list", None, "Tile ids drawn in this order after the start tile (tutorials, "
                              "puzzles, games played at a table); the game ends when the list is used up. "
-                             "Secret: never shown to players or spectators."),
+                             "Secret: never shown to players or spectators.", items="tile ids"),
 }
 
 
-class CarcassonneEngine:
+class CarcassonneEngine(EngineBase):
     """Implements :class:`games.base.Engine` for Carcassonne."""
 
     name = "carcassonne"
@@ -114,64 +120,24 @@ class CarcassonneEngine:
     min_seats = 2
     max_seats = 6
     options = OPTIONS
+    secret_options = frozenset({"tile_order"})
+    notes = ("2-5 players; 6 only with inns_cathedrals.",)
 
     # --- catalog and options ----------------------------------------------------------------
 
-    def catalog_entry(self) -> dict[str, Any]:
-        return {
-            "id": self.name,
-            "title": self.title,
-            "min_seats": self.min_seats,
-            "max_seats": self.max_seats,
-            "options": {name: spec.as_dict() for name, spec in self.options.items()},
-            "notes": [
-                "2-5 players; 6 only with inns_cathedrals.",
-                "Option tile_order is secret: keep it out of anything sent to clients.",
-            ],
-            "secret_options": ["tile_order"],
-        }
+    def seat_range(self, options: Mapping[str, Any]) -> tuple[int, int]:
+        return 2, 6 if options["inns_cathedrals"] else 5
 
-    def normalize_options(self, options: Mapping[str, Any], seats: int) -> dict[str, Any]:
-        return self._options(options, seats).as_dict()
+    def check_options(self, options: dict[str, Any], seats: int) -> dict[str, Any]:
+        if options["tile_order"] is not None:
+            tiles = tile_set(options["inns_cathedrals"], options["junction_inn"])
+            options["tile_order"] = list(check_draw_order(options["tile_order"], tiles.pile_counts()))
+        return options
 
     def _options(self, options: Mapping[str, Any], seats: int) -> Options:
-        unknown = sorted(set(options) - set(OPTIONS))
-        if unknown:
-            raise BadOptions(f"unknown option(s) {unknown} for carcassonne")
-        merged = {name: spec.default for name, spec in OPTIONS.items()}
-        merged.update(options)
-        for name in ("inns_cathedrals", "farmers"):
-            if not isinstance(merged[name], bool):
-                raise BadOptions(f"option {name} must be true or false, got {merged[name]!r}")
-        for name in ("tiny_city_points", "junction_inn"):
-            value = merged[name]
-            if isinstance(value, bool) or value not in OPTIONS[name].choices:
-                raise BadOptions(f"option {name} must be one of {list(OPTIONS[name].choices)}, got {value!r}")
-        top = 6 if merged["inns_cathedrals"] else 5
-        if isinstance(seats, bool) or not isinstance(seats, int) or not 2 <= seats <= top:
-            raise BadOptions(f"carcassonne takes 2 to {top} players with these options, got {seats!r}")
-        order = merged["tile_order"]
-        if order is not None:
-            order = self._tile_order(order, tile_set(merged["inns_cathedrals"], merged["junction_inn"]))
-        return Options(merged["inns_cathedrals"], merged["farmers"], merged["tiny_city_points"],
-                       merged["junction_inn"], order)
-
-    @staticmethod
-    def _tile_order(order: Any, tiles: TileSet) -> tuple[str, ...]:
-        if not isinstance(order, (list, tuple)) or not all(isinstance(t, str) for t in order):
-            raise BadOptions(f"option tile_order must be a list of tile ids, got {order!r}")
-        left = tiles.pile_counts()
-        problems = []
-        for tid in order:
-            if tid not in left:
-                problems.append(f"{tid!r} is not a tile of this game")
-            elif left[tid] == 0:
-                problems.append(f"{tid!r} appears more often than the box holds ({tiles.counts[tid]} with the start tile)")
-            else:
-                left[tid] -= 1
-        if problems:
-            raise BadOptions("option tile_order: " + "; ".join(dict.fromkeys(problems)))
-        return tuple(order)
+        o = self.normalize_options(options, seats)
+        order = None if o["tile_order"] is None else tuple(o["tile_order"])
+        return Options(o["inns_cathedrals"], o["farmers"], o["tiny_city_points"], o["junction_inn"], order)
 
     # --- setup and evolve -------------------------------------------------------------------
 
@@ -182,11 +148,10 @@ class CarcassonneEngine:
         opts = self._options(options, seats)
         started = Event("game_started", {
             "seats": seats,
-            "options": opts.as_dict(with_order=False),
+            "options": self.public_options(opts.as_dict()),
             "start": {"tile": START_TILE, "x": 0, "y": 0, "rotation": 0},
             "pile": len(opts.tile_order) if opts.tile_order is not None else sum(opts.tiles.pile_counts().values()),
-            "tile_order": None if opts.tile_order is None else list(opts.tile_order),
-            "tile_order_sha256": order_digest(opts.tile_order),
+            **secret_fields(self.secret_options, opts.as_dict(), rng),
         })
         state = self.evolve(self.initial_state(), started)
         return [started, *self._draw(state, 0, rng)[0]]
@@ -280,7 +245,7 @@ class CarcassonneEngine:
         :raises NotYourTurn: another seat acts now, or this command is not the one owed.
         :raises IllegalMove: the placement or follower spot breaks the rules.
         """
-        kind, args = _parse(cmd)
+        kind, args = parse_command(cmd)
         if kind not in ("place_tile", "place_follower", "pass"):
             raise UnknownCommand(f"carcassonne has no command {kind!r}; use place_tile, place_follower or pass")
         if state.phase is Phase.OVER:
@@ -358,18 +323,16 @@ class CarcassonneEngine:
         """Draw for ``seat`` until a placeable tile turns up, or score the end of the game."""
         events: list[Event] = []
         tiles = state.options.tiles
-        while state.remaining:
-            if state.order is not None:
-                tile_id = state.order[0]
-            else:
-                tile_id = _pick(tiles.ids, state.pile, rng.randrange(state.remaining))
-            placeable = state.board.can_place(tiles.tiles[tile_id])
-            event = Event("tile_drawn" if placeable else "tile_discarded",
-                          {"seat": seat, "tile": tile_id, "remaining": state.remaining - 1})
+        drawn = draw_sequence(rng, zip(tiles.ids, state.pile), state.order)
+        discarded, tile_id = draw_until_placeable(state.board, tiles.tiles.__getitem__, drawn)
+        for kind, tid in [*(("tile_discarded", t) for t in discarded), ("tile_drawn", tile_id)]:
+            if tid is None:
+                break
+            event = Event(kind, {"seat": seat, "tile": tid, "remaining": state.remaining - 1})
             events.append(event)
             state = self.evolve(state, event)
-            if placeable:
-                return events, state
+        if tile_id is not None:
+            return events, state
         for _, payload in final_scorings(state.board, state.options):
             event = Event("feature_scored", payload)
             events.append(event)
@@ -399,14 +362,12 @@ class CarcassonneEngine:
         if not kinds:
             return []
         x, y = state.placed
-        placed = state.board.cells[(x, y)]
         farmers = state.options.farmers
         out = []
-        for segment in state.board.free_segments(x, y):
-            if not farmers and placed.tile.segments[segment].kind == FIELD:
+        for spot in free_spots(state.board, x, y, middle_first=True):
+            if not farmers and spot.feature.kind == FIELD:
                 continue
-            at = spot_name(placed, segment)
-            out.extend({"type": "place_follower", "args": {"at": at, "kind": k}} for k in kinds)
+            out.extend({"type": "place_follower", "args": {"at": spot.at, "kind": k}} for k in kinds)
         return out
 
     def view(self, state: State, viewer: int | None) -> dict[str, Any]:
@@ -435,15 +396,15 @@ class CarcassonneEngine:
             "discarded": list(state.discarded),
             "scores": list(state.scores),
             "supply": [{"normal": n, "large": g} for n, g in state.supply],
-            "options": state.options.as_dict(with_order=False),
+            "options": self.public_options(state.options.as_dict()),
             "winners": list(state.winners),
             "legal": [] if viewer is SPECTATOR else self.legal_moves(state, viewer),
         }
 
     def redact(self, event: Event, viewer: int | None) -> Event | None:
-        if event.type == "game_started" and event.payload.get("tile_order") is not None:
-            # The list is the future; only its commitment is public.
-            return Event(event.type, {**event.payload, "tile_order": None})
+        if event.type == "game_started":
+            # A tile_order is the future; only its commitment is public.
+            return redact_secrets(event, self.secret_options)
         return event
 
     def is_terminal(self, state: State) -> bool:
@@ -464,26 +425,6 @@ class CarcassonneEngine:
 
 def _set(values: tuple, index: int, value: Any) -> tuple:
     return values[:index] + (value,) + values[index + 1:]
-
-
-def _pick(ids: tuple[str, ...], counts: tuple[int, ...], index: int) -> str:
-    """The ``index``-th tile of the multiset laid out in the tile set's stable order."""
-    for tid, n in zip(ids, counts):
-        if index < n:
-            return tid
-        index -= n
-    raise ValueError("index beyond the pile")
-
-
-def _parse(cmd: Any) -> tuple[str, dict[str, Any]]:
-    if not isinstance(cmd, (dict, Mapping)) or not isinstance(cmd.get("type"), str):
-        raise BadCommand(f"a command is {{'type': str, 'args': {{...}}}}, got {cmd!r}")
-    args = cmd.get("args", {})
-    if args is None:
-        args = {}
-    if not isinstance(args, (dict, Mapping)):
-        raise BadCommand(f"command args must be an object, got {args!r}")
-    return cmd["type"], dict(args)
 
 
 def _expect(args: dict[str, Any], keys: set[str], kind: str) -> None:

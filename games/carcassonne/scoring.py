@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from games.carcassonne.state import FollowerKind, Options
-from games.carcassonne.tiles import CITY, FIELD, MONASTERY, ROAD
-from games.tileboard import MIDDLE_PORTS, PORT_INDEX, PORT_NAMES, Board, Feature, Follower, Placed, majority
+from games.carcassonne.tiles import CITY, FIELD, INNER_FIELD, MONASTERY, ROAD
+from games.tileboard import Board, Feature, Follower, Placed, find_segment, follower_record, majority, segment_name
 
 __all__ = [
     "INNER_FIELD",
@@ -28,7 +28,6 @@ __all__ = [
     "weight",
 ]
 
-INNER_FIELD = "inner_field"
 FARM_POINTS_PER_CITY = 3
 _KIND_ORDER = {ROAD: 0, CITY: 1, MONASTERY: 2, FIELD: 3}
 
@@ -41,33 +40,15 @@ def weight(f: Follower) -> int:
 def spot_name(placed: Placed, segment: int) -> str:
     """The canonical ``at`` of a segment as the tile lies: its first middle port (N, E, S, W)
     if it has one, else its first port, else ``monastery`` / ``inner_field``."""
-    ports = placed.segment_ports(segment)
-    if not ports:
-        return MONASTERY if placed.tile.segments[segment].kind == MONASTERY else INNER_FIELD
-    for p in ports:
-        if p in MIDDLE_PORTS:
-            return PORT_NAMES[p]
-    return PORT_NAMES[ports[0]]
+    return segment_name(placed, segment, middle_first=True)
 
 
-def segment_at(placed: Placed, at: str) -> int | None:
-    """The segment an ``at`` names on a placed tile, or None when the tile has no such spot."""
-    port = PORT_INDEX.get(at)
-    if port is not None:
-        return placed.ports[port]
-    wanted = {MONASTERY: MONASTERY, INNER_FIELD: FIELD}.get(at)
-    if wanted is None:
-        return None
-    for i, seg in enumerate(placed.tile.segments):
-        if seg.kind == wanted and not placed.segment_ports(i):
-            return i
-    return None
+segment_at = find_segment
+"""The segment an ``at`` names on a placed tile, or None when the tile has no such spot."""
 
 
 def _returned(board: Board, followers: tuple[Follower, ...]) -> list[list[Any]]:
-    out = [[f.owner, f.x, f.y, spot_name(board.cells[(f.x, f.y)], f.segment), f.kind] for f in followers]
-    out.sort()
-    return out
+    return sorted(follower_record(board, f, middle_first=True) for f in followers)
 
 
 def _tiles(cells: Any) -> list[list[int]]:

@@ -8,7 +8,8 @@ Port tokens: an upper-case letter is a city segment, a lower-case letter a road 
 a field segment (same token = same segment). Facts: ``A+pennant``, ``r+inn``, ``A+cathedral``
 (attributes), ``1>AB`` (field 1 touches cities A and B on this tile), ``monastery`` (a port-less
 monastery segment), and a digit that appears in no port is a port-less field (the inner field of
-I&C tile H).
+I&C tile H). The two port-less segments carry a ``name`` attribute (``monastery``,
+``inner_field``): clients name them so (see :mod:`games.tileboard.spots`).
 
 Tile ids are the Wikicarpedia letters ``A``..``X`` and ``IC-A``..``IC-Q`` (``IC-K`` twice).
 The junction tile IC-C carries its inn on the east leg only (the rules file's recommended reading
@@ -19,12 +20,13 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from games.tileboard import Segment, Tile, parse_ports
+from games.tileboard import Segment, Tile, design_key, parse_ports
 
 __all__ = [
     "BASE_TABLE",
     "CITY",
     "FIELD",
+    "INNER_FIELD",
     "INNS_CATHEDRALS_TABLE",
     "MONASTERY",
     "ROAD",
@@ -37,6 +39,8 @@ __all__ = [
 ]
 
 CITY, ROAD, FIELD, MONASTERY = "city", "road", "field", "monastery"
+INNER_FIELD = "inner_field"
+"""The name of a field without ports (I&C tile H); a monastery is named ``monastery``."""
 START_TILE = "D"
 """The start tile is one of the four D tiles; it lies at (0, 0), rotation 0, before any draw."""
 
@@ -113,7 +117,7 @@ def parse_tile(line: str) -> tuple[Tile, int]:
     extra_segments: dict[str, Segment] = {}
     for fact in facts.split():
         if fact == MONASTERY:
-            extra_segments["m"] = Segment(MONASTERY)
+            extra_segments["m"] = Segment(MONASTERY, (("name", MONASTERY),))
         elif "+" in fact:
             token, attr = fact.split("+")
             attrs.setdefault(token, []).append((attr, True))
@@ -121,7 +125,7 @@ def parse_tile(line: str) -> tuple[Tile, int]:
             token, cities = fact.split(">")
             touches[token] = cities
             if token not in tokens:
-                extra_segments[token] = Segment(FIELD)
+                extra_segments[token] = Segment(FIELD, (("name", INNER_FIELD),))
         else:
             raise ValueError(f"tile {tile_id}: unknown fact {fact!r}")
     segments: dict[str, Segment] = {}
@@ -145,7 +149,7 @@ def format_tile(tile: Tile, count: int) -> str:
         if seg.kind == MONASTERY:
             facts.append(MONASTERY)
     for seg in tile.segments:
-        facts.extend(f"{seg.token}+{name}" for name, value in seg.attrs if value)
+        facts.extend(f"{seg.token}+{name}" for name, value in seg.attrs if value is True)
     for seg in tile.segments:
         if seg.touches:
             facts.append(seg.token + ">" + "".join(tile.segments[t].token for t in seg.touches))
@@ -157,9 +161,15 @@ def parse_table(table: str) -> list[tuple[Tile, int]]:
 
 
 class TileSet:
-    """The designs and counts of one game configuration, in a stable order."""
+    """The designs and counts of one game configuration, in a stable order. Each design is
+    listed once (two ids for one design up to rotation is a data error: ``ValueError``)."""
 
     def __init__(self, rows: list[tuple[Tile, int]]) -> None:
+        designs: dict[frozenset, str] = {}
+        for tile, _ in rows:
+            other = designs.setdefault(design_key(tile), tile.id)
+            if other != tile.id:
+                raise ValueError(f"tile {tile.id} is the same design as {other}; list it once with its count")
         self.tiles: Mapping[str, Tile] = {tile.id: tile for tile, _ in rows}
         self.counts: Mapping[str, int] = {tile.id: count for tile, count in rows}
         self.ids: tuple[str, ...] = tuple(tile.id for tile, _ in rows)

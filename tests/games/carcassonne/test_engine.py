@@ -231,6 +231,23 @@ def test_catalog_entry_lists_the_options():
     json.dumps(entry)
 
 
+def test_catalog_entry_names_the_secret_options_and_why():
+    entry = ENGINE.catalog_entry()
+    assert ENGINE.secret_options == frozenset({"tile_order"})
+    assert entry["secret_options"] == ["tile_order"]
+    assert entry["notes"] == ["2-5 players; 6 only with inns_cathedrals.",
+                              "Option tile_order is secret: keep it out of anything sent to clients."]
+    assert entry["options"]["tile_order"]["items"] == "tile ids"
+
+
+def test_bad_tile_order_lists_every_problem_at_once():
+    with pytest.raises(BadOptions) as caught:
+        ENGINE.normalize_options({"tile_order": ["D", "ZZ", "D", "D", "D", "IC-K"]}, 2)
+    assert caught.value.message == (
+        "option 'tile_order' uses 'D' 4 times; the game has 3 (more often than the box holds); "
+        "names 'ZZ', which is not a tile of this game; names 'IC-K', which is not a tile of this game")
+
+
 # --- views and redaction -------------------------------------------------------------------
 
 
@@ -238,11 +255,15 @@ def test_tile_order_is_committed_but_never_shown():
     order = ["E", "U", "V", "B"]
     game = new_game(tile_order=order)
     started = game.events[0]
-    digest = hashlib.sha256(b"E,U,V,B").hexdigest()
+    # Salted, so that a short order cannot be found by trying every one against the digest.
+    salt = started.payload["secret_salt"]
+    digest = hashlib.sha256(f'{salt}:["E","U","V","B"]'.encode()).hexdigest()
+    assert len(salt) == 32
     assert started.payload["tile_order"] == order and started.payload["tile_order_sha256"] == digest
     for viewer in (None, 0, 1):
         shown = ENGINE.redact(started, viewer)
         assert shown.payload["tile_order"] is None and shown.payload["tile_order_sha256"] == digest
+        assert shown.payload["secret_salt"] is None
         view = ENGINE.view(game.state, viewer)
         assert "tile_order" not in view["options"]
         assert view["remaining_by_tile"] == {"U": 1, "V": 1, "B": 1}

@@ -9,6 +9,7 @@ from games.carcassonne.tiles import (
     INNS_CATHEDRALS_TABLE,
     format_tile,
     parse_table,
+    TileSet,
     parse_tile,
     tile_set,
 )
@@ -96,3 +97,20 @@ def test_table_line_round_trips(line):
 
 def test_parse_table_reads_every_line():
     assert len(parse_table(BASE_TABLE)) == 24 and len(parse_table(INNS_CATHEDRALS_TABLE)) == 17
+
+
+def test_a_design_listed_under_two_ids_is_refused():
+    rows = parse_table("""
+    D   3  AAA 1r2 222 2r1  | 1>A
+    D2  1  2r1 AAA 1r2 222  | 1>A
+    """)
+    with pytest.raises(ValueError, match="tile D2 is the same design as D"):
+        TileSet(rows)
+
+
+def test_portless_segments_are_named_as_clients_name_them():
+    tiles = tile_set(True).tiles
+    assert [s.attr("name") for s in tiles["B"].segments if s.attr("name") is not None] == ["monastery"]
+    h = tiles["IC-H"]
+    (inner,) = h.portless_segments()
+    assert h.segments[inner].attr("name") == "inner_field"
