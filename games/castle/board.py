@@ -13,7 +13,8 @@ only supplies its hooks:
 
 A segment of a placed tile is named, as clients name it, by a board port of it (``"N"``,
 ``"Es"``...) or, when it has no port, by its ``name`` (a closed chapel: ``"chapel"``). The
-canonical name is its first port in ``Nw..Wn`` order.
+canonical name is its first port in ``Nw..Wn`` order: the core's
+:func:`games.tileboard.segment_name` and :func:`games.tileboard.find_segment` as they are.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from __future__ import annotations
 from typing import Hashable
 
 from games.castle.data import BoardShape
-from games.tileboard import PORT_INDEX, PORT_NAMES, Board, BoardRules, Feature, Placed
+from games.tileboard import Board, BoardRules
 
-__all__ = ["CastleRules", "initial_board", "segment_name", "find_segment", "feature_at"]
+__all__ = ["CastleRules", "initial_board"]
 
 
 class CastleRules(BoardRules):
@@ -48,29 +49,3 @@ def initial_board(rules: CastleRules) -> Board:
     for start in rules.shape.start_spaces:
         board = board.place(start.tile, start.x, start.y, 0, check=False, fixed=True)
     return board
-
-
-def segment_name(placed: Placed, segment: int) -> str:
-    """The canonical client name of ``segment`` on a placed tile."""
-    ports = placed.segment_ports(segment)
-    if ports:
-        return PORT_NAMES[ports[0]]
-    return str(placed.tile.segments[segment].attr("name", f"segment{segment}"))
-
-
-def find_segment(placed: Placed, at: str) -> int | None:
-    """The segment a client names with ``at`` (any of its board ports, or its name)."""
-    port = PORT_INDEX.get(at)
-    if port is not None:
-        return placed.ports[port]
-    for i, seg in enumerate(placed.tile.segments):
-        if not placed.segment_ports(i) and seg.attr("name") == at:
-            return i
-    return None
-
-
-def feature_at(board: Board, placed: Placed, at: str) -> Feature | None:
-    seg = find_segment(placed, at)
-    if seg is None:
-        return None
-    return board.feature_of(placed.x, placed.y, seg)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from games.castle.scoring import controllers, feature_points
 from games.castle.state import CastleState, Phase
+from games.tileboard import feature_at
 
 if TYPE_CHECKING:
     from games.castle.engine import CastleEngine
@@ -98,9 +99,7 @@ def _follower_value(engine: "CastleEngine", state: CastleState, seat: int, move:
     if move["type"] == "pass":
         return 0.5 if state.seats[seat].followers > 2 else 1.5
     placed = engine.placed(state)
-    from games.castle.board import feature_at
-
-    feature = feature_at(state.board, placed, move["args"]["at"])  # type: ignore[arg-type]
+    feature = feature_at(state.board, placed.x, placed.y, move["args"]["at"])  # type: ignore[arg-type]
     kind = move["args"]["kind"]
     if feature is None:
         return 0.0

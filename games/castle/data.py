@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Mapping
 
-from games.tileboard import MIDDLE_PORTS, PORT_NAMES, SIDE_OFFSETS, Segment, Tile
+from games.tileboard import MIDDLE_PORTS, PORT_NAMES, SIDE_OFFSETS, Segment, Tile, design_key
 
 __all__ = [
     "SCHEMA",
@@ -337,22 +337,6 @@ def _check_piece(chk: _Checker, where: str, entry: Mapping, *, falcon: bool, sta
     return tokens
 
 
-def _tile_print(tokens: list[str], segments: Mapping[str, Any], turns: int) -> tuple:
-    rotated = [tokens[(p - 3 * turns) % 12] for p in range(12)]
-    order: dict[str, int] = {}
-    for tok in rotated:
-        order.setdefault(tok, len(order))
-    for tok in sorted(segments):
-        order.setdefault(tok, len(order))
-    segs = tuple(sorted((order[t], json.dumps(s, sort_keys=True)) for t, s in segments.items()))
-    return tuple(order[t] for t in rotated), segs
-
-
-def _fingerprint(tokens: list[str], segments: Mapping[str, Any]) -> tuple:
-    """Same for two tiles that are the same design in some rotation (notes ignored)."""
-    return min(_tile_print(tokens, segments, q) for q in range(4))
-
-
 def _check_tiles(chk: _Checker, data: Mapping, seen_ids: set[str]) -> None:
     for list_key, falcon in (("tiles", False), ("falcon_tiles", True)):
         entries = data.get(list_key)
@@ -360,7 +344,7 @@ def _check_tiles(chk: _Checker, data: Mapping, seen_ids: set[str]) -> None:
             chk.add(list_key, "", "missing or not a list")
             continue
         total = 0
-        prints: dict[tuple, str] = {}
+        designs: dict[frozenset, str] = {}
         for n, entry in enumerate(entries):
             where = f"{list_key}[{n}]"
             if not isinstance(entry, dict):
@@ -380,6 +364,7 @@ def _check_tiles(chk: _Checker, data: Mapping, seen_ids: set[str]) -> None:
                 total += count
                 if falcon and count != 1:
                     chk.add(where, "count", f"every Falcon tile is unique (count 1), got {count}")
+            before = len(chk.issues)
             tokens = _check_piece(chk, where, entry, falcon=falcon, start=False)
             if tokens is None:
                 continue
@@ -388,12 +373,13 @@ def _check_tiles(chk: _Checker, data: Mapping, seen_ids: set[str]) -> None:
                 isinstance(s, dict) and (s.get("kind") == Kind.CHAPEL or s.get("aeries")) for s in segments.values()
             ):
                 chk.add(where, "segments", "a Falcon tile shows a chapel part or an aerie")
-            if falcon:
-                fp = _fingerprint(tokens, segments)
-                if fp in prints:
-                    chk.add(where, "", f"is the same tile as {prints[fp]} (the 18 Falcon tiles are all different)")
+            if falcon and len(chk.issues) == before:
+                # Only a well-formed tile can be built; the core compares designs up to rotation.
+                design = design_key(_build_tile(str(tile_id), entry, "falcon"))
+                if design in designs:
+                    chk.add(where, "", f"is the same tile as {designs[design]} (the 18 Falcon tiles are all different)")
                 else:
-                    prints[fp] = str(tile_id)
+                    designs[design] = str(tile_id)
         expected = EXPECTED["falcon_tiles" if falcon else "base_tiles"]
         if total != expected:
             chk.add(list_key, "count", f"the counts add up to {total}, the game has {expected} tiles")

@@ -27,6 +27,7 @@ from typing import Any, Callable, Mapping
 from games.base import (
     BadCommand,
     BadOptions,
+    EngineBase,
     Event,
     GameOver,
     IllegalMove,
@@ -34,13 +35,32 @@ from games.base import (
     OptionSpec,
     UnknownCommand,
     Viewer,
+    parse_command,
+    redact_secrets,
+    secret_fields,
 )
-from games.castle.board import CastleRules, feature_at, find_segment, initial_board, segment_name
+from games.castle.board import CastleRules, initial_board
 from games.castle.data import Dataset, WallEffect, WallTileKind
 from games.castle.scoring import MARKET_POINTS, controllers, feature_points, largest_empty_area
 from games.castle.state import CastleState, HeldWallTile, Keep, Options, Phase, SeatState, with_seat
 from games.castle.track import Marker, Wall
-from games.tileboard import ROTATIONS, Board, Feature, Follower, Placed
+from games.tileboard import (
+    ROTATIONS,
+    Board,
+    Feature,
+    Follower,
+    Placed,
+    check_draw_order,
+    draw,
+    draw_sequence,
+    draw_until_placeable,
+    feature_at,
+    find_segment,
+    follower_record,
+    free_spots,
+    segment_name,
+    take,
+)
 
 __all__ = ["CastleEngine", "ROLES", "LABELS", "FOLLOWER_KINDS"]
 
@@ -107,7 +127,7 @@ class _Emit:
         return self._state
 
 
-class CastleEngine:
+class CastleEngine(EngineBase):
     """Carcassonne: The Castle (game id ``castle``) over one :class:`Dataset`."""
 
     name = "castle"
@@ -129,9 +149,11 @@ class CastleEngine:
             "list",
             None,
             "Castle tile ids drawn in this order instead of at random (tutorials, puzzles, a game from the table); "
-            "the game ends when the list is used up",
+            "the game ends when the list is used up. Secret: never shown to players or spectators",
+            items="tile ids",
         ),
     }
+    secret_options = frozenset({"tile_order"})
 
     def __init__(self, dataset: Dataset) -> None:
         self.dataset = dataset
@@ -153,14 +175,9 @@ class CastleEngine:
 
     # --- catalog and options --------------------------------------------------------------------
 
-    def catalog_entry(self) -> dict[str, Any]:
+    def catalog_extras(self) -> dict[str, Any]:
         provisional = dict(self.dataset.provisional)
         return {
-            "id": self.name,
-            "title": self.title,
-            "min_seats": self.min_seats,
-            "max_seats": self.max_seats,
-            "options": {name: spec.as_dict() for name, spec in self.options.items()},
             "dataset": self.dataset.name,
             "provisional": (
                 f"The rules are implemented in full, but the physical data of dataset {self.dataset.name!r} is "
@@ -173,35 +190,14 @@ class CastleEngine:
             "commands": ["place_tile", "place_follower", "pass", "score", "use_wall_tile", "end_turn"],
         }
 
-    def normalize_options(self, options: Mapping[str, Any], seats: int) -> dict[str, Any]:
-        """Fill defaults and check; raises :class:`BadOptions` naming the bad option."""
-        if seats != 2:
-            raise BadOptions(f"castle is played by exactly 2 players, not {seats}")
-        unknown = sorted(set(options) - set(self.options))
-        if unknown:
-            raise BadOptions(f"castle has no option {unknown[0]!r} (options: {', '.join(self.options)})")
-        out = {name: options.get(name, spec.default) for name, spec in self.options.items()}
-        for name in ("falcon", "halt_at_gates"):
-            if not isinstance(out[name], bool):
-                raise BadOptions(f"option {name!r} must be true or false, got {out[name]!r}")
-        if out["ties"] not in ("nobody", "both"):
-            raise BadOptions(f"option 'ties' must be 'nobody' or 'both', got {out['ties']!r}")
-        if out["halt_at_gates"] and not out["falcon"]:
+    def check_options(self, options: dict[str, Any], seats: int) -> dict[str, Any]:
+        if options["halt_at_gates"] and not options["falcon"]:
             raise BadOptions("option 'halt_at_gates' needs the Falcon gates (falcon: true)")
-        if out["tile_order"] is not None:
-            out["tile_order"] = self._check_tile_order(out["tile_order"], out["falcon"])
-        return out
-
-    def _check_tile_order(self, order: Any, falcon: bool) -> list[str]:
-        if not isinstance(order, (list, tuple)) or not order or not all(isinstance(t, str) for t in order):
-            raise BadOptions(f"option 'tile_order' must be a non-empty list of tile ids, got {order!r}")
-        available = {t.id: self.dataset.counts[t.id] for t in self._tile_set(falcon)}
-        for tile_id in dict.fromkeys(order):
-            if tile_id not in available:
-                raise BadOptions(f"option 'tile_order' names {tile_id!r}, which is not a castle tile of this game")
-            if order.count(tile_id) > available[tile_id]:
-                raise BadOptions(f"option 'tile_order' uses {tile_id!r} {order.count(tile_id)} times; the game has {available[tile_id]}")
-        return list(order)
+        if options["tile_order"] is not None:
+            available = {t.id: self.dataset.counts[t.id] for t in self._tile_set(options["falcon"])}
+            options["tile_order"] = list(check_draw_order(
+                options["tile_order"], available, allow_empty=False, noun="castle tile of this game"))
+        return options
 
     # --- the decider --------------------------------------------------------------------------
 
@@ -212,7 +208,8 @@ class CastleEngine:
         opts = self.normalize_options(options, seats)
         em = _Emit(self, self.initial_state(), rng)
         total = len(opts["tile_order"]) if opts["tile_order"] else sum(self.dataset.counts[t.id] for t in self._tile_set(opts["falcon"]))
-        em("game_started", seats=2, options=opts, dataset=self.dataset.name, tiles=total)
+        em("game_started", seats=2, options=self.public_options(opts), dataset=self.dataset.name, tiles=total,
+           **secret_fields(self.secret_options, opts, rng))
         self._draw_next(em, 0)
         return em.events
 
@@ -222,18 +219,12 @@ class CastleEngine:
         :raises RuleError: ``bad_command`` (malformed args), ``unknown_command``,
             ``not_your_turn``, ``illegal_move`` (not possible now, or not allowed), ``game_over``.
         """
-        if not isinstance(cmd, dict) or not isinstance(cmd.get("type"), str):
-            raise BadCommand(f"a command is {{'type': ..., 'args': {{...}}}}, got {cmd!r}")
-        args = cmd.get("args", {})
-        if args is None:
-            args = {}
-        if not isinstance(args, dict):
-            raise BadCommand(f"args of {cmd['type']!r} must be an object, got {args!r}")
-        handler = self._commands.get(cmd["type"])
+        kind, args = parse_command(cmd)
+        handler = self._commands.get(kind)
         if handler is None:
-            raise UnknownCommand(f"castle has no command {cmd['type']!r} (commands: {', '.join(self._commands)})")
+            raise UnknownCommand(f"castle has no command {kind!r} (commands: {', '.join(self._commands)})")
         if state.phase is Phase.OVER:
-            raise GameOver(f"the game is over; {cmd['type']!r} is not accepted")
+            raise GameOver(f"the game is over; {kind!r} is not accepted")
         if state.phase is Phase.NOT_STARTED:
             raise IllegalMove("the game has not started")
         if seat != state.active:
@@ -298,10 +289,9 @@ class CastleEngine:
         """Events are public: draws are recorded when they happen (the log holds no future), the
         drawn castle tile is shown to both players, and a wall tile is turned face up when
         taken. The one exception is a scripted ``tile_order``, the future by definition: the
-        ``game_started`` event shows only its length."""
-        if event.type == "game_started" and event.payload["options"].get("tile_order"):
-            options = dict(event.payload["options"], tile_order=len(event.payload["options"]["tile_order"]))
-            return Event(event.type, dict(event.payload, options=options))
+        ``game_started`` event shows only its salted commitment (:func:`games.base.secret_fields`)."""
+        if event.type == "game_started":
+            return redact_secrets(event, self.secret_options)
         return event
 
     # --- queries used by legal moves, views and bots ------------------------------------------------
@@ -331,22 +321,16 @@ class CastleEngine:
                 kinds.append("falconer")
         if not kinds:
             return []
-        board = state.board
         placed = self.placed(state)
         out = []
-        seen: set[int] = set()
-        for seg in board.free_segments(placed.x, placed.y):
-            feature = board.feature_of(placed.x, placed.y, seg)
-            if feature.id in seen:
-                continue
-            seen.add(feature.id)
-            at = segment_name(placed, seg)
+        for spot in free_spots(state.board, placed.x, placed.y, one_per_feature=True):
+            feature = spot.feature
             scored_now = feature.complete and feature.kind in SCORED_KINDS
             for kind in kinds:
                 # Neither special follower may go where its own tile scores at once (Falcon).
                 if kind != "normal" and scored_now:
                     continue
-                out.append((at, kind, ROLES[feature.kind], feature))
+                out.append((spot.at, kind, ROLES[feature.kind], feature))
         return out
 
     def scorers(self, state: CastleState, feature: Feature) -> tuple[int, ...]:
@@ -405,7 +389,8 @@ class CastleEngine:
         return out
 
     def feature_named(self, state: CastleState, placed: Placed, at: str) -> Feature:
-        feature = feature_at(state.board, placed, at)  # type: ignore[arg-type]
+        """The feature ``at`` names on the placed tile (a name the engine itself wrote)."""
+        feature = feature_at(state.board, placed.x, placed.y, at)  # type: ignore[arg-type]
         assert feature is not None
         return feature
 
@@ -642,7 +627,7 @@ class CastleEngine:
         )
         if final or step.tower is None or not em.state.towers[step.tower]:
             return
-        kind = self._draw(em.rng, em.state.wall_pool)
+        kind = draw(em.rng, em.state.wall_pool)
         info = self.wall_tile_info(kind)
         em("wall_tile_taken", seat=seat, tower=step.tower, spaces=list(self.dataset.track.towers[step.tower].spaces), **info)
 
@@ -664,9 +649,7 @@ class CastleEngine:
         back = []
         for at in state.completed:
             feature = self.feature_named(state, placed, at)
-            for f in feature.followers:
-                owner_tile = state.board.cells[(f.x, f.y)]  # type: ignore[union-attr]
-                back.append([f.owner, f.x, f.y, segment_name(owner_tile, f.segment), f.kind])
+            back.extend(follower_record(state.board, f) for f in feature.followers)  # type: ignore[arg-type]
         if back:
             em("followers_returned", followers=back)
         extra = em.state.extra_turns > 0 and em.state.remaining > 0
@@ -674,25 +657,18 @@ class CastleEngine:
         em("turn_ended", seat=state.active, next=following, extra_turn=extra)
         self._draw_next(em, following)
 
-    @staticmethod
-    def _draw(rng: random.Random, pool: tuple[tuple[str, int], ...]) -> str:
-        """One item of a (name, count) multiset, uniformly, in the pool's stable order."""
-        pick = rng.randrange(sum(n for _, n in pool))
-        for name, n in pool:
-            if pick < n:
-                return name
-            pick -= n
-        raise AssertionError("empty pool")
-
     def _draw_next(self, em: _Emit, seat: int) -> None:
-        while em.state.remaining:
-            order = em.state.options.tile_order
-            tile_id = order[-em.state.remaining] if order else self._draw(em.rng, em.state.stack)
-            if em.state.board.can_place(self.dataset.tile(tile_id)):  # type: ignore[union-attr]
-                em("tile_drawn", seat=seat, tile=tile_id)
-                return
-            em("tile_set_aside", tile=tile_id)
-        self._finish(em)
+        state = em.state
+        order = state.options.tile_order
+        rest = None if order is None else order[len(order) - state.remaining :]
+        drawn = draw_sequence(em.rng, state.stack, rest)
+        set_aside, tile_id = draw_until_placeable(state.board, self.dataset.tile, drawn)  # type: ignore[arg-type]
+        for unplaceable in set_aside:
+            em("tile_set_aside", tile=unplaceable)
+        if tile_id is not None:
+            em("tile_drawn", seat=seat, tile=tile_id)
+        else:
+            self._finish(em)
 
     # --- final scoring -----------------------------------------------------------------------------
 
@@ -793,7 +769,7 @@ class CastleEngine:
 
     def _e_game_started(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         o = p["options"]
-        order = o.get("tile_order")
+        order = p.get("tile_order")
         opts = Options(o["falcon"], o["ties"], o["halt_at_gates"], None if order is None else tuple(order))
         board = self._start["falcon" if opts.falcon else "base"]
         seat = SeatState(followers=self.dataset.followers_in_supply, prince=opts.falcon, falconer=opts.falcon)
@@ -816,19 +792,15 @@ class CastleEngine:
             aerie_supply=self.dataset.aerie_tokens if opts.falcon else 0,
         )
 
-    @staticmethod
-    def _take(pool: tuple[tuple[str, int], ...], name: str) -> tuple[tuple[str, int], ...]:
-        return tuple((n, c - 1 if n == name else c) for n, c in pool if not (n == name and c == 1))
-
     def _e_tile_drawn(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         return state.but(
-            tile=p["tile"], stack=self._take(state.stack, p["tile"]), remaining=state.remaining - 1,
+            tile=p["tile"], stack=take(state.stack, p["tile"]), remaining=state.remaining - 1,
             active=p["seat"], phase=Phase.PLACE_TILE,
         )
 
     def _e_tile_set_aside(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         return state.but(
-            stack=self._take(state.stack, p["tile"]), remaining=state.remaining - 1, set_aside=state.set_aside + (p["tile"],)
+            stack=take(state.stack, p["tile"]), remaining=state.remaining - 1, set_aside=state.set_aside + (p["tile"],)
         )
 
     def _e_tile_placed(self, state: CastleState, p: dict[str, Any]) -> CastleState:
@@ -836,8 +808,7 @@ class CastleEngine:
         return state.but(board=board, placed=(p["x"], p["y"]), tile=None, phase=Phase.PLACE_FOLLOWER)
 
     def _e_follower_placed(self, state: CastleState, p: dict[str, Any]) -> CastleState:
-        placed = state.board.cells[(p["x"], p["y"])]  # type: ignore[union-attr]
-        seg = find_segment(placed, p["at"])
+        seg = find_segment(state.board.cells[(p["x"], p["y"])], p["at"])  # type: ignore[union-attr]
         board = state.board.with_follower(Follower(p["seat"], p["kind"], p["x"], p["y"], seg))  # type: ignore[union-attr, arg-type]
         supply = state.seats[p["seat"]]
         if p["kind"] == "prince":
@@ -880,7 +851,7 @@ class CastleEngine:
         towers[p["tower"]] = False
         held = state.seats[p["seat"]].wall_tiles + (HeldWallTile(p["tile"], state.turn),)
         state = with_seat(state, p["seat"], wall_tiles=held)
-        return state.but(towers=tuple(towers), wall_pool=self._take(state.wall_pool, p["tile"]))
+        return state.but(towers=tuple(towers), wall_pool=take(state.wall_pool, p["tile"]))
 
     def _e_wall_tile_used(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         held = list(state.seats[p["seat"]].wall_tiles)
@@ -909,8 +880,7 @@ class CastleEngine:
         board = state.board
         fids = set()
         for owner, x, y, at, kind in p["followers"]:
-            placed = board.cells[(x, y)]  # type: ignore[union-attr]
-            fids.add(board.feature_of(x, y, find_segment(placed, at)).id)  # type: ignore[union-attr, arg-type]
+            fids.add(feature_at(board, x, y, at).id)  # type: ignore[arg-type, union-attr]
             if kind == "prince":
                 state = with_seat(state, owner, prince=True)
             elif kind == "falconer":

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from games.base import Viewer
-from games.castle.board import segment_name
 from games.castle.engine import LABELS, ROLES
 from games.castle.state import CastleState, Phase
+from games.tileboard import segment_name
 
 if TYPE_CHECKING:
     from games.castle.engine import CastleEngine
@@ -76,7 +76,7 @@ def build_view(engine: "CastleEngine", state: CastleState, viewer: Viewer) -> di
     out: dict[str, Any] = {
         "game": engine.name,
         "dataset": state.dataset,
-        "options": {**state.options.as_dict(), "tile_order": None if state.options.tile_order is None else len(state.options.tile_order)},
+        "options": engine.public_options(state.options.as_dict()),
         "phase": state.phase.value,
         "active": None if state.phase is Phase.OVER else state.active,
         "turn": state.turn,

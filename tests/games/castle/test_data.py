@@ -155,3 +155,23 @@ def test_start_space_ids_differ_from_tile_ids():
     data = copy.deepcopy(SHIPPED)
     data["boards"]["base"]["start_spaces"][0]["id"] = "B01"
     assert "boards.base start_spaces[0] (B01): id: is also the id of a castle tile" in [str(i) for i in validate(data)]
+
+
+def test_a_falcon_tile_turned_and_relettered_is_still_the_same_tile():
+    data = copy.deepcopy(SHIPPED)
+    # F01 ("kkk ccc ccc ccc", chapel part north) turned a quarter, with other tokens.
+    data["falcon_tiles"][1] = {"id": "F02", "count": 1, "ports": "xxx yyy xxx xxx",
+                               "segments": {"y": {"kind": "chapel"}, "x": {"kind": "court"}}}
+    assert [str(i) for i in validate(data)] == [
+        "falcon_tiles[1] (F02): is the same tile as F01 (the 18 Falcon tiles are all different)"]
+    data["falcon_tiles"][1]["segments"]["y"]["aeries"] = 1  # the shipped F02 (an aerie), turned
+    assert validate(data) == []
+
+
+def test_catalog_entry_names_tile_order_as_secret():
+    entry = ENGINE.catalog_entry()
+    assert ENGINE.secret_options == frozenset({"tile_order"})
+    assert entry["secret_options"] == ["tile_order"]
+    assert entry["notes"] == ["Option tile_order is secret: keep it out of anything sent to clients."]
+    assert entry["options"]["tile_order"]["items"] == "tile ids"
+    json.dumps(entry)

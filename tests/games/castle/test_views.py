@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 from games.base import SPECTATOR, command
@@ -23,7 +24,7 @@ def test_view_shows_the_table_and_the_viewers_legal_moves():
     assert view["legal"] and all(m["type"] == "place_tile" for m in view["legal"])
     assert ENGINE.view(game.state, 0)["legal"] == []
     assert ENGINE.view(game.state, SPECTATOR)["legal"] == []
-    assert view["options"]["tile_order"] == 3  # a scripted order shows only its length
+    assert "tile_order" not in view["options"]  # a secret option: not even its length
     assert "B20" not in json.dumps(ENGINE.view(game.state, SPECTATOR))
 
 
@@ -38,9 +39,16 @@ def test_towers_show_only_whether_a_face_down_wall_tile_lies_there():
 
 def test_scripted_tile_order_is_redacted_from_game_started():
     game = Game(["B01", "B06"])
-    started = ENGINE.redact(game.events[0], 1)
-    assert started.payload["options"]["tile_order"] == 2
-    assert game.events[0].payload["options"]["tile_order"] == ["B01", "B06"]
+    stored = game.events[0].payload
+    salt = stored["secret_salt"]
+    digest = hashlib.sha256(f'{salt}:["B01","B06"]'.encode()).hexdigest()
+    assert stored["tile_order"] == ["B01", "B06"] and stored["tile_order_sha256"] == digest
+    assert "tile_order" not in stored["options"]
+    for viewer in (0, 1, SPECTATOR):
+        started = ENGINE.redact(game.events[0], viewer)
+        assert started.payload["tile_order"] is None and started.payload["secret_salt"] is None
+        assert started.payload["tile_order_sha256"] == digest
+        assert "B06" not in json.dumps(started.payload)
     drawn = ENGINE.redact(game.events[1], 1)
     assert drawn == game.events[1]
 
