@@ -145,10 +145,16 @@ async def _throughput(base: str, games: int, seconds: float) -> dict[str, Any]:
 
         started = time.perf_counter()
         await asyncio.gather(*(drive(ws, n) for n, ws in enumerate(sockets)))
-        elapsed = time.perf_counter() - started
+        ended = time.perf_counter()
         for ws in sockets:
             await ws.close()
-    return {"per_s": acks / elapsed, "p50": percentile(latencies, 50), "p99": percentile(latencies, 99), "n": acks}
+    return {
+        "per_s": acks / (ended - started),
+        "p50": percentile(latencies, 50),
+        "p99": percentile(latencies, 99),
+        "n": acks,
+        "window": (started, ended),  # perf_counter is the system-wide monotonic clock on Linux
+    }
 
 
 async def _paced(base: str, games: int, rate: float, seconds: float) -> dict[str, Any]:
@@ -302,9 +308,17 @@ async def service_figures(quick: bool = False, fsync: str = "always") -> dict[st
                     return await loop.run_in_executor(pool, _drive, kind, base, params)
 
                 await drive("throughput", games=10, seconds=0.5)  # warm up the child and the server
+                samples: list[tuple[float, float]] = []
+                sampler = asyncio.create_task(_sample_cpu(samples))
                 result = await drive("throughput", games=100, seconds=seconds)
+                sampler.cancel()
+                started, ended = result["window"]
+                cpu_per_command = (_cpu_at(samples, ended) - _cpu_at(samples, started)) / max(1, result["n"])
                 figures["service: accepted commands/s (1 process, 100 games, closed loop)"] = f"{result['per_s']:,.0f}"
                 figures["service: command->ack p50 / p99 at that load"] = _ms(result)
+                figures["service: service CPU per accepted command"] = (
+                    f"{cpu_per_command * 1e6:,.0f} us (= {1 / cpu_per_command:,.0f} commands/s per core)"
+                )
                 result = await drive("paced", games=100, rate=500, seconds=seconds)
                 figures["service: command->ack p50 / p99 at 500 commands/s"] = _ms(result)
                 result = await drive("fanout", games=10, spectators=100, rate_per_game=5, seconds=seconds)
@@ -317,6 +331,21 @@ async def service_figures(quick: bool = False, fsync: str = "always") -> dict[st
             await asyncio.to_thread(server.stop)
     figures["service: store fsync"] = fsync
     return figures
+
+
+async def _sample_cpu(samples: list[tuple[float, float]]) -> None:
+    """(wall, this process's CPU) every 20 ms, to charge the service only for a measured window."""
+    while True:
+        samples.append((time.perf_counter(), time.process_time()))
+        await asyncio.sleep(0.02)
+
+
+def _cpu_at(samples: list[tuple[float, float]], at: float) -> float:
+    """This process's CPU time at wall time ``at``, interpolated between samples."""
+    for (t0, c0), (t1, c1) in zip(samples, samples[1:]):
+        if t0 <= at <= t1:
+            return c0 + (c1 - c0) * (at - t0) / (t1 - t0) if t1 > t0 else c0
+    return samples[-1][1] if samples and at > samples[-1][0] else (samples[0][1] if samples else 0.0)
 
 
 def _ms(result: dict[str, Any]) -> str:
