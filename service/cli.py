@@ -96,15 +96,18 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
     app = create_app(settings, engines)
     log = get_logger()
 
-    async def announce(_app: web.Application) -> None:
+    def announce(_banner: str) -> None:  # run_app calls it once the socket is bound
         log.info(
             "serve.listening",
             url=f"http://{settings.host}:{settings.port}",
             store="external" if not settings.embedded else f"embedded:{settings.data_dir}",
         )
 
-    app.on_startup.append(announce)
-    web.run_app(app, host=settings.host, port=settings.port, access_log=None, print=None, handle_signals=True)
+    try:
+        web.run_app(app, host=settings.host, port=settings.port, access_log=None, print=announce)
+    except OSError as exc:
+        log.error("serve.failed", error=str(exc))
+        return 1
     return 0
 
 

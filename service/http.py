@@ -24,6 +24,8 @@ from service.ws import websocket_handler
 __all__ = ["setup_routes", "error_middleware", "bearer_token"]
 
 MAX_PAGE = 1000
+_QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics", "/games/{id}/ws"})
+"""Not logged per request: probes and scrapes (frequent, in the metrics anyway) and sockets (logged by ws)."""
 log = get_logger()
 
 
@@ -109,8 +111,8 @@ async def error_middleware(
         response = error_response(ServiceError(ErrorCode.INTERNAL, "internal error; nothing was applied"))
     status = response.status
     request.app[METRICS].http_requests.inc(method=request.method, route=route, status=str(status))
-    if route != "/games/{id}/ws":
-        log.debug(
+    if route not in _QUIET_ROUTES:
+        log.info(
             "http.request",
             method=request.method,
             path=request.path,

@@ -44,4 +44,5 @@ def configure_logging(log_format: str = "auto", level: str = "info", stream: Any
 
 
 def get_logger(**bound: Any) -> Any:
-    return structlog.get_logger("donjon").bind(**bound)
+    """A lazy logger: it takes the configuration in force when it first logs, not at import."""
+    return structlog.get_logger("donjon", **bound)

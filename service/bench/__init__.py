@@ -86,13 +86,13 @@ async def run_bench(
     from service.cli import out
     from service.logs import configure_logging
 
-    # The measured service logs as in production (JSON lines, info: a line per command), to nowhere.
-    configure_logging("json", "info", stream=open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the run
     wanted = sections or list(SECTIONS)
     unknown = sorted(set(wanted) - set(SECTIONS))
     if unknown:
         out(f"unknown section(s) {unknown}; choose from {', '.join(SECTIONS)}")
         return 2
+    # The measured service logs as in production (JSON lines, info: a line per command), to nowhere.
+    configure_logging("json", "info", stream=open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the run
     engines = dict(engines) if engines is not None else games.default_engines()
     figures: dict[str, str] = {}
     started = time.perf_counter()

@@ -1,0 +1,33 @@
+"""The bench's own parts (the figures themselves are measured by ``donjon bench``, not by tests)."""
+
+from __future__ import annotations
+
+import random
+
+from games.base import fold
+from service.bench import run_bench
+from service.bench.service import BENCH, _cpu_at, percentile
+
+
+def test_the_bench_engine_keeps_the_engine_contract():
+    state = fold(BENCH, BENCH.setup({}, 1, random.Random(1)))
+    assert BENCH.legal_moves(state, 0) == [{"type": "roll", "args": {}}]
+    assert BENCH.legal_moves(state, None) == []
+    events = BENCH.decide(state, 0, {"type": "roll", "args": {}}, random.Random(5))
+    assert [e.type for e in events] == ["rolled"] and 1 <= events[0].payload["value"] <= 6
+    after = fold(BENCH, events, state)
+    assert after == (1, events[0].payload["value"]) and state == (0, 0)
+    assert BENCH.view(after, 0)["legal"] == [{"type": "roll", "args": {}}] and not BENCH.is_terminal(after)
+
+
+def test_percentiles_and_cpu_interpolation():
+    assert percentile([5.0, 1.0, 3.0, 2.0, 4.0], 50) == 3.0
+    assert percentile(list(range(101)), 99) == 99
+    samples = [(0.0, 10.0), (1.0, 10.5), (2.0, 11.5)]
+    assert _cpu_at(samples, 1.5) == 11.0
+    assert _cpu_at(samples, 5.0) == 11.5
+
+
+async def test_an_unknown_section_is_refused(capsys):
+    assert await run_bench(sections=["nope"]) == 2
+    assert "unknown section(s) ['nope']" in capsys.readouterr().out
