@@ -141,3 +141,30 @@ async def test_msgpack_subprotocol_carries_the_same_frames_binary(client):
     await ws.send_str('{"type": "hello"}')
     error, _ = await receive_until(ws, lambda f: f["type"] == "error")
     assert error["code"] == "bad_json"
+
+
+async def test_the_two_node_flow_runs_the_same_on_each_store_server(aiohttp_client, redis_url):
+    """Against the embedded Valkey and, when DONJON_TEST_REDIS_URL is set, a real Redis 7."""
+    from events.store import cmds_key, events_key, lobby_key, meta_key
+    from service.app import create_app
+    from service.keys import STORE
+    from tests.service.conftest import ENGINES, settings_for
+
+    node_a = await aiohttp_client(create_app(settings_for(redis_url), engines=ENGINES))
+    node_b = await aiohttp_client(create_app(settings_for(redis_url), engines=ENGINES))
+    game_id, tokens = await started_tiny(node_a)
+    try:
+        watcher, _ = await hello(node_b, game_id)
+        players = []
+        for seat, token in enumerate(tokens):
+            ws, first = await hello(node_a if seat == 0 else node_b, game_id, token)
+            players.append(Player(ws, first, random.Random(40 + seat), f"x{seat}"))
+        await play_all(players)
+        final, seen = await receive_until(watcher, lambda f: f["status"] == "finished")
+        assert versions_of(seen) == list(range(7, final["version"] + 1))
+    finally:
+        redis = node_a.app[STORE].redis
+        for key in (events_key(game_id), meta_key(game_id), cmds_key(game_id)):
+            await redis.delete(key)
+        for status in ("open", "active", "finished"):
+            await redis.zrem(lobby_key(status), game_id)
