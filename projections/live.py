@@ -91,6 +91,9 @@ class LiveGame:
             if not subs:
                 del self._by_class[subscriber.viewer]
 
+    def subscribers(self) -> list[Subscriber]:
+        return [subscriber for subs in self._by_class.values() for subscriber in subs]
+
     def publish(self, envelopes: Iterable[Any]) -> int:
         """Fold the envelopes newer than the pushed version and fan them out; returns deliveries."""
         fresh = [envelope for envelope in envelopes if envelope.version > self.projection.version]

@@ -252,7 +252,7 @@ class GameService:
         token = secrets.token_urlsafe(32)
         digest = hash_token(token)
         async with self._lock(game_id):
-            for attempt in range(self.retries):
+            for _attempt in range(self.retries):
                 projection = await self.load(game_id)
                 if projection.status is not Status.OPEN or not projection.free_seats:
                     raise ServiceError(ErrorCode.GAME_FULL, f"every seat of game {game_id!r} is taken")
@@ -371,7 +371,7 @@ class GameService:
         meta = await self._game_meta(game_id)
         projection = self._cache.get(game_id) or await self.load(game_id)
         caught_up = False
-        for attempt in range(self.retries):
+        for _attempt in range(self.retries):
             if expected_version is not None and projection.version != expected_version and not caught_up:
                 projection, caught_up = await self.load(game_id), True
             try:

@@ -19,8 +19,9 @@ import asyncio
 import contextlib
 from typing import Any
 
-from events.errors import StoreError, StoreUnavailable
-from projections.game import ProjectionError
+from aiohttp import WSCloseCode
+
+from events.errors import StoreUnavailable
 from projections.live import LiveGame, Subscriber
 from service.commands import GameService
 from service.logs import get_logger
@@ -137,8 +138,8 @@ class Node:
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
                 continue
-            except StoreError as exc:
-                self.log.error("reader.store_error", error=str(exc))
+            except Exception as exc:  # a store refusal or a bug: log it, keep the node's reader alive
+                self.log.error("reader.read_failed", error=repr(exc))
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
                 continue
@@ -155,11 +156,15 @@ class Node:
             before = live.encodes
             try:
                 delivered = live.publish(envelopes)
-            except ProjectionError as exc:
-                # A stream this node cannot fold: stop watching it rather than loop on it.
-                self.log.error("reader.fold_failed", game_id=game_id, version=live.version, error=str(exc))
+            except Exception as exc:  # ProjectionError, or an engine bug in view/redact
+                # A stream this node cannot fold or show: stop watching it rather than loop on it.
+                self.log.error("reader.publish_failed", game_id=game_id, version=live.version, error=repr(exc))
                 del self.games[game_id]
                 self._changed.set()
+                for subscriber in live.subscribers():
+                    close = getattr(subscriber, "close_soon", None)
+                    if close is not None:
+                        close(WSCloseCode.INTERNAL_ERROR, "this game cannot be shown now; reconnect later")
                 continue
             self.metrics.frames_encoded.inc(live.encodes - before)
             self.metrics.updates_delivered.inc(delivered)

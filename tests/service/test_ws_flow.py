@@ -8,6 +8,7 @@ import random
 
 import aiohttp
 import msgpack
+import pytest
 
 from tests.service.conftest import command, expect_reply, hello, receive, receive_until, started_tiny
 from tests.service.players import Player, play_all
@@ -168,3 +169,24 @@ async def test_the_two_node_flow_runs_the_same_on_each_store_server(aiohttp_clie
             await redis.delete(key)
         for status in ("open", "active", "finished"):
             await redis.zrem(lobby_key(status), game_id)
+
+
+@pytest.mark.allow_error_logs
+async def test_a_stream_the_node_cannot_fold_closes_its_sockets_and_the_node_keeps_serving(client):
+    from events.envelope import NewEvent
+    from service.keys import STORE
+
+    broken_id, _ = await started_tiny(client)
+    healthy_id, tokens = await started_tiny(client)
+    watcher, _ = await hello(client, broken_id)
+    player, _ = await hello(client, healthy_id, tokens[0])
+    store = client.app[STORE]
+    await store.append(
+        broken_id, [NewEvent("teleported", {})], expected_version=6, command_id=None, actor=None, ts=1
+    )
+    message = await watcher.receive(timeout=5)
+    assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+    assert watcher.close_code == 1011
+    await command(player, "still", {"type": "draw", "args": {}})
+    ack, _ = await expect_reply(player, "still")
+    assert ack["type"] == "ack"
