@@ -3,10 +3,10 @@
 The lobby is a read model derived from each game's projection: one small entry per game (what a
 lobby screen shows) kept in the game's meta under ``lobby``, and the game's id in the store's
 per-status index (a sorted set by creation time). The service records it after every append
-that changes what the lobby shows (creation, a seat taken, the start, the end); recording is
-idempotent and guarded by version, so a late writer never overwrites a newer entry with an
-older one. If a node dies between an append and the lobby write, the next load of that game
-(any read or command) records it again: see :func:`needs_record`.
+that changes what the lobby shows (creation, a seat taken, the start, the end). Recording is
+idempotent. If a node dies between an append and its lobby write, or two nodes' writes cross,
+the next node to load that game from the stream (any read or command) records it again: see
+:func:`needs_record`.
 """
 
 from __future__ import annotations

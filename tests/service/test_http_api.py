@@ -191,3 +191,18 @@ async def test_metrics_are_prometheus_text(client):
     assert "# TYPE donjon_games_created_total counter" in text
     assert 'donjon_games_created_total{game="tiny"} 1' in text
     assert 'donjon_http_requests_total{method="POST",route="/games",status="201"} 1' in text
+
+
+async def test_a_lost_lobby_write_is_repaired_when_a_node_next_loads_the_game(client, make_client):
+    from events.store import lobby_key, meta_key
+
+    game_id, _ = await started_tiny(client)
+    redis = client.app[STORE].redis
+    await redis.hdel(meta_key(game_id), "lobby")  # as if the node died between append and lobby write
+    await redis.zrem(lobby_key("active"), game_id)
+    listed = (await (await client.get("/games?status=active&limit=200")).json())["games"]
+    assert game_id not in [g["id"] for g in listed]
+    other_node = await make_client()
+    assert (await other_node.get(f"/games/{game_id}")).status == 200
+    listed = (await (await client.get("/games?status=active&limit=200")).json())["games"]
+    assert game_id in [g["id"] for g in listed]
