@@ -106,6 +106,29 @@ class Histogram(_Metric):
     def count(self, **labels: str) -> int:
         return sum(self._counts.get(self._key(labels), ()))
 
+    def snapshot(self, **labels: str) -> list[int]:
+        """Per-bucket counts (not cumulative), the last one for +Inf."""
+        return list(self._counts.get(self._key(labels), [0] * len(self.buckets)))
+
+    def quantile(self, q: float, since: list[int] | None = None, **labels: str) -> float:
+        """Upper-bound estimate of quantile ``q`` (0-1) by linear interpolation inside its bucket;
+        ``since`` (an earlier :meth:`snapshot`) restricts it to what was observed after it."""
+        counts = self.snapshot(**labels)
+        if since is not None:
+            counts = [now - before for now, before in zip(counts, since)]
+        total = sum(counts)
+        if not total:
+            return float("nan")
+        rank, seen, lower = q * total, 0, 0.0
+        for bound, count in zip(self.buckets, counts):
+            if count and seen + count >= rank:
+                if bound == math.inf:
+                    return lower
+                return lower + (bound - lower) * (rank - seen) / count
+            seen += count
+            lower = bound if bound != math.inf else lower
+        return lower
+
     def render(self) -> list[str]:
         lines = self.header()
         for key in sorted(self._counts):
@@ -163,6 +186,13 @@ class Metrics:
         )
         self.updates_delivered: Counter = add(
             Counter("donjon_updates_delivered_total", "Update frames handed to sockets by the node's reader.")
+        )
+        self.update_write_seconds: Histogram = add(
+            Histogram(
+                "donjon_update_write_seconds",
+                "From the node's reader handing an update to a socket to the socket having written it.",
+                buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25, 1.0),
+            )
         )
         self.games_watched: Gauge = add(Gauge("donjon_games_watched", "Games with live sockets on this node."))
         self.stream_reads: Counter = add(Counter("donjon_stream_reads_total", "Node stream reader XREAD calls."))

@@ -76,21 +76,22 @@ class Connection:
         self.game_id = ""
         self.outbox_limit = outbox_limit
         self.metrics = metrics
-        self._outbox: collections.deque[bytes] = collections.deque()
-        self._held: list[bytes] | None = None
+        self._outbox: collections.deque[tuple[bytes, float]] = collections.deque()
+        self._held: list[tuple[bytes, float]] | None = None
         self._wake = asyncio.Event()
         self._closing = False
         self._writer = asyncio.create_task(self._write_loop())
 
     # the Subscriber surface: called by the node's reader, never blocks
     def deliver(self, data: bytes) -> None:
+        item = (data, time.perf_counter())
         if self._held is not None:
-            self._held.append(data)
+            self._held.append(item)
         else:
-            self._enqueue(data)
+            self._enqueue(item)
 
     def send(self, frame: dict[str, Any]) -> None:
-        self._enqueue(self.codec.encode(frame))
+        self._enqueue((self.codec.encode(frame), 0.0))
 
     def hold(self) -> None:
         """Queue live updates aside until :meth:`release` (while a hello is answered)."""
@@ -98,16 +99,17 @@ class Connection:
 
     def release(self) -> None:
         held, self._held = self._held or [], None
-        for data in held:
-            self._enqueue(data)
+        for item in held:
+            self._enqueue(item)
 
-    def _enqueue(self, data: bytes) -> None:
+    def _enqueue(self, item: tuple[bytes, float]) -> None:
+        """Queue a payload; the stamp (0 for direct replies) times how long updates wait here."""
         if self._closing:
             return
         if len(self._outbox) >= self.outbox_limit:
             self.close_soon(WSCloseCode.TRY_AGAIN_LATER, "too slow to take updates; reconnect with since")
             return
-        self._outbox.append(data)
+        self._outbox.append(item)
         self._wake.set()
 
     async def _write_loop(self) -> None:
@@ -119,8 +121,11 @@ class Connection:
                 self._wake.clear()
                 while self._outbox:
                     # The payload is already encoded (once per visibility class): send the bytes as they are.
-                    await ws.send_frame(self._outbox.popleft(), opcode)
+                    data, stamp = self._outbox.popleft()
+                    await ws.send_frame(data, opcode)
                     self.metrics.ws_frames_out.inc()
+                    if stamp:
+                        self.metrics.update_write_seconds.observe(time.perf_counter() - stamp)
 
     async def flush(self, timeout: float = 2.0) -> None:
         """Wait (bounded) until the outbox is empty: used before a deliberate close."""

@@ -121,9 +121,13 @@ def test_metrics_render_the_prometheus_text_format():
         'h_seconds_bucket{le="0.1"} 1', 'h_seconds_bucket{le="1"} 2', 'h_seconds_bucket{le="+Inf"} 3',
         "h_seconds_sum 5.55", "h_seconds_count 3",
     ]
+    assert histogram.quantile(0.5) == pytest.approx(0.55)  # the 1.5th of 3 lies halfway into (0.1, 1]
+    before = histogram.snapshot()
+    histogram.observe(0.05)
+    assert histogram.quantile(0.99, since=before) == pytest.approx(0.099)
     with pytest.raises(ValueError):
         counter.inc(wrong="label")
-    assert Metrics().render().count("# TYPE") == 15
+    assert Metrics().render().count("# TYPE") == 16
 
 
 # --- logs --------------------------------------------------------------------------------------
