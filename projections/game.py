@@ -9,7 +9,7 @@ Service events and their payloads::
 
     game.created   {"game", "options", "seats", "seed_commitment"}     always version 1
     game.seat_taken {"seat", "name"}                                    one per seat
-    game.finished  {"seed", "summary"}                                  last event of a game
+    game.finished  {"seed", "summary", "secret_options"?}               last event of a game
 
 >>> from tests.tinygame import TINY
 >>> p = GameProjection.empty("g1", TINY)
@@ -83,6 +83,8 @@ class GameProjection:
     options: dict[str, Any] = field(default_factory=dict)
     seed_commitment: str = ""
     seed: str | None = None
+    secret_options: dict[str, Any] | None = None
+    """Revealed by ``game.finished`` for games with secret options (see :mod:`service.seeds`)."""
     summary: dict[str, Any] | None = None
     state: Any = None
     engine_events: int = 0
@@ -129,6 +131,7 @@ class GameProjection:
                 version=envelope.version,
                 status=Status.FINISHED,
                 seed=payload.get("seed"),
+                secret_options=payload.get("secret_options"),
                 summary=payload.get("summary"),
                 last_ts=ts,
             )

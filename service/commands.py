@@ -8,10 +8,11 @@ another writer moved the game, so it catches up from the stream and decides agai
 ``Settings.command_retries``). Acks come from here, after the append; updates to sockets never
 do (see :mod:`service.node`).
 
-Randomness: each game has a secret 32-byte seed in its meta. ``game.created`` carries
-``sha256(seed)``; the engine gets ``derive_rng(seed, game_id, v)`` for the decision taken on
+Randomness: each game has a secret 32-byte seed in its meta, with the full options (secret
+options included: see :mod:`service.seeds`). ``game.created`` carries the public options and
+the commitment to the seed and the secret options; the engine gets ``derive_rng(seed, game_id, v)`` for the decision taken on
 top of version ``v`` (setup included, on top of the last ``game.seat_taken``'s version minus
-one); ``game.finished`` reveals the seed in the same append as the events that end the game.
+one); ``game.finished`` reveals the seed and the secret options in the same append as the events that end the game.
 
 Idempotency: a command's id is namespaced by seat (``"<seat>:<client id>"``) so seats cannot
 collide, and passed to the store, which refuses to apply the same id twice. A resent command
@@ -38,6 +39,7 @@ from games.base import Engine, Event, RuleError, derive_rng, fold
 from projections import lobby
 from projections.game import CREATED, FINISHED, SEAT_TAKEN, GameProjection, Status
 from service.errors import ErrorCode, ServiceError, from_rule_error
+from service import seeds
 from service.logs import get_logger
 from service.metrics import Metrics
 
@@ -46,7 +48,6 @@ __all__ = ["GameService", "CommandResult", "hash_token", "TAKE_SEAT", "MAX_NAME"
 TAKE_SEAT = "take_seat"
 """The ``command.type`` recorded on a seat batch, so replay and auditors see where batches begin."""
 MAX_NAME = 40
-SEED_BYTES = 32
 TOKEN_FIELD = "token:"
 """Meta field prefix: ``token:<sha256 hex of the token>`` -> seat number."""
 CACHE_SIZE = 10_000
@@ -87,7 +88,12 @@ class _GameMeta:
 
     game: str
     seed: bytes
+    options: dict[str, Any] | None = None
+    """The full normalized options, secret ones included (``None`` in metas that predate them)."""
     tokens: dict[str, int] = field(default_factory=dict)
+
+    def full_options(self, projection: GameProjection) -> dict[str, Any]:
+        return self.options if self.options is not None else dict(projection.options)
 
 
 class GameService:
@@ -143,7 +149,13 @@ class GameService:
         tokens = {
             key[len(TOKEN_FIELD):]: int(value) for key, value in raw.items() if key.startswith(TOKEN_FIELD)
         }
-        meta = _GameMeta(game=raw["game"], seed=bytes.fromhex(raw["seed"]), tokens=tokens)
+        options = raw.get("options")
+        meta = _GameMeta(
+            game=raw["game"],
+            seed=bytes.fromhex(raw["seed"]),
+            options=dict(options) if isinstance(options, dict) else None,
+            tokens=tokens,
+        )
         self._meta[game_id] = meta
         return meta
 
@@ -214,12 +226,16 @@ class GameService:
             normalized = engine.normalize_options(options, seats)
         except RuleError as exc:
             raise from_rule_error(exc) from None
-        seed = secrets.token_bytes(SEED_BYTES)
+        seed = seeds.new_seed()
+        public, secret = seeds.split_options(engine, normalized)
         ts = self.clock()
         for _ in range(3):
             game_id = secrets.token_hex(8)
             try:
-                await self.store.create_game(game_id, {"game": game, "seed": seed.hex(), "seats": seats, "created": ts})
+                await self.store.create_game(
+                    game_id,
+                    {"game": game, "seed": seed.hex(), "options": normalized, "seats": seats, "created": ts},
+                )
                 break
             except GameExists:
                 continue
@@ -227,10 +243,10 @@ class GameService:
             raise ServiceError(ErrorCode.INTERNAL, "could not pick a free game id")
         created = Event(
             CREATED,
-            {"game": game, "options": normalized, "seats": seats, "seed_commitment": hashlib.sha256(seed).hexdigest()},
+            {"game": game, "options": public, "seats": seats, "seed_commitment": seeds.commitment(seed, secret)},
         )
         await self.store.append(game_id, [created], expected_version=0, command_id=None, actor=None, ts=ts)
-        self._meta[game_id] = _GameMeta(game=game, seed=seed)
+        self._meta[game_id] = _GameMeta(game=game, seed=seed, options=normalized)
         projection = GameProjection.empty(game_id, engine).apply(_Appended(1, created.type, created.payload, ts))
         self.offer(projection)
         await lobby.record(self.store, projection)
@@ -264,7 +280,7 @@ class GameService:
                 if len(projection.free_seats) == 1:
                     engine = projection.engine
                     rng = derive_rng(meta.seed, game_id, projection.version)
-                    events += engine.setup(projection.options, projection.seats, rng)
+                    events += engine.setup(meta.full_options(projection), projection.seats, rng)
                 ts = self.clock()
                 try:
                     await self.store.append(
@@ -455,7 +471,12 @@ class GameService:
         after = fold(engine, events, projection.state)
         if engine.is_terminal(after):
             events.append(
-                Event(FINISHED, {"seed": meta.seed.hex(), "summary": engine.summary(after)})
+                Event(
+                    FINISHED,
+                    seeds.finished_payload(
+                        meta.seed, seeds.split_options(engine, meta.full_options(projection))[1], engine.summary(after)
+                    ),
+                )
             )
         return events
 

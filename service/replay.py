@@ -5,9 +5,9 @@ Checks, each reported as a problem (and a non-zero exit) when it fails:
 1. the hash chain of the stream (``store.verify_chain``);
 2. every event decodes and folds: service events by the projection, engine events by
    ``engine.evolve``, with no gap in versions;
-3. when the seed is known (revealed by ``game.finished``, or, for a game still running, read
-   from the meta by an operator with store access): ``sha256(seed)`` equals the commitment in
-   ``game.created``, and every batch re-runs to the same events: for a seat batch, the
+3. when the seed is known (revealed by ``game.finished`` with the secret options, or, for a game
+   still running, read from the meta by an operator with store access): the commitment in
+   ``game.created`` matches them (:func:`service.seeds.commitment`), and every batch re-runs to the same events: for a seat batch, the
    ``game.seat_taken`` event plus, for the last seat, ``engine.setup`` with
    ``derive_rng(seed, game_id, version_before)``; for a command batch, ``engine.decide`` on the
    state before it with the same rng rule, plus ``game.finished`` when the game ended there.
@@ -18,7 +18,6 @@ event of each append); ``game.created`` is a batch of its own.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -28,6 +27,7 @@ import msgpack
 from events.errors import ChainBroken, StoreError
 from games.base import Engine, Event, RuleError, derive_rng, fold
 from projections.game import CREATED, FINISHED, SEAT_TAKEN, GameProjection, ProjectionError
+from service import seeds
 from service.commands import TAKE_SEAT
 
 __all__ = ["ReplayReport", "replay_game"]
@@ -124,11 +124,22 @@ async def replay_game(store: Any, game_id: str, engines: Mapping[str, Engine]) -
     seed = _seed(report, final, meta)
     if seed is None:
         return report
-    if hashlib.sha256(seed).hexdigest() != final.seed_commitment:
-        report.problems.append("sha256(seed) does not match game.created's seed_commitment")
+    options = _full_options(final, meta)
+    _public, secret = seeds.split_options(engine, options)
+    if seeds.commitment(seed, secret) != final.seed_commitment:
+        report.problems.append("the seed (and secret options) do not match game.created's seed_commitment")
         return report
-    _rerun(report, engine, game_id, seed, envelopes)
+    _rerun(report, engine, game_id, seed, options, envelopes)
     return report
+
+
+def _full_options(final: GameProjection, meta: dict[str, Any]) -> dict[str, Any]:
+    """The options setup ran with: public ones from game.created plus the revealed secret ones;
+    for a running game, the service's meta (an operator with store access)."""
+    if final.seed is not None:
+        return {**final.options, **(final.secret_options or {})}
+    options = meta.get("options")
+    return dict(options) if isinstance(options, dict) else dict(final.options)
 
 
 def _seed(report: ReplayReport, final: GameProjection, meta: dict[str, Any]) -> bytes | None:
@@ -148,7 +159,9 @@ def _seed(report: ReplayReport, final: GameProjection, meta: dict[str, Any]) -> 
     return None
 
 
-def _rerun(report: ReplayReport, engine: Engine, game_id: str, seed: bytes, envelopes: list[Any]) -> None:
+def _rerun(
+    report: ReplayReport, engine: Engine, game_id: str, seed: bytes, options: dict[str, Any], envelopes: list[Any]
+) -> None:
     projection = GameProjection.empty(game_id, engine)
     for batch in _batches(envelopes):
         first = batch[0]
@@ -157,7 +170,7 @@ def _rerun(report: ReplayReport, engine: Engine, game_id: str, seed: bytes, enve
         if first.type == CREATED:
             continue
         try:
-            expected = _expected_events(engine, game_id, seed, before, first)
+            expected = _expected_events(engine, game_id, seed, options, before, first)
         except RuleError as exc:
             report.problems.append(f"version {first.version}: decide refuses the recorded command: {exc.message}")
             continue
@@ -174,7 +187,7 @@ def _rerun(report: ReplayReport, engine: Engine, game_id: str, seed: bytes, enve
 
 
 def _expected_events(
-    engine: Engine, game_id: str, seed: bytes, before: GameProjection, first: Any
+    engine: Engine, game_id: str, seed: bytes, options: dict[str, Any], before: GameProjection, first: Any
 ) -> list[tuple[str, Any]] | None:
     command = first.command
     if command is None:
@@ -184,11 +197,12 @@ def _expected_events(
         seat = first.payload.get("seat")
         events = [(SEAT_TAKEN, {"seat": seat, "name": command["args"]["name"]})]
         if before.free_seats == [seat]:
-            events += [(e.type, e.payload) for e in engine.setup(before.options, before.seats, rng)]
+            events += [(e.type, e.payload) for e in engine.setup(options, before.seats, rng)]
         return events
     decided: list[Event] = list(engine.decide(before.state, first.actor, command, rng))
     events = [(e.type, e.payload) for e in decided]
     after = fold(engine, decided, before.state)
     if engine.is_terminal(after):
-        events.append((FINISHED, {"seed": seed.hex(), "summary": engine.summary(after)}))
+        secret = seeds.split_options(engine, options)[1]
+        events.append((FINISHED, seeds.finished_payload(seed, secret, engine.summary(after))))
     return events

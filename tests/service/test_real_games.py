@@ -89,3 +89,40 @@ async def test_a_real_game_plays_to_its_end_with_legal_only_and_spectators_see_n
                 assert set(event) == {"version", "type", "payload", "actor", "ts"}
     assert final["view"] == plain(dict(engine.view(projection.state, None), legal=[]))
     assert players[0].frames[-1]["view"] == plain(dict(engine.view(projection.state, 0), legal=[]))
+
+
+@pytest.mark.skipif("carcassonne" not in ENGINES, reason="carcassonne is not registered yet")
+async def test_a_secret_option_stays_secret_until_the_end_and_is_committed_with_the_seed(make_client):
+    from service import seeds
+    from service.replay import replay_game
+
+    order = ["V", "E", "U", "B", "D"]
+    needle = json.dumps(order, separators=(",", ":"))
+    node_a = await make_client(engines=ENGINES, **FAST)
+    node_b = await make_client(engines=ENGINES, **FAST)
+    created = await node_a.post("/games", json={"game": "carcassonne", "seats": 2, "options": {"tile_order": order}})
+    game_id = (await created.json())["id"]
+    tokens = [(await (await node_a.post(f"/games/{game_id}/seats", json={"name": n})).json())["token"] for n in "ab"]
+    spectator, snapshot = await hello(node_b, game_id)
+    players = []
+    for seat, token in enumerate(tokens):
+        ws, first = await hello(node_a, game_id, token)
+        players.append(Player(ws, first, random.Random(seat), f"c{seat}"))
+    lobby = await (await node_b.get("/games?status=active&limit=200")).text()
+    early_events = await (await node_b.get(f"/games/{game_id}/events")).json()
+    await play_all(players, max_commands=100)
+    _, spectator_frames = await receive_until(spectator, lambda f: f["status"] == "finished", timeout=30)
+
+    created_event = early_events["events"][0]
+    assert "tile_order" not in created_event["payload"]["options"]
+    for text in (lobby, json.dumps(early_events)):
+        assert needle not in text.replace(" ", "")
+    frames = [snapshot, *spectator_frames, *(f for p in players for f in p.frames)]
+    before_end = [f for f in frames if not any(e["type"] == "game.finished" for e in f.get("events", []))]
+    assert all(needle not in json.dumps(f, separators=(",", ":")) for f in before_end)
+    finished = next(e for e in spectator_frames[-1]["events"] if e["type"] == "game.finished")
+    assert finished["payload"]["secret_options"] == {"tile_order": order}
+    seed = bytes.fromhex(finished["payload"]["seed"])
+    assert created_event["payload"]["seed_commitment"] == seeds.commitment(seed, {"tile_order": order})
+    report = await replay_game(node_a.app[STORE], game_id, ENGINES)
+    assert report.problems == [] and report.seed_source == "revealed"

@@ -81,7 +81,7 @@ async def test_a_revealed_seed_that_breaks_the_commitment_is_a_mismatch(client):
     report = await replay_game(store, game_id, ENGINES)
     assert report.problems[0] in (
         "the revealed seed differs from the one the service kept",
-        "sha256(seed) does not match game.created's seed_commitment",
+        "the seed (and secret options) do not match game.created's seed_commitment",
     )
 
 

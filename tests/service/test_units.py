@@ -151,3 +151,26 @@ def test_json_logs_are_one_object_per_line_with_the_bound_fields():
         "event": "command.accepted", "game_id": "g1", "version": 7, "command_id": "0:c", "latency_ms": 1.5,
         "level": "info",
     }
+
+
+# --- seeds -------------------------------------------------------------------------------------
+
+
+def test_the_commitment_covers_the_seed_and_the_secret_options():
+    import hashlib
+
+    from service.seeds import commitment, finished_payload, split_options
+
+    class Engine:
+        secret_options = frozenset({"tile_order"})
+
+    seed = bytes(range(32))
+    assert commitment(seed, {}) == hashlib.sha256(seed).hexdigest()
+    assert commitment(seed, {"tile_order": ["A", "B"]}) == hashlib.sha256(
+        seed + b'\x00{"tile_order":["A","B"]}'
+    ).hexdigest()
+    assert commitment(seed, {"tile_order": None}) != commitment(seed, {})
+    assert split_options(Engine(), {"farmers": True, "tile_order": ["A"]}) == ({"farmers": True}, {"tile_order": ["A"]})
+    assert split_options(object(), {"farmers": True}) == ({"farmers": True}, {})
+    assert finished_payload(seed, {}, {"winner": 0}) == {"seed": seed.hex(), "summary": {"winner": 0}}
+    assert finished_payload(seed, {"tile_order": None}, {})["secret_options"] == {"tile_order": None}
