@@ -17,7 +17,7 @@ one); ``game.finished`` reveals the seed and the secret options in the same appe
 Idempotency: a command's id is namespaced by seat (``"<seat>:<client id>"``) so seats cannot
 collide, and passed to the store, which refuses to apply the same id twice. A resent command
 the rules now refuse (it was applied, so it is no longer legal) is looked up before the
-refusal is reported, so the client gets the earlier ``ack`` either way.
+refusal is reported (``store.command_result``), so the client gets the earlier ``ack`` either way.
 """
 
 from __future__ import annotations
@@ -31,10 +31,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-import redis.exceptions as redis_errors
-
-from events.errors import ConflictError, GameExists, StoreUnavailable, UnknownGame
-from events.store import cmds_key
+from events.errors import ConflictError, GameExists, UnknownGame
 from games.base import Engine, Event, RuleError, derive_rng, fold
 from projections import lobby
 from projections.game import CREATED, FINISHED, SEAT_TAKEN, GameProjection, Status
@@ -482,12 +479,5 @@ class GameService:
 
     async def _earlier_result(self, game_id: str, command_id: str) -> CommandResult | None:
         """The ack of ``command_id`` if the store applied it already (a resend after a lost ack)."""
-        # The store has no lookup call yet; its module exports the key of the hash it keeps.
-        try:
-            raw = await self.store.redis.hget(cmds_key(game_id), command_id)
-        except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
-            raise StoreUnavailable(f"event store unavailable: {exc}") from exc
-        if raw is None:
-            return None
-        _first, last = raw.decode().split(",")
-        return CommandResult(int(last), True)
+        earlier = await self.store.command_result(game_id, command_id)
+        return None if earlier is None else CommandResult(earlier.last_version, True)
