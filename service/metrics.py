@@ -187,10 +187,17 @@ class Metrics:
         self.updates_delivered: Counter = add(
             Counter("donjon_updates_delivered_total", "Update frames handed to sockets by the node's reader.")
         )
-        self.update_write_seconds: Histogram = add(
+        self.publish_seconds: Histogram = add(
             Histogram(
-                "donjon_update_write_seconds",
-                "From the node's reader handing an update to a socket to the socket having written it.",
+                "donjon_publish_seconds",
+                "The node's reader folding one game's new events and handing the update to all its sockets.",
+                buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25, 1.0),
+            )
+        )
+        self.update_queue_seconds: Histogram = add(
+            Histogram(
+                "donjon_update_queue_seconds",
+                "How long a frame waited in a socket's queue (only frames that could not be written at once).",
                 buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25, 1.0),
             )
         )

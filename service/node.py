@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from typing import Any
 
 from aiohttp import WSCloseCode
@@ -154,6 +155,7 @@ class Node:
             if live is None:
                 continue
             before = live.encodes
+            started = time.perf_counter()
             try:
                 delivered = live.publish(envelopes)
             except Exception as exc:  # ProjectionError, or an engine bug in view/redact
@@ -166,6 +168,7 @@ class Node:
                     if close is not None:
                         close(WSCloseCode.INTERNAL_ERROR, "this game cannot be shown now; reconnect later")
                 continue
+            self.metrics.publish_seconds.observe(time.perf_counter() - started)
             self.metrics.frames_encoded.inc(live.encodes - before)
             self.metrics.updates_delivered.inc(delivered)
             self.service.offer(live.projection)
