@@ -51,23 +51,22 @@ the 64 KiB at which flow control would make a write wait)."""
 
 
 async def _finish(coro: Any, waiting: Any) -> None:
-    """Drive ``coro``, which suspended on the future ``waiting``, to its end as a task would."""
-    while True:
-        try:
+    """Drive ``coro``, suspended on the future ``waiting``, to its end as a task would: wait for
+    the future, then resume the coroutine (which reads the future's result or exception itself)."""
+    try:
+        while True:
             if waiting is None:
                 await asyncio.sleep(0)
             else:
-                await waiting
-        except BaseException as exc:  # deliver the outcome where the coroutine is waiting
-            try:
-                waiting = coro.throw(exc)
-            except StopIteration:
-                return
-            continue
-        try:
+                await asyncio.wait({waiting})
             waiting = coro.send(None)
-        except StopIteration:
-            return
+    except StopIteration:
+        return
+    except asyncio.CancelledError:
+        coro.close()
+        raise
+    except (ConnectionError, RuntimeError):  # the socket went away meanwhile
+        return
 
 
 class TokenBucket:
