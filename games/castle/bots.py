@@ -1,8 +1,16 @@
 """Two bots that play using only ``legal_moves``: a random one and a greedy scorer.
 
-``choose(engine, state, seat, rng) -> command``; both return one of the commands
+The interface every game's bots share: ``choose(state, seat, rng) -> command`` for a seat that
+owes a command, and ``BOTS``, the named bots (``{"random": RANDOM, "greedy": GREEDY}``), each
+an object with ``name`` and ``choose(state, seat, rng)``. The service fills seats from
+``BOTS``; ``choose`` is the default bot (greedy). Both return one of the commands
 ``engine.legal_moves(state, seat)`` lists, so they double as a check that a client can play
 from ``legal`` alone.
+
+A Castle bot reads tiles from its engine's dataset, so each bot object is bound to an engine:
+``BOTS`` to the shipped ``ENGINE``, and :func:`bots_for` builds the same bots for an engine over
+an operator's dataset. The functions :func:`random_bot` and :func:`greedy_bot` take the engine
+explicitly (``(engine, state, seat, rng)``) for harnesses that already hold one.
 
 The greedy bot looks one step ahead: it places the tile where the features completed at once
 bring it the most points (counting a follower it could still put on a completed, empty
@@ -14,7 +22,7 @@ and always plays its doubling and extra-turn wall tiles.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from games.castle.scoring import controllers, feature_points
 from games.castle.state import CastleState, Phase
@@ -23,7 +31,20 @@ from games.tileboard import feature_at
 if TYPE_CHECKING:
     from games.castle.engine import CastleEngine
 
-__all__ = ["random_bot", "greedy_bot", "BOTS"]
+__all__ = [
+    "Bot",
+    "RandomBot",
+    "GreedyBot",
+    "RANDOM",
+    "GREEDY",
+    "BOTS",
+    "bots_for",
+    "choose",
+    "random_choose",
+    "greedy_choose",
+    "random_bot",
+    "greedy_bot",
+]
 
 Command = dict[str, Any]
 
@@ -55,9 +76,6 @@ def greedy_bot(engine: "CastleEngine", state: CastleState, seat: int, rng: rando
     if state.phase is Phase.SCORE:
         return _best(moves, lambda m: _lands_on_tower(engine, state, seat, m), rng)
     return moves[-1]
-
-
-BOTS = {"random": random_bot, "greedy": greedy_bot}
 
 
 def _best(moves: list[Command], value, rng: random.Random) -> Command:
@@ -120,3 +138,65 @@ def _lands_on_tower(engine: "CastleEngine", state: CastleState, seat: int, move:
     marker = state.seats[seat].marker
     step = engine.wall(state).advance(marker, _points(feature))
     return 1 if step.tower is not None and state.towers[step.tower] else 0
+
+
+class Bot(Protocol):
+    name: str
+
+    def choose(self, state: CastleState, seat: int, rng: random.Random) -> Command: ...
+
+
+class RandomBot:
+    """Uniformly random among the legal commands (see :func:`random_bot`)."""
+
+    name = "random"
+
+    def __init__(self, engine: "CastleEngine") -> None:
+        self.engine = engine
+
+    def choose(self, state: CastleState, seat: int, rng: random.Random) -> Command:
+        return random_bot(self.engine, state, seat, rng)
+
+
+class GreedyBot:
+    """One step greedy (see :func:`greedy_bot`)."""
+
+    name = "greedy"
+
+    def __init__(self, engine: "CastleEngine") -> None:
+        self.engine = engine
+
+    def choose(self, state: CastleState, seat: int, rng: random.Random) -> Command:
+        return greedy_bot(self.engine, state, seat, rng)
+
+
+def bots_for(engine: "CastleEngine") -> Mapping[str, Bot]:
+    """The named bots, bound to ``engine`` (an engine over an operator's dataset, say)."""
+    return {"random": RandomBot(engine), "greedy": GreedyBot(engine)}
+
+
+def _shipped_engine() -> "CastleEngine":
+    from games.castle import ENGINE
+
+    return ENGINE
+
+
+BOTS: Mapping[str, Bot] = bots_for(_shipped_engine())
+"""The named bots on the shipped dataset: what the service offers to fill seats."""
+RANDOM = BOTS["random"]
+GREEDY = BOTS["greedy"]
+
+
+def random_choose(state: CastleState, seat: int, rng: random.Random) -> Command:
+    """A uniformly random legal command for ``seat`` (shipped dataset)."""
+    return RANDOM.choose(state, seat, rng)
+
+
+def greedy_choose(state: CastleState, seat: int, rng: random.Random) -> Command:
+    """The greedy bot's command for ``seat`` (shipped dataset)."""
+    return GREEDY.choose(state, seat, rng)
+
+
+def choose(state: CastleState, seat: int, rng: random.Random) -> Command:
+    """The default bot: greedy."""
+    return GREEDY.choose(state, seat, rng)

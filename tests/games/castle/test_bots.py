@@ -40,3 +40,28 @@ def test_greedy_bot_beats_random_bot_most_of_the_time():
                 state = ENGINE.evolve(state, event)
         wins += state.winners == (greedy_seat,)
     assert wins >= 9
+
+
+def test_the_named_bots_share_the_interface_of_the_other_games():
+    from games.castle.bots import BOTS, GREEDY, RANDOM, choose, greedy_choose, random_choose
+
+    assert sorted(BOTS) == ["greedy", "random"]
+    assert (BOTS["random"], BOTS["greedy"]) == (RANDOM, GREEDY)
+    assert [bot.name for bot in BOTS.values()] == list(BOTS)
+    state = fold(ENGINE, ENGINE.setup({}, 2, random.Random(3)))
+    assert RANDOM.choose(state, 0, random.Random(4)) == random_bot(ENGINE, state, 0, random.Random(4))
+    assert random_choose(state, 0, random.Random(4)) == random_bot(ENGINE, state, 0, random.Random(4))
+    assert GREEDY.choose(state, 0, random.Random(4)) == greedy_bot(ENGINE, state, 0, random.Random(4))
+    assert greedy_choose(state, 0, random.Random(4)) == choose(state, 0, random.Random(4))
+
+
+def test_bots_for_binds_the_bots_to_an_engine_over_another_dataset():
+    from games.castle import engine_from_json, shipped_dataset_text
+    from games.castle.bots import bots_for
+
+    other = engine_from_json(shipped_dataset_text())
+    bots = bots_for(other)
+    assert sorted(bots) == ["greedy", "random"]
+    assert all(bot.engine is other for bot in bots.values())
+    state = fold(other, other.setup({}, 2, random.Random(8)))
+    assert bots["greedy"].choose(state, 0, random.Random(1)) in other.legal_moves(state, 0)
