@@ -323,7 +323,7 @@ class CarcassonneEngine(EngineBase):
         """Draw for ``seat`` until a placeable tile turns up, or score the end of the game."""
         events: list[Event] = []
         tiles = state.options.tiles
-        drawn = draw_sequence(rng, zip(tiles.ids, state.pile), state.order)
+        drawn = draw_sequence(rng, tuple(zip(tiles.ids, state.pile)), state.order)
         discarded, tile_id = draw_until_placeable(state.board, tiles.tiles.__getitem__, drawn)
         for kind, tid in [*(("tile_discarded", t) for t in discarded), ("tile_drawn", tile_id)]:
             if tid is None:

@@ -24,7 +24,8 @@ Tiles (:mod:`games.tileboard.tiles`)
     ``Tile.from_tokens("D", "AAA 1r2 222 2r1", {"A": Segment("city"), "r": Segment("road"),
     "1": Segment("field"), "2": Segment("field")}, touches={"1": "A"})`` (token ``.`` = no
     segment). Precomputed per quarter turn ``q``: ``rotated[q][p]`` (segment at board port p),
-    ``side_kinds[q][s]``, ``segment_ports[q][i]``, ``canonical_turn[q]`` (rotation dedupe).
+    ``side_kinds[q][s]``, ``segment_ports[q][i]``, ``port_masks[q][i]`` (the same as bits),
+    ``canonical_turn[q]`` (rotation dedupe); ``sums[i]`` are a segment's summed attrs.
     ``extra`` holds free per-tile facts (``tile.get(name)``). Tiles compare by identity and ids
     must be unique within a game. ``design_key(tile)`` is equal for two tiles that are the same
     design in some rotation (to find a design listed twice in a tile set).

@@ -10,6 +10,10 @@ facing segments of each neighbour when ``rules.joins(kind_a, kind_b)`` says so. 
 its segments, its cells (each counted once), the number of its ports facing an empty playable
 cell (``open_ports``; zero means complete), the sums of its numeric segment attributes, and the
 followers standing on it.
+
+A placement touches a few features (one port fewer open, or a merge) and leaves the rest as they
+are: a feature that only loses an open port keeps its segment and cell sets (they are frozen, so
+sharing them is safe), and merged sets are built once, at the end of the placement.
 """
 
 from __future__ import annotations
@@ -46,6 +50,9 @@ class _Wall:
 WALL: Any = _Wall()
 
 _MIRROR = tuple(mirror_port(p) for p in range(12))
+_SIDE_MASKS = tuple(0b111 << 3 * side for side in range(4))
+"""The port bits of each side (see ``Tile.port_masks``)."""
+_OPPOSITE = (2, 3, 0, 1)
 
 
 class IllegalPlacement(ValueError):
@@ -198,34 +205,47 @@ class Feature:
         return self.attrs.get(attr, 0)
 
 
-def _numeric_attrs(seg: Segment) -> dict[str, int]:
-    return {k: int(v) for k, v in seg.attrs if isinstance(v, (bool, int)) and v}
-
-
 class _Draft:
-    """A feature being rebuilt inside one ``place`` call (mutable, never escapes)."""
+    """A feature being merged inside one ``place`` call (mutable, never escapes).
 
-    __slots__ = ("id", "kind", "segments", "cells", "open_ports", "attrs", "followers")
+    It shares the frozen sets of the feature it starts from and only lists the sets merged into
+    it; :meth:`freeze` builds each merged set once."""
 
-    def __init__(self, f: Feature) -> None:
-        self.id = f.id
-        self.kind = f.kind
-        self.segments = set(f.segments)
-        self.cells = set(f.cells)
-        self.open_ports = f.open_ports
-        self.attrs = dict(f.attrs)
-        self.followers = list(f.followers)
+    __slots__ = ("old", "id", "kind", "size", "segments", "cells", "open_ports", "attrs", "followers")
+
+    def __init__(self, old: Feature) -> None:
+        self.old = old
+        self.id = old.id
+        self.kind = old.kind
+        self.size = len(old.segments)
+        self.segments = [old.segments]
+        self.cells = [old.cells]
+        self.open_ports = old.open_ports
+        self.attrs = old.attrs
+        self.followers = old.followers
+
+    def absorb(self, other: "_Draft") -> None:
+        """Take ``other`` into this feature (the caller relabels ``other``'s segments)."""
+        self.size += other.size
+        self.segments += other.segments
+        self.cells += other.cells
+        self.open_ports += other.open_ports
+        if other.attrs:
+            attrs = dict(self.attrs)  # the old feature's dict stays as it was
+            for k, v in other.attrs.items():
+                attrs[k] = attrs.get(k, 0) + v
+            self.attrs = attrs
+        self.followers += other.followers
 
     def freeze(self) -> Feature:
-        return Feature(
-            self.id,
-            self.kind,
-            frozenset(self.segments),
-            frozenset(self.cells),
-            self.open_ports,
-            self.attrs,
-            tuple(self.followers),
-        )
+        if len(self.segments) == 1:  # absorbed nothing
+            old = self.old
+            if self.open_ports == old.open_ports:
+                return old
+            return Feature(old.id, old.kind, old.segments, old.cells, self.open_ports, old.attrs, old.followers)
+        segments = frozenset().union(*self.segments)
+        cells = frozenset().union(*self.cells)
+        return Feature(self.id, self.kind, segments, cells, self.open_ports, self.attrs, self.followers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,71 +402,72 @@ class Board:
         drafts: dict[int, _Draft] = {}
         next_id = self.next_id
 
-        def draft(fid: int) -> _Draft:
-            d = drafts.get(fid)
-            if d is None:
-                d = drafts[fid] = _Draft(features[fid])
-            return d
-
-        # Which sides face what, once.
+        # Which sides face what, once; the ports facing an empty playable cell are open.
         around = []
+        open_mask = 0
         for side in range(4):
             dx, dy = SIDE_OFFSETS[side]
             n = (x + dx, y + dy)
             other = cells.get(n)
-            around.append((other, other is None and playable(*n)))
+            empty_playable = other is None and playable(*n)
+            around.append((other, empty_playable))
+            if empty_playable:
+                open_mask |= _SIDE_MASKS[side]
 
-        new_ids = []
-        seg_ports = tile.segment_ports[q]
+        masks = tile.port_masks[q]
+        sums = tile.sums
+        here = frozenset({(x, y)})
         for i, seg in enumerate(tile.segments):
-            open_count = sum(1 for p in seg_ports[i] if around[p // 3][1])
+            # Each segment starts as a feature of its own; the joins below merge some of them.
             fid = next_id
             next_id += 1
-            d = _Draft.__new__(_Draft)
-            d.id, d.kind, d.segments, d.cells = fid, seg.kind, {(x, y, i)}, {(x, y)}
-            d.open_ports, d.attrs, d.followers = open_count, _numeric_attrs(seg), []
-            drafts[fid] = d
-            features[fid] = None  # type: ignore[assignment]  # placeholder, frozen below
+            features[fid] = Feature(fid, seg.kind, frozenset({(x, y, i)}), here, (masks[i] & open_mask).bit_count(), sums[i])
             seg_feature[(x, y, i)] = fid
-            new_ids.append(fid)
 
+        # Walk the ports across each shared edge once: a neighbour's port facing this (playable)
+        # cell is no longer open, and facing segments that join are noted for the merge below.
         here_playable = playable(x, y)
         joins = rules.joins
+        lost: dict[int, int] = {}
+        joined: list[tuple[SegRef, SegRef]] = []
         for side in range(4):
             other = around[side][0]
             if other is None:
                 continue
-            ox, oy = other.x, other.y
             their_ports = other.ports
             for p in range(3 * side, 3 * side + 3):
                 theirs = their_ports[_MIRROR[p]]
                 if theirs is None:
                     continue
-                their_ref = (ox, oy, theirs)
+                their_ref = (other.x, other.y, theirs)
                 if here_playable:
-                    draft(seg_feature[their_ref]).open_ports -= 1
+                    fid = seg_feature[their_ref]
+                    lost[fid] = lost.get(fid, 0) + 1
                 mine = ports[p]
-                if mine is None:
-                    continue
-                if not joins(tile.segments[mine].kind, other.tile.segments[theirs].kind):
-                    continue
-                a = draft(seg_feature[(x, y, mine)])
-                b = draft(seg_feature[their_ref])
-                if a is b:
-                    continue
-                # Keep the bigger feature's id (then the older one) and relabel the smaller.
-                if (len(a.segments), -a.id) < (len(b.segments), -b.id):
-                    a, b = b, a
-                for ref in b.segments:
+                if mine is not None and joins(tile.segments[mine].kind, other.tile.segments[theirs].kind):
+                    joined.append(((x, y, mine), their_ref))
+
+        def draft(fid: int) -> _Draft:
+            d = drafts.get(fid)
+            if d is None:
+                d = drafts[fid] = _Draft(features[fid])
+                d.open_ports -= lost.pop(fid, 0)
+            return d
+
+        for mine_ref, their_ref in joined:
+            a = draft(seg_feature[mine_ref])
+            b = draft(seg_feature[their_ref])
+            if a is b:
+                continue
+            # Keep the bigger feature's id (then the older one) and relabel the smaller.
+            if (a.size, -a.id) < (b.size, -b.id):
+                a, b = b, a
+            for part in b.segments:
+                for ref in part:
                     seg_feature[ref] = a.id
-                a.segments |= b.segments
-                a.cells |= b.cells
-                a.open_ports += b.open_ports
-                for k, v in b.attrs.items():
-                    a.attrs[k] = a.attrs.get(k, 0) + v
-                a.followers.extend(b.followers)
-                drafts[b.id] = a
-                del features[b.id]
+            a.absorb(b)
+            drafts[b.id] = a
+            del features[b.id]
 
         done = set()
         for fid, d in drafts.items():
@@ -454,15 +475,25 @@ class Board:
                 continue
             done.add(d.id)
             features[d.id] = d.freeze()
+        for fid, count in lost.items():  # neighbours that only lost open ports
+            f = features[fid]
+            features[fid] = Feature(f.id, f.kind, f.segments, f.cells, f.open_ports - count, f.attrs, f.followers)
 
+        # The empty playable cells beside the new tile: a cell already in the frontier changes
+        # only on the side facing the new tile; a new one touches no other tile (else it would
+        # be in the frontier), so its other sides are empty or walls.
         frontier = dict(self.frontier)
         frontier.pop((x, y), None)
+        facing = rules.facing_keys(tile)[q]
         for side in range(4):
-            other, empty_playable = around[side]
-            if empty_playable:
+            if around[side][1]:
                 dx, dy = SIDE_OFFSETS[side]
-                n = (x + dx, y + dy)
-                frontier[n] = _constraint(rules, cells, n)
+                nx, ny = x + dx, y + dy
+                known = frontier.get((nx, ny))
+                if known is None:
+                    known = tuple(None if playable(nx + ox, ny + oy) else WALL for ox, oy in SIDE_OFFSETS)
+                opposite = _OPPOSITE[side]
+                frontier[(nx, ny)] = (*known[:opposite], facing[side], *known[opposite + 1 :])
         return Board(rules, cells, seg_feature, features, frontier, next_id)
 
     def with_follower(self, follower: Follower) -> "Board":
@@ -481,20 +512,3 @@ class Board:
             if f.followers:
                 features[fid] = Feature(f.id, f.kind, f.segments, f.cells, f.open_ports, f.attrs, ())
         return Board(self.rules, self.cells, self.seg_feature, features, self.frontier, self.next_id)
-
-
-def _constraint(rules: BoardRules, cells: dict[Cell, Placed], cell: Cell) -> tuple:
-    x, y = cell
-    out = []
-    playable = rules.is_playable
-    for side in range(4):
-        dx, dy = SIDE_OFFSETS[side]
-        n = (x + dx, y + dy)
-        other = cells.get(n)
-        if other is not None:
-            out.append(rules.facing_keys(other.tile)[other.rotation // 90][(side + 2) % 4])
-        elif playable(*n):
-            out.append(None)
-        else:
-            out.append(WALL)
-    return tuple(out)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from operator import itemgetter
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from games.base import BadOptions
@@ -28,6 +29,8 @@ from games.tileboard.tiles import Tile
 __all__ = ["check_draw_order", "draw", "draw_sequence", "draw_until_placeable", "pick", "take"]
 
 Pool = Iterable[tuple[str, int]]
+
+_count = itemgetter(1)
 
 
 def pick(pool: Pool, index: int) -> str:
@@ -41,7 +44,7 @@ def pick(pool: Pool, index: int) -> str:
 
 def draw(rng: random.Random, pool: Sequence[tuple[str, int]]) -> str:
     """One item of the multiset, uniformly."""
-    return pick(pool, rng.randrange(sum(count for _, count in pool)))
+    return pick(pool, rng.randrange(sum(map(_count, pool))))
 
 
 def take(pool: Sequence[tuple[str, int]], name: str) -> tuple[tuple[str, int], ...]:
@@ -49,23 +52,18 @@ def take(pool: Sequence[tuple[str, int]], name: str) -> tuple[tuple[str, int], .
     return tuple((n, c - 1 if n == name else c) for n, c in pool if not (n == name and c == 1))
 
 
-def draw_sequence(rng: random.Random, pool: Pool, order: Sequence[str] | None = None) -> Iterator[str]:
+def draw_sequence(rng: random.Random, pool: Sequence[tuple[str, int]], order: Sequence[str] | None = None) -> Iterator[str]:
     """Successive draws from what is left: the rest of a scripted ``order`` in turn, or uniform
     picks over ``pool``, each removing what it drew. Lazy: a draw happens only when asked for."""
     if order is not None:
         yield from order
         return
-    left = [(name, count) for name, count in pool if count]
-    total = sum(count for _, count in left)
+    total = sum(map(_count, pool))
     while total:
-        index = rng.randrange(total)
-        for i, (name, count) in enumerate(left):
-            if index < count:
-                break
-            index -= count
-        left[i] = (name, count - 1)
-        total -= 1
+        name = pick(pool, rng.randrange(total))
         yield name
+        pool = take(pool, name)  # only when a redraw is asked for
+        total -= 1
 
 
 def draw_until_placeable(board: Board, tile: Callable[[str], Tile], drawn: Iterable[str]) -> tuple[list[str], str | None]:

@@ -12,7 +12,7 @@ A follower placed or returned is recorded in events as ``[owner, x, y, at, kind]
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from games.tileboard.board import Board, Feature, Follower, Placed
 from games.tileboard.tiles import MIDDLE_PORTS, PORT_INDEX, PORT_NAMES
@@ -50,9 +50,9 @@ def feature_at(board: Board, x: int, y: int, at: str) -> Feature | None:
     return None if segment is None else board.feature_of(x, y, segment)
 
 
-@dataclass(frozen=True, slots=True)
-class Spot:
-    """A place for a follower on a placed tile: its canonical name, segment and feature."""
+class Spot(NamedTuple):
+    """A place for a follower on a placed tile: its canonical name, segment and feature.
+    (A named tuple: listed for every follower step, and cheaper to make than a dataclass.)"""
 
     at: str
     segment: int
@@ -64,10 +64,13 @@ def free_spots(board: Board, x: int, y: int, *, middle_first: bool = False, one_
     segment order. With ``one_per_feature`` a feature that several segments of the tile share
     (a road looping back onto its own tile) is listed once, at its first segment."""
     placed = board.cells[(x, y)]
+    features, seg_feature = board.features, board.seg_feature
     out = []
     seen: set[int] = set()
-    for segment in board.free_segments(x, y):
-        feature = board.feature_of(x, y, segment)
+    for segment in range(len(placed.tile.segments)):
+        feature = features[seg_feature[(x, y, segment)]]
+        if feature.followers:
+            continue
         if one_per_feature:
             if feature.id in seen:
                 continue

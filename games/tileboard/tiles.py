@@ -148,6 +148,12 @@ class Tile:
     """``segment_ports[q][i]``: board ports of segment ``i`` after ``q`` turns, ascending."""
     canonical_turn: tuple[int, ...] = field(init=False, repr=False)
     """``canonical_turn[q]``: the smallest quarter turn giving the same oriented tile as ``q``."""
+    port_masks: tuple[tuple[int, ...], ...] = field(init=False, repr=False)
+    """``port_masks[q][i]``: the board ports of segment ``i`` after ``q`` turns as bits
+    (``1 << port``), so the board counts a segment's open ports with one ``&``."""
+    sums: tuple[dict[str, int], ...] = field(init=False, repr=False)
+    """``sums[i]``: the numeric and true attrs of segment ``i`` as ints, which the board adds
+    up per feature (read-only: features share these dicts)."""
 
     def __post_init__(self) -> None:
         if len(self.ports) != 12:
@@ -169,10 +175,14 @@ class Tile:
         )
         prints = [_canonical(rot, self.segments) for rot in rotated]
         canonical = tuple(prints.index(fp) for fp in prints)
+        masks = tuple(tuple(sum(1 << p for p in ports) for ports in per_turn) for per_turn in seg_ports)
+        sums = tuple({k: int(v) for k, v in seg.attrs if isinstance(v, (bool, int)) and v} for seg in self.segments)
         object.__setattr__(self, "rotated", rotated)
         object.__setattr__(self, "side_kinds", kinds)
         object.__setattr__(self, "segment_ports", seg_ports)
         object.__setattr__(self, "canonical_turn", canonical)
+        object.__setattr__(self, "port_masks", masks)
+        object.__setattr__(self, "sums", sums)
 
     @classmethod
     def from_tokens(
