@@ -1,0 +1,109 @@
+"""The board's incremental bookkeeping equals a recomputation from its cells, over seeded games.
+
+``Board.place`` updates features, open ports and the frontier incrementally (only what the new
+tile touches); these checks recompute each from ``board.cells`` alone after every placement of
+random Carcassonne and Castle games.
+"""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from games.tileboard import SIDE_OFFSETS, WALL, Board, mirror_port
+
+
+def frontier_from_cells(board: Board) -> dict:
+    rules, cells = board.rules, board.cells
+    out = {}
+    for (x, y) in cells:
+        for dx, dy in SIDE_OFFSETS:
+            n = (x + dx, y + dy)
+            if n in cells or not rules.is_playable(*n):
+                continue
+            constraint = []
+            for side, (ex, ey) in enumerate(SIDE_OFFSETS):
+                other = cells.get((n[0] + ex, n[1] + ey))
+                if other is not None:
+                    constraint.append(rules.facing_keys(other.tile)[other.rotation // 90][(side + 2) % 4])
+                else:
+                    constraint.append(None if rules.is_playable(n[0] + ex, n[1] + ey) else WALL)
+            out[n] = tuple(constraint)
+    return out
+
+
+def features_from_cells(board: Board) -> set[frozenset]:
+    """Connected components of joined segments, found by flood fill."""
+    cells, joins = board.cells, board.rules.joins
+    seen: set = set()
+    components = set()
+    for (x, y), placed in cells.items():
+        for i in range(len(placed.tile.segments)):
+            if (x, y, i) in seen:
+                continue
+            todo, part = [(x, y, i)], {(x, y, i)}
+            while todo:
+                cx, cy, ci = todo.pop()
+                here = cells[(cx, cy)]
+                for p in here.segment_ports(ci):
+                    dx, dy = SIDE_OFFSETS[p // 3]
+                    other = cells.get((cx + dx, cy + dy))
+                    if other is None:
+                        continue
+                    j = other.ports[mirror_port(p)]
+                    if j is None or not joins(here.tile.segments[ci].kind, other.tile.segments[j].kind):
+                        continue
+                    ref = (other.x, other.y, j)
+                    if ref not in part:
+                        part.add(ref)
+                        todo.append(ref)
+            seen |= part
+            components.add(frozenset(part))
+    return components
+
+
+def check(board: Board) -> None:
+    assert board.frontier == frontier_from_cells(board)
+    assert {f.segments for f in board.all_features()} == features_from_cells(board)
+    for feature in board.all_features():
+        assert feature.open_ports == len(board.open_ports(feature))
+        assert feature.cells == frozenset((x, y) for x, y, _ in feature.segments)
+        assert all(board.seg_feature[ref] == feature.id for ref in feature.segments)
+
+
+def boards_of_a_game(engine, options, seed: int) -> list[Board]:
+    from games.base import fold
+
+    rng = random.Random(seed)
+    state = fold(engine, engine.setup(options, 2, rng))
+    boards = [state.board]
+    while not engine.is_terminal(state):
+        seat = state.current if hasattr(state, "current") else state.active
+        cmd = rng.choice(engine.legal_moves(state, seat))
+        for event in engine.decide(state, seat, cmd, rng):
+            state = engine.evolve(state, event)
+            if event.type == "tile_placed":
+                boards.append(state.board)
+    return boards
+
+
+@settings(deadline=None, max_examples=4, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), ic=st.booleans())
+def test_carcassonne_boards_match_a_recomputation(seed, ic):
+    from games.carcassonne import ENGINE
+
+    boards = boards_of_a_game(ENGINE, {"inns_cathedrals": ic}, seed)
+    for board in boards[::3] + boards[-1:]:
+        check(board)
+
+
+@settings(deadline=None, max_examples=4, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1), falcon=st.booleans())
+def test_castle_boards_match_a_recomputation(seed, falcon):
+    from games.castle import ENGINE
+
+    boards = boards_of_a_game(ENGINE, {"falcon": falcon}, seed)
+    for board in boards[::3] + boards[-1:]:
+        check(board)
