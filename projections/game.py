@@ -8,7 +8,8 @@ seed commitment (and the seed, once ``game.finished`` reveals it) and the engine
 Service events and their payloads::
 
     game.created   {"game", "options", "seats", "seed_commitment"}     always version 1
-    game.seat_taken {"seat", "name"}                                    one per seat
+    game.seat_taken {"seat", "name", "bot"?}                            one per seat; "bot" names
+                                                                        the bot filling it
     game.finished  {"seed", "summary", "secret_options"?}               last event of a game
 
 >>> from tests.tinygame import TINY
@@ -80,6 +81,8 @@ class GameProjection:
     game: str = ""
     seats: int = 0
     names: tuple[str | None, ...] = ()
+    bots: tuple[str | None, ...] = ()
+    """Per seat, the name of the bot filling it (``game.seat_taken``'s ``bot``), else ``None``."""
     options: dict[str, Any] = field(default_factory=dict)
     seed_commitment: str = ""
     seed: str | None = None
@@ -158,6 +161,7 @@ class GameProjection:
             game=payload["game"],
             seats=seats,
             names=(None,) * seats,
+            bots=(None,) * seats,
             options=dict(payload.get("options") or {}),
             seed_commitment=payload["seed_commitment"],
             created_ts=ts,
@@ -169,8 +173,11 @@ class GameProjection:
         if not 0 <= seat < self.seats or self.names[seat] is not None:
             raise ProjectionError(f"game {self.game_id!r}: seat {seat!r} cannot be taken at {version}")
         names = self.names[:seat] + (payload["name"],) + self.names[seat + 1 :]
+        bots = self.bots
+        if payload.get("bot") is not None:
+            bots = bots[:seat] + (str(payload["bot"]),) + bots[seat + 1 :]
         status = Status.ACTIVE if all(name is not None for name in names) else Status.OPEN
-        return replace(self, version=version, names=names, status=status, last_ts=ts)
+        return replace(self, version=version, names=names, bots=bots, status=status, last_ts=ts)
 
     # --- questions ---------------------------------------------------------------------------
 
@@ -186,6 +193,14 @@ class GameProjection:
         """The engine says the game is over (``game.finished`` may still be owed)."""
         return self.status is Status.ACTIVE and bool(self.engine.is_terminal(self.state))
 
+    @property
+    def has_bots(self) -> bool:
+        return any(bot is not None for bot in self.bots)
+
     def seat_list(self) -> list[dict[str, Any]]:
-        """The seats as clients see them: ``[{"seat": 0, "name": "ann"}, {"seat": 1, "name": null}]``."""
-        return [{"seat": seat, "name": name} for seat, name in enumerate(self.names)]
+        """The seats as clients see them: ``[{"seat": 0, "name": "ann"}, {"seat": 1, "name": null}]``;
+        a bot's seat also names its bot: ``{"seat": 1, "name": "greedy bot", "bot": "greedy"}``."""
+        return [
+            {"seat": seat, "name": name} if bot is None else {"seat": seat, "name": name, "bot": bot}
+            for seat, (name, bot) in enumerate(zip(self.names, self.bots))
+        ]

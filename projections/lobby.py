@@ -34,6 +34,8 @@ def lobby_entry(projection: GameProjection) -> dict[str, Any]:
         "names": list(projection.names),
         "created": projection.created_ts,
     }
+    if projection.has_bots:
+        entry["bots"] = list(projection.bots)
     if projection.summary is not None:
         entry["summary"] = projection.summary
     return entry

@@ -24,7 +24,7 @@ Viewer = int | None
 
 _PUBLIC_SERVICE_FIELDS: dict[str, tuple[str, ...]] = {
     CREATED: ("game", "options", "seats", "seed_commitment"),
-    SEAT_TAKEN: ("seat", "name"),
+    SEAT_TAKEN: ("seat", "name", "bot"),
     FINISHED: ("seed", "secret_options", "summary"),
 }
 """Service event payload fields any viewer may see; anything else a service event carries stays in."""

@@ -4,7 +4,11 @@ Resources start in dependency order and stop in reverse, and only those that sta
 
 1. the embedded Valkey server, when ``DONJON_REDIS_URL`` is not set (in ``settings.data_dir``);
 2. the event store client;
-3. the game service (command path and cache) and the node's stream reader.
+3. the game service (command path, cache and bot tasks) and the node's stream reader.
+
+The engines are :func:`service.served.served_engines`: ``DONJON_CASTLE_DATA`` swaps in an
+operator's dataset for ``castle``, and an invalid one makes ``create_app`` raise
+:class:`~service.settings.SettingsError` with every problem of the file.
 
 On shutdown every open websocket is closed with ``GOING_AWAY`` (1001) first.
 
@@ -20,7 +24,6 @@ from typing import AsyncIterator, Mapping
 
 from aiohttp import WSCloseCode, web
 
-import games
 from events.embedded import EmbeddedServer
 from events.store import EventStore
 from games.base import Engine
@@ -30,6 +33,7 @@ from service.keys import EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SO
 from service.logs import get_logger
 from service.metrics import Metrics
 from service.node import Node
+from service.served import served_engines
 from service.settings import Settings
 
 __all__ = ["create_app"]
@@ -38,11 +42,12 @@ log = get_logger()
 
 
 def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] | None = None) -> web.Application:
-    """The service as an aiohttp app. ``engines`` defaults to :func:`games.default_engines`."""
+    """The service as an aiohttp app. ``engines`` defaults to :func:`games.default_engines`;
+    :class:`~service.settings.SettingsError` when an operator dataset cannot be used."""
     settings = settings or Settings.from_env()
     app = web.Application(middlewares=[error_middleware], client_max_size=settings.http_max_body)
     app[SETTINGS] = settings
-    app[ENGINES] = dict(engines) if engines is not None else games.default_engines()
+    app[ENGINES] = served_engines(settings, engines)
     app[METRICS] = Metrics()
     app[SOCKETS] = weakref.WeakSet()
     if settings.embedded:
@@ -85,7 +90,14 @@ async def _event_store(app: web.Application) -> AsyncIterator[None]:
 
 async def _node(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
-    service = GameService(app[STORE], app[ENGINES], metrics=app[METRICS], retries=settings.command_retries)
+    service = GameService(
+        app[STORE],
+        app[ENGINES],
+        metrics=app[METRICS],
+        retries=settings.command_retries,
+        bot_delay=settings.bot_delay_ms / 1000,
+        bot_takeover=settings.bot_takeover_ms / 1000,
+    )
     node = Node(app[STORE], service, app[METRICS], block_ms=settings.read_block_ms)
     app[SERVICE] = service
     app[NODE] = node
@@ -94,6 +106,7 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
     try:
         yield
     finally:
+        await service.close()
         await node.stop()
 
 

@@ -1,7 +1,11 @@
 """The ``donjon`` command: ``serve``, ``replay GAME_ID``, ``bench``.
 
 ``donjon serve`` runs the service (the embedded Valkey in ``--data-dir`` unless
-``DONJON_REDIS_URL`` names a server). ``donjon replay GAME_ID`` reads a game straight from the
+``DONJON_REDIS_URL`` names a server); it refuses to start (exit 2) when ``DONJON_CASTLE_DATA``
+names a dataset that cannot be used, printing every problem of it. Both commands start the
+embedded server from the main thread (``serve`` in the app's startup, which ``run_app`` runs on
+the main thread's loop), so on Linux it gets SIGKILL when the process that started it dies,
+however that process ends. ``donjon replay GAME_ID`` reads a game straight from the
 store (``DONJON_REDIS_URL``, else the embedded server of ``--data-dir``, attached to if a
 ``donjon serve`` owns the folder, started for the occasion otherwise) and checks it (see
 :mod:`service.replay`); exit 0 when everything checks, 1 on any mismatch, 2 for usage errors
@@ -92,8 +96,14 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
     from service.app import create_app
     from service.logs import configure_logging, get_logger
 
+    from service.settings import SettingsError
+
     configure_logging(settings.log_format, settings.log_level)
-    app = create_app(settings, engines)
+    try:
+        app = create_app(settings, engines)
+    except SettingsError as exc:  # an operator dataset that cannot be used: refuse to start
+        sys.stderr.write(f"donjon: {exc}\n")
+        return 2
     log = get_logger()
 
     def announce(_banner: str) -> None:  # run_app calls it once the socket is bound
@@ -112,20 +122,28 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
 
 
 async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[str, Engine] | None) -> int:
-    import games
     from events.embedded import EmbeddedServer
     from events.errors import StoreError
     from events.store import EventStore
     from service.replay import replay_game
+    from service.served import served_engines
+    from service.settings import SettingsError
 
-    engines = dict(engines) if engines is not None else games.default_engines()
+    try:
+        engines = served_engines(settings, engines)
+    except SettingsError as exc:
+        sys.stderr.write(f"donjon: {exc}\n")
+        return 2
     server = None
     try:
         if settings.embedded:
             if not Path(settings.data_dir).is_dir():
                 sys.stderr.write(f"donjon: no data folder {str(settings.data_dir)!r}\n")
                 return 2
-            server = await asyncio.to_thread(EmbeddedServer.attach_or_start, settings.data_dir, settings.fsync)
+            # Started from this (the main) thread, so the server gets its parent-death signal
+            # and cannot outlive a killed replay; only the wait for it to answer is async.
+            server = EmbeddedServer(settings.data_dir, settings.fsync, attach=True)
+            await server.start_async()
             url = server.url
         else:
             url = settings.redis_url.reveal()

@@ -14,6 +14,18 @@ the commitment to the seed and the secret options; the engine gets ``derive_rng(
 top of version ``v`` (setup included, on top of the last ``game.seat_taken``'s version minus
 one); ``game.finished`` reveals the seed and the secret options in the same append as the events that end the game.
 
+Bots: ``POST /games`` may fill seats with the bots a game offers (:mod:`service.bots`); those
+seats are taken in the creation append (``game.seat_taken`` with ``bot``). Whenever a bot seat
+owes a command, the node that appended the last event decides the bot's command (with
+``bot_rng(seed, game_id, seat, v)``) and appends it like any command, recorded in the envelope,
+with the command id ``bot:<seat>:<v>``: two nodes racing to make the same bot move decide the
+same command under the same id on the same expected version, so the store applies it once. A
+node that loses such a race steps back. Any other node that sees a bot's move overdue by
+``DONJON_BOT_TAKEOVER_MS`` (through its stream reader, or when it loads the game, as after a
+restart) makes it; a game moved by someone else in the meantime is left to them. One task per
+game and node drives its bots, a move at a time under the game's lock, pausing
+``DONJON_BOT_DELAY_MS`` (at least one event-loop turn) between moves.
+
 Idempotency: a command's id is namespaced by seat (``"<seat>:<client id>"``) so seats cannot
 collide, and passed to the store, which refuses to apply the same id twice. A resent command
 the rules now refuse (it was applied, so it is no longer legal) is looked up before the
@@ -23,7 +35,9 @@ refusal is reported (``store.command_result``), so the client gets the earlier `
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import random
 import re
 import secrets
 import time
@@ -31,19 +45,30 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from events.errors import ConflictError, GameExists, UnknownGame
+from events.errors import ConflictError, GameExists, StoreUnavailable, UnknownGame
 from games.base import Engine, Event, RuleError, derive_rng, fold
 from projections import lobby
 from projections.game import CREATED, FINISHED, SEAT_TAKEN, GameProjection, Status
 from service.errors import ErrorCode, ServiceError, from_rule_error
 from service import seeds
+from service.bots import Bot, bot_command_id, bot_rng, bots_for, due_bot
 from service.logs import get_logger
 from service.metrics import Metrics
 
-__all__ = ["GameService", "CommandResult", "hash_token", "TAKE_SEAT", "MAX_NAME"]
+__all__ = ["GameService", "CommandResult", "hash_token", "TAKE_SEAT", "CREATE_GAME", "MAX_NAME", "bot_seat_name"]
 
 TAKE_SEAT = "take_seat"
 """The ``command.type`` recorded on a seat batch, so replay and auditors see where batches begin."""
+CREATE_GAME = "create_game"
+"""The ``command.type`` recorded on a creation batch that seats bots: ``{"bots": {"1": "greedy"}}``."""
+SEAT_KEY = re.compile(r"[0-9]{1,3}")
+_BOT_BACKOFF_START = 0.05
+_BOT_BACKOFF_MAX = 2.0
+
+
+def bot_seat_name(bot: str) -> str:
+    """The display name of a seat a bot fills."""
+    return f"{bot} bot"
 MAX_NAME = 40
 TOKEN_FIELD = "token:"
 """Meta field prefix: ``token:<sha256 hex of the token>`` -> seat number."""
@@ -80,6 +105,18 @@ class _Appended:
 
 
 @dataclass(slots=True)
+class _BotTask:
+    """A game's bot task on this node: it either drives (makes the owed bot moves now) or
+    watches (waits until a move is overdue, then drives unless the game moved meanwhile)."""
+
+    task: asyncio.Task[None]
+    driving: bool
+    expect: int | None = None
+    """While driving: the version the game is at if only this node appended since the
+    driver's last look; anything else means another node moved the game."""
+
+
+@dataclass(slots=True)
 class _GameMeta:
     """The immutable parts of a game's meta, plus the token hashes seen so far."""
 
@@ -104,16 +141,38 @@ class GameService:
         metrics: Metrics | None = None,
         retries: int = 5,
         clock: Callable[[], int] = now_ms,
+        bot_delay: float = 0.0,
+        bot_takeover: float = 3.0,
     ) -> None:
         self.store = store
         self.engines = dict(engines)
         self.metrics = metrics or Metrics()
         self.retries = retries
         self.clock = clock
+        self.bots: dict[str, dict[str, Bot]] = {name: bots_for(engine) for name, engine in self.engines.items()}
+        """Game -> the bots it offers, by name."""
+        self.bot_delay = bot_delay
+        self.bot_takeover = bot_takeover
         self._cache: OrderedDict[str, GameProjection] = OrderedDict()
         self._meta: dict[str, _GameMeta] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._bot_tasks: dict[str, _BotTask] = {}
+        """Game -> its bot task on this node."""
+        self._bot_failed: dict[str, int] = {}
+        """Game -> the version at which its bot failed (logged); not retried at that version."""
+        self._closed = False
         self.log = get_logger()
+
+    async def close(self) -> None:
+        """Stop every bot task (an append in flight is atomic: it lands whole or not at all)."""
+        self._closed = True
+        tasks = [entry.task for entry in self._bot_tasks.values()]
+        self._bot_tasks.clear()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
 
     # --- the cache ------------------------------------------------------------------------
 
@@ -176,6 +235,8 @@ class GameService:
         self.offer(projection)
         if fresh:
             await self._repair_lobby(projection)
+            # A game this node did not have: maybe its bots' driver died (a restart).
+            self.watch_bots(projection)
         return self._cache.get(game_id, projection)
 
     async def _repair_lobby(self, projection: GameProjection) -> None:
@@ -201,8 +262,15 @@ class GameService:
 
     # --- creating and seating ----------------------------------------------------------------
 
-    async def create_game(self, game: Any, options: Any, seats: Any) -> GameProjection:
-        """Validate, store the meta with the secret seed, append ``game.created``; the new projection."""
+    async def create_game(
+        self, game: Any, options: Any, seats: Any, bots: Any = None, bots_only: Any = False
+    ) -> GameProjection:
+        """Validate, store the meta with the secret seed, append ``game.created`` (and the bot
+        seats, and the setup when bots fill every seat); the new projection.
+
+        ``bots`` maps seats (``"1"`` or ``1``) to bot names the game offers; every seat may be a
+        bot only with ``bots_only`` true.
+        """
         if not isinstance(game, str) or game not in self.engines:
             raise ServiceError(
                 ErrorCode.UNKNOWN_GAME, f"unknown game {game!r}; GET /games/catalog lists {sorted(self.engines)}"
@@ -223,16 +291,17 @@ class GameService:
             normalized = engine.normalize_options(options, seats)
         except RuleError as exc:
             raise from_rule_error(exc) from None
+        bot_seats = self._bot_seats(game, seats, bots, bots_only)
         seed = seeds.new_seed()
         public, secret = seeds.split_options(engine, normalized)
         ts = self.clock()
         for _ in range(3):
             game_id = secrets.token_hex(8)
             try:
-                await self.store.create_game(
-                    game_id,
-                    {"game": game, "seed": seed.hex(), "options": normalized, "seats": seats, "created": ts},
-                )
+                meta_fields = {"game": game, "seed": seed.hex(), "options": normalized, "seats": seats, "created": ts}
+                if bot_seats:
+                    meta_fields["bots"] = {str(seat): name for seat, name in bot_seats.items()}
+                await self.store.create_game(game_id, meta_fields)
                 break
             except GameExists:
                 continue
@@ -242,15 +311,58 @@ class GameService:
             CREATED,
             {"game": game, "options": public, "seats": seats, "seed_commitment": seeds.commitment(seed, secret)},
         )
-        await self.store.append(game_id, [created], expected_version=0, command_id=None, actor=None, ts=ts)
+        events = [created] + [
+            Event(SEAT_TAKEN, {"seat": seat, "name": bot_seat_name(name), "bot": name}) for seat, name in bot_seats.items()
+        ]
+        if len(bot_seats) == seats:
+            # Setup decides on top of the last seat's version minus one, as for a human's seat.
+            events += engine.setup(normalized, seats, derive_rng(seed, game_id, len(events) - 1))
+        command = {"type": CREATE_GAME, "args": {"bots": {str(s): n for s, n in bot_seats.items()}}} if bot_seats else None
+        await self.store.append(
+            game_id, events, expected_version=0, command_id=None, actor=None, command=command, ts=ts
+        )
         self._meta[game_id] = _GameMeta(game=game, seed=seed, options=normalized)
-        projection = GameProjection.empty(game_id, engine).apply(_Appended(1, created.type, created.payload, ts))
-        self.offer(projection)
+        projection = self._advance(GameProjection.empty(game_id, engine), events, ts, None)
         await lobby.record(self.store, projection)
         self.metrics.games_created.inc(game=game)
-        self.metrics.events_appended.inc()
-        self.log.info("game.created", game_id=game_id, game=game, seats=seats, version=1)
+        self.metrics.events_appended.inc(len(events))
+        self.log.info("game.created", game_id=game_id, game=game, seats=seats, bots=len(bot_seats), version=projection.version)
+        self._kick_bots(projection, now=True)
         return projection
+
+    def _bot_seats(self, game: str, seats: int, bots: Any, bots_only: Any) -> dict[int, str]:
+        """``POST /games``'s ``bots``, checked: seat -> bot name, in seat order."""
+        if not isinstance(bots_only, bool):
+            raise ServiceError(ErrorCode.BAD_OPTIONS, f"'bots_only' must be true or false, got {bots_only!r}")
+        if bots is None:
+            return {}
+        if not isinstance(bots, dict):
+            raise ServiceError(ErrorCode.BAD_OPTIONS, f"'bots' must be an object of seat -> bot name, got {bots!r}")
+        offered = self.bots.get(game, {})
+        chosen: dict[int, str] = {}
+        for key, name in bots.items():
+            if isinstance(key, int) and not isinstance(key, bool):
+                seat = key
+            elif isinstance(key, str) and SEAT_KEY.fullmatch(key):
+                seat = int(key)
+            else:
+                seat = -1
+            if not 0 <= seat < seats:
+                raise ServiceError(
+                    ErrorCode.BAD_OPTIONS, f"'bots': {key!r} is not a seat of this {seats}-seat game (0 to {seats - 1})"
+                )
+            if not isinstance(name, str) or name not in offered:
+                choices = f"its bots: {', '.join(sorted(offered))}" if offered else "it offers none"
+                raise ServiceError(ErrorCode.BAD_OPTIONS, f"'bots': {game} has no bot {name!r} ({choices})")
+            if seat in chosen:
+                raise ServiceError(ErrorCode.BAD_OPTIONS, f"'bots': seat {seat} is given twice")
+            chosen[seat] = name
+        if len(chosen) == seats and not bots_only:
+            raise ServiceError(
+                ErrorCode.BAD_OPTIONS,
+                "'bots' fills every seat: a game keeps at least one seat for a human unless 'bots_only' is true",
+            )
+        return dict(sorted(chosen.items()))
 
     async def take_seat(self, game_id: str, name: Any) -> tuple[int, str, GameProjection]:
         """Seat a player in the lowest free seat; start the game when it was the last one.
@@ -294,6 +406,7 @@ class GameService:
                     continue
                 meta.tokens[digest] = seat
                 projection = self._advance(projection, events, ts, seat)
+                self._kick_bots(projection, now=True)
                 await lobby.record(self.store, projection)
                 self.metrics.events_appended.inc(len(events))
                 self.log.info("seat.taken", game_id=game_id, seat=seat, version=projection.version)
@@ -431,6 +544,7 @@ class GameService:
                 return CommandResult(result.last_version, True), meta.game
             projection = self._advance(projection, events, ts, seat)
             self.metrics.events_appended.inc(len(events))
+            self._kick_bots(projection, now=True)
             if projection.status is Status.FINISHED:
                 await lobby.record(self.store, projection)
                 self.log.info("game.finished", game_id=game_id, version=projection.version, summary=projection.summary)
@@ -481,3 +595,154 @@ class GameService:
         """The ack of ``command_id`` if the store applied it already (a resend after a lost ack)."""
         earlier = await self.store.command_result(game_id, command_id)
         return None if earlier is None else CommandResult(earlier.last_version, True)
+
+    # --- bots ----------------------------------------------------------------------------
+
+    def bot_names(self, game: str) -> list[str]:
+        """The names of the bots ``game`` offers, sorted (the catalog lists them)."""
+        return sorted(self.bots.get(game, {}))
+
+    def watch_bots(self, projection: GameProjection) -> None:
+        """A bot of this game may owe a move that another node should make: make it here if it
+        is still owed once overdue (the node's reader and a fresh load call this)."""
+        self._kick_bots(projection, now=False)
+
+    def _kick_bots(self, projection: GameProjection, *, now: bool) -> None:
+        """See that a bot owing a command gets to move: at once (``now``: this node appended
+        the last event), else once the move is overdue, unless the game has moved by then.
+
+        Called with the game's lock held (or on a game no one else knows yet), so a driver seen
+        here has not yet decided, under the lock, that nothing is owed: it will look again.
+        """
+        if self._closed or not projection.has_bots or projection.status is not Status.ACTIVE:
+            return
+        game_id = projection.game_id
+        if self._bot_failed.get(game_id) == projection.version:
+            return
+        entry = self._bot_tasks.get(game_id)
+        if entry is not None and not entry.task.done():
+            if entry.driving:
+                if now:
+                    entry.expect = projection.version  # this node's append, not a rival's
+                return
+            if not now:
+                return
+            entry.task.cancel()  # a watch; this node drives now
+        if due_bot(projection.engine, projection.state, projection.bots) is None:
+            return
+        task = asyncio.create_task(
+            self._drive_bots(game_id, None if now else projection.version), name=f"donjon-bots-{game_id}"
+        )
+        self._bot_tasks[game_id] = _BotTask(task, driving=now, expect=projection.version if now else None)
+
+    def _forget_bot_task(self, game_id: str, task: asyncio.Task[Any] | None) -> None:
+        entry = self._bot_tasks.get(game_id)
+        if entry is not None and entry.task is task:
+            del self._bot_tasks[game_id]
+
+    def _overdue_in(self, projection: GameProjection | None) -> float:
+        """Seconds until a bot move owed since the last event counts as overdue (0: already).
+
+        Each node adds up to half the delay again at random, so nodes that all see the same
+        overdue move rarely all reach for it at once."""
+        waited = 0.0 if projection is None else max(0.0, (self.clock() - projection.last_ts) / 1000)
+        return max(0.0, self.bot_takeover - waited) + random.uniform(0.0, self.bot_takeover / 2)
+
+    async def _drive_bots(self, game_id: str, watched: int | None) -> None:
+        """Make the bot moves owed in ``game_id``, one per turn of the loop, until a human owes
+        the next command or the game ends.
+
+        With ``watched`` (a version) the task first watches: it waits until the move is overdue
+        and leaves the game to others if it moved past ``watched`` meanwhile. A driver that
+        finds the game moved by another node (it lost a race for a move, or the game changed
+        during its pause) goes back to watching: that node drives now.
+        """
+        me = asyncio.current_task()
+        backoff = _BOT_BACKOFF_START
+        pause = False
+        try:
+            while not self._closed:
+                if watched is not None:
+                    await asyncio.sleep(self._overdue_in(self._cache.get(game_id)))
+                elif pause:
+                    await asyncio.sleep(self.bot_delay)  # also yields to the loop between moves
+                pause = True
+                try:
+                    async with self._lock(game_id):
+                        entry = self._bot_tasks.get(game_id)
+                        if entry is None or entry.task is not me:
+                            return  # replaced by a driver of this node's own
+                        projection = await self.load(game_id)
+                        if watched is not None:
+                            if projection.version != watched:
+                                self._forget_bot_task(game_id, me)  # whoever moved it drives its bots
+                                return
+                            self.log.info("bot.takeover", game_id=game_id, version=projection.version)
+                            watched = None
+                        elif entry.expect is not None and projection.version != entry.expect:
+                            watched, entry.driving = projection.version, False  # another node moved it
+                            continue
+                        entry.driving = True
+                        due = due_bot(projection.engine, projection.state, projection.bots)
+                        if due is None or projection.status is not Status.ACTIVE:
+                            self._forget_bot_task(game_id, me)
+                            return
+                        after = await self._bot_move(projection, *due)
+                        if after is not None:
+                            entry.expect = after
+                        else:
+                            # Another writer appended first, so it drives; watch in case it dies.
+                            watched, entry.driving = (await self.load(game_id)).version, False
+                except StoreUnavailable as exc:
+                    self.metrics.store_unavailable.inc()
+                    self.log.warning("bot.store_unavailable", game_id=game_id, error=str(exc))
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, _BOT_BACKOFF_MAX)
+                    continue
+                backoff = _BOT_BACKOFF_START
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bot or engine bug, or a game gone: log it, leave the game be
+            cached = self._cache.get(game_id)
+            if cached is not None:
+                self._bot_failed[game_id] = cached.version
+            self.log.error("bot.failed", game_id=game_id, error=repr(exc))
+        finally:
+            self._forget_bot_task(game_id, me)
+
+    async def _bot_move(self, projection: GameProjection, seat: int, name: str) -> int | None:
+        """Decide and append the move of the bot ``name`` in ``seat``: the version after it, or
+        ``None`` when another writer appended first (the same bot move, or anything else)."""
+        game_id = projection.game_id
+        meta = await self._game_meta(game_id)
+        bot = self.bots.get(projection.game, {}).get(name)
+        if bot is None:
+            raise ServiceError(ErrorCode.INTERNAL, f"seat {seat} of game {game_id!r} is bot {name!r}, which this service lacks")
+        command = bot.choose(projection.state, seat, bot_rng(meta.seed, game_id, seat, projection.version))
+        events = self._decide(projection, seat, command, meta, None)
+        command_id = bot_command_id(seat, projection.version)
+        ts = self.clock()
+        try:
+            result = await self.store.append(
+                game_id,
+                events,
+                expected_version=projection.version,
+                command_id=command_id,
+                actor=seat,
+                command=command,
+                ts=ts,
+            )
+        except ConflictError:
+            self.metrics.bot_races_lost.inc()
+            return None
+        if result.duplicate:
+            self.metrics.bot_races_lost.inc()
+            return None
+        projection = self._advance(projection, events, ts, seat)
+        self.metrics.events_appended.inc(len(events))
+        self.metrics.bot_moves.inc(game=projection.game, bot=name)
+        self.log.info("bot.moved", game_id=game_id, seat=seat, bot=name, command_id=command_id, version=projection.version)
+        if projection.status is Status.FINISHED:
+            await lobby.record(self.store, projection)
+            self.log.info("game.finished", game_id=game_id, version=projection.version, summary=projection.summary)
+        return projection.version

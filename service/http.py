@@ -154,12 +154,15 @@ async def metrics(request: web.Request) -> web.Response:
 
 async def catalog(request: web.Request) -> web.Response:
     engines = request.app[ENGINES]
-    return _json({"games": [engines[name].catalog_entry() for name in sorted(engines)]})
+    service = request.app[SERVICE]
+    return _json({"games": [dict(engines[name].catalog_entry(), bots=service.bot_names(name)) for name in sorted(engines)]})
 
 
 async def create_game(request: web.Request) -> web.Response:
     body = await _body(request)
-    projection = await request.app[SERVICE].create_game(body.get("game"), body.get("options"), body.get("seats"))
+    projection = await request.app[SERVICE].create_game(
+        body.get("game"), body.get("options"), body.get("seats"), body.get("bots"), body.get("bots_only", False)
+    )
     return _json({"id": projection.game_id}, status=201)
 
 

@@ -176,6 +176,10 @@ class Metrics:
             Counter("donjon_command_conflicts_total", "Appends retried after a version conflict.")
         )
         self.events_appended: Counter = add(Counter("donjon_events_appended_total", "Events appended by this node."))
+        self.bot_moves: Counter = add(Counter("donjon_bot_moves_total", "Bot moves appended by this node.", ("game", "bot")))
+        self.bot_races_lost: Counter = add(
+            Counter("donjon_bot_races_lost_total", "Bot moves another writer appended first (nothing applied twice).")
+        )
         self.games_created: Counter = add(Counter("donjon_games_created_total", "Games created.", ("game",)))
         self.ws_connections: Gauge = add(Gauge("donjon_ws_connections", "Open websocket connections."))
         self.ws_frames_in: Counter = add(Counter("donjon_ws_frames_in_total", "Client frames received."))

@@ -5,7 +5,9 @@ has a socket on this node, from the version last pushed for each. Whatever it ge
 by that game's :class:`~projections.live.LiveGame` and fanned out to the game's sockets; the
 newer projection is offered to the command path's cache so the next command decides on it.
 Because every node, including the one that took a command, pushes this same way, a command
-taken on node A reaches spectators on node B exactly as it reaches its own sender.
+taken on node A reaches spectators on node B exactly as it reaches its own sender. Each new
+version is also shown to the command path's bot watch (``GameService.watch_bots``), so a bot
+move that the appending node never makes (it died) is made here once overdue.
 
 When the set of watched games changes, the blocking read in flight is cancelled and a new one
 starts with the new set (redis-py drops the connection of a cancelled read, which is cheap).
@@ -172,3 +174,4 @@ class Node:
             self.metrics.frames_encoded.inc(live.encodes - before)
             self.metrics.updates_delivered.inc(delivered)
             self.service.offer(live.projection)
+            self.service.watch_bots(live.projection)

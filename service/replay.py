@@ -10,10 +10,14 @@ Checks, each reported as a problem (and a non-zero exit) when it fails:
    ``game.created`` matches them (:func:`service.seeds.commitment`), and every batch re-runs to the same events: for a seat batch, the
    ``game.seat_taken`` event plus, for the last seat, ``engine.setup`` with
    ``derive_rng(seed, game_id, version_before)``; for a command batch, ``engine.decide`` on the
-   state before it with the same rng rule, plus ``game.finished`` when the game ended there.
+   state before it with the same rng rule, plus ``game.finished`` when the game ended there;
+   for the creation batch of a game with bots (its command is ``create_game``), one
+   ``game.seat_taken`` per bot seat, plus the setup when bots fill every seat;
+4. every move of a bot seat is the one its bot chooses with ``bot_rng(seed, game_id, seat,
+   version_before)`` (:mod:`service.bots`), under the command id ``bot:<seat>:<version_before>``.
 
 A batch begins at an envelope that carries its ``command`` (the store keeps it on the first
-event of each append); ``game.created`` is a batch of its own.
+event of each append); ``game.created`` begins a batch of its own (alone, or with the bot seats).
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from events.errors import ChainBroken, StoreError
 from games.base import Engine, Event, RuleError, derive_rng, fold
 from projections.game import CREATED, FINISHED, SEAT_TAKEN, GameProjection, ProjectionError
 from service import seeds
-from service.commands import TAKE_SEAT
+from service.bots import bot_command_id, bot_rng, bots_for
+from service.commands import CREATE_GAME, TAKE_SEAT, bot_seat_name
 
 __all__ = ["ReplayReport", "replay_game"]
 
@@ -163,12 +168,17 @@ def _rerun(
     report: ReplayReport, engine: Engine, game_id: str, seed: bytes, options: dict[str, Any], envelopes: list[Any]
 ) -> None:
     projection = GameProjection.empty(game_id, engine)
+    bots = bots_for(engine)
     for batch in _batches(envelopes):
         first = batch[0]
         before = projection
         projection = projection.apply_all(batch)
-        if first.type == CREATED:
+        if first.type == CREATED and first.command is None:
+            if len(batch) > 1:
+                report.problems.append(f"versions 2-{batch[-1].version}: events after game.created without a command")
             continue
+        if before.bots and first.actor is not None and before.bots[first.actor] is not None:
+            _check_bot_move(report, bots, game_id, seed, before, first)
         try:
             expected = _expected_events(engine, game_id, seed, options, before, first)
         except RuleError as exc:
@@ -192,6 +202,8 @@ def _expected_events(
     command = first.command
     if command is None:
         return None
+    if first.type == CREATED:
+        return _creation_events(engine, game_id, seed, options, first)
     rng = derive_rng(seed, game_id, before.version)
     if command.get("type") == TAKE_SEAT and first.type == SEAT_TAKEN:
         seat = first.payload.get("seat")
@@ -206,3 +218,46 @@ def _expected_events(
         secret = seeds.split_options(engine, options)[1]
         events.append((FINISHED, seeds.finished_payload(seed, secret, engine.summary(after))))
     return events
+
+
+def _creation_events(
+    engine: Engine, game_id: str, seed: bytes, options: dict[str, Any], first: Any
+) -> list[tuple[str, Any]] | None:
+    """The creation batch of a game with bots: ``game.created`` as recorded, a seat per bot of
+    the recorded ``create_game`` command, and the setup when they fill every seat."""
+    command = first.command
+    bots = command.get("args", {}).get("bots") if command.get("type") == CREATE_GAME else None
+    if not isinstance(bots, dict):
+        return None
+    seats = sorted((int(seat), name) for seat, name in bots.items())
+    events: list[tuple[str, Any]] = [(CREATED, first.payload)]
+    events += [(SEAT_TAKEN, {"seat": seat, "name": bot_seat_name(name), "bot": name}) for seat, name in seats]
+    if len(seats) == first.payload.get("seats"):
+        rng = derive_rng(seed, game_id, len(events) - 1)
+        events += [(e.type, e.payload) for e in engine.setup(options, len(seats), rng)]
+    return events
+
+
+def _check_bot_move(
+    report: ReplayReport, bots: Mapping[str, Any], game_id: str, seed: bytes, before: GameProjection, first: Any
+) -> None:
+    """The recorded move of a bot seat is the one its bot chooses with its rng, under its id."""
+    seat, name = first.actor, before.bots[first.actor]
+    if first.command_id != bot_command_id(seat, before.version):
+        report.problems.append(
+            f"version {first.version}: bot seat {seat} moved under command id {first.command_id!r}, "
+            f"not {bot_command_id(seat, before.version)!r}"
+        )
+    bot = bots.get(name)
+    if bot is None:
+        report.problems.append(f"version {first.version}: seat {seat} is bot {name!r}, which this build lacks")
+        return
+    try:
+        chosen = bot.choose(before.state, seat, bot_rng(seed, game_id, seat, before.version))
+    except Exception as exc:  # a bot that cannot choose here is a finding, not a crash of replay
+        report.problems.append(f"version {first.version}: bot {name!r} of seat {seat} fails to choose: {exc!r}")
+        return
+    if _canonical([("", chosen)]) != _canonical([("", first.command)]):
+        report.problems.append(
+            f"version {first.version}: bot {name!r} of seat {seat} chooses {chosen!r}, the log has {first.command!r}"
+        )

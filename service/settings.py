@@ -23,7 +23,16 @@ variable                       default                     meaning
 ``DONJON_COMMAND_RETRIES``     ``5``                       decide/append attempts on a version conflict
 ``DONJON_READ_BLOCK_MS``       ``1000``                    how long the node's stream reader blocks
 ``DONJON_NODE_ID``             (random)                    this process's name in logs and metrics
+``DONJON_CASTLE_DATA``         (unset: shipped dataset)    a dataset file for ``castle`` (see below)
+``DONJON_BOT_DELAY_MS``        ``0``                       pause between two moves of a game's bots
+``DONJON_BOT_TAKEOVER_MS``     ``3000``                    how long a bot's move may be overdue
+                                                           before a node other than the last
+                                                           appender makes it
 =============================  ==========================  =====================================
+
+``DONJON_CASTLE_DATA`` names a corrected dataset file for The Castle (``games.castle.DATA_ENV``).
+The file is read once, when the app is built; the service refuses to start, with the dataset's
+message listing every problem, when the file is unreadable or invalid (see :mod:`service.served`).
 """
 
 from __future__ import annotations
@@ -83,6 +92,10 @@ def _optional_secret(raw: str) -> Secret | None:
     return Secret(raw) if raw.strip() else None
 
 
+def _optional_path(raw: str) -> Path | None:
+    return Path(raw.strip()) if raw.strip() else None
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """The service's configuration. Build with :meth:`from_env`; tests build it directly."""
@@ -102,6 +115,9 @@ class Settings:
     command_retries: int = field(default=5, metadata={"cast": int})
     read_block_ms: int = field(default=1000, metadata={"cast": int})
     node_id: str = field(default_factory=lambda: secrets.token_hex(4), metadata={"cast": str})
+    castle_data: Path | None = field(default=None, metadata={"cast": _optional_path})
+    bot_delay_ms: int = field(default=0, metadata={"cast": int})
+    bot_takeover_ms: int = field(default=3000, metadata={"cast": int})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -134,6 +150,10 @@ class Settings:
             raise SettingsError(f"{PREFIX}PORT must be 0-65535, not {self.port!r}")
         if self.read_block_ms < 1:
             raise SettingsError(f"{PREFIX}READ_BLOCK_MS must be at least 1, not {self.read_block_ms!r}")
+        if self.bot_delay_ms < 0:
+            raise SettingsError(f"{PREFIX}BOT_DELAY_MS must be 0 or more, not {self.bot_delay_ms!r}")
+        if self.bot_takeover_ms < 1:
+            raise SettingsError(f"{PREFIX}BOT_TAKEOVER_MS must be at least 1, not {self.bot_takeover_ms!r}")
 
     @property
     def embedded(self) -> bool:

@@ -7,6 +7,9 @@ added to the seat's score), or passes when it can do neither. The first seat to 
 ``target`` score (option, default 6) wins; when the pile and both hands are empty the higher
 score wins (equal scores: no winner).
 
+Bots: ``random`` (a uniformly random legal command) and ``first`` (the first legal command),
+named by the engine itself in ``bots`` (see :mod:`service.bots`).
+
 What it exercises: turns (``not_your_turn``), an illegal move (playing a card not in hand, drawing
 with a full hand), a malformed command (``bad_command``), a random outcome written into the event
 (``drew``/``dealt`` carry the card), hidden information (the pile and each hand: ``redact`` strips
@@ -70,6 +73,10 @@ class TinyEngine:
     options: Mapping[str, OptionSpec] = {
         "target": OptionSpec("int", 6, "Score that wins at once (1-20)."),
     }
+
+    @property
+    def bots(self) -> dict[str, Any]:
+        return {"random": random_bot, "first": first_bot}
 
     def catalog_entry(self) -> dict[str, Any]:
         return {
@@ -220,6 +227,16 @@ def _leader(scores: tuple[int, ...]) -> int | None:
     best = max(scores)
     leaders = [seat for seat, score in enumerate(scores) if score == best]
     return leaders[0] if len(leaders) == 1 else None
+
+
+def random_bot(state: TinyState, seat: int, rng: random.Random) -> dict[str, Any]:
+    """A uniformly random legal command."""
+    return rng.choice(TINY.legal_moves(state, seat))
+
+
+def first_bot(state: TinyState, seat: int, rng: random.Random) -> dict[str, Any]:
+    """The first legal command (draw while it may, then its lowest card)."""
+    return TINY.legal_moves(state, seat)[0]
 
 
 TINY = TinyEngine()

@@ -30,6 +30,14 @@ def test_the_last_seat_makes_the_game_active_and_setup_events_fold_into_the_engi
     assert projection.seat_list() == [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}]
 
 
+def test_a_bot_seat_is_named_by_its_seat_taken_event_and_listed_with_its_bot():
+    stream = opening()[:1] + [Env(2, "game.seat_taken", {"seat": 1, "name": "first bot", "bot": "first"})]
+    projection = GameProjection.fold("g1", TINY, stream)
+    assert (projection.bots, projection.has_bots, projection.free_seats) == ((None, "first"), True, [0])
+    assert projection.seat_list() == [{"seat": 0, "name": None}, {"seat": 1, "name": "first bot", "bot": "first"}]
+    assert GameProjection.fold("g1", TINY, opening()).bots == (None, None)
+
+
 def test_game_finished_reveals_the_seed_and_summary():
     envs = random_game(random.Random(3))
     projection = GameProjection.fold("g1", TINY, envs)

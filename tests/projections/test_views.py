@@ -39,6 +39,8 @@ def test_service_events_show_only_their_public_fields():
     assert event_for(TINY, seat, 1) == {
         "version": 2, "type": "game.seat_taken", "payload": {"seat": 0, "name": "ann"}, "actor": 0, "ts": 5
     }
+    bot = Env(3, "game.seat_taken", {"seat": 1, "name": "first bot", "bot": "first"})
+    assert event_for(TINY, bot, None)["payload"] == {"seat": 1, "name": "first bot", "bot": "first"}
 
 
 def test_a_card_is_shown_to_its_owner_only():

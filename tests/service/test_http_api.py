@@ -26,6 +26,7 @@ async def test_catalog_lists_the_served_games_with_seats_and_options(client):
                 "min_seats": 2,
                 "max_seats": 2,
                 "options": {"target": {"type": "int", "default": 6, "description": "Score that wins at once (1-20)."}},
+                "bots": ["first", "random"],
             }
         ]
     }
