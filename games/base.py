@@ -116,6 +116,15 @@ class OptionSpec:
             out["items"] = self.items
         return out
 
+    def _bounds(self) -> str:
+        if self.minimum is not None and self.maximum is not None:
+            return f" from {self.minimum} to {self.maximum}"
+        if self.minimum is not None:
+            return f" of at least {self.minimum}"
+        if self.maximum is not None:
+            return f" of at most {self.maximum}"
+        return ""
+
     def check(self, name: str, value: Any) -> Any:
         """``value`` if this option may take it (a list comes back as a list), else
         :class:`BadOptions` naming the option and quoting the value."""
@@ -126,8 +135,7 @@ class OptionSpec:
             low = -float("inf") if self.minimum is None else self.minimum
             high = float("inf") if self.maximum is None else self.maximum
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                bounds = f" from {self.minimum} to {self.maximum}" if self.minimum is not None and self.maximum is not None else ""
-                raise BadOptions(f"option {name!r} must be an integer{bounds}, got {value!r}")
+                raise BadOptions(f"option {name!r} must be an integer{self._bounds()}, got {value!r}")
         elif self.kind == "choice":
             # ``True == 1``: compare types too, so a bool never passes for a number.
             if not any(type(c) is type(value) and c == value for c in self.choices):

@@ -76,6 +76,16 @@ def test_seat_range_may_depend_on_the_options():
         check_seats("duo", True, 1, 2)
 
 
+def test_int_options_say_their_bounds():
+    assert OptionSpec("int", 1, "x", minimum=1).check("n", 5) == 5
+    with pytest.raises(BadOptions, match=r"^option 'n' must be an integer of at least 1, got 0$"):
+        OptionSpec("int", 1, "x", minimum=1).check("n", 0)
+    with pytest.raises(BadOptions, match=r"^option 'n' must be an integer of at most 3, got 4$"):
+        OptionSpec("int", 1, "x", maximum=3).check("n", 4)
+    with pytest.raises(BadOptions, match=r"^option 'n' must be an integer, got 'a'$"):
+        OptionSpec("int", 1, "x").check("n", "a")
+
+
 def test_options_must_be_an_object():
     with pytest.raises(BadOptions, match=r"puzzle options must be an object, got \['fast'\]"):
         fill_options("puzzle", Puzzle.options, ["fast"])
