@@ -35,6 +35,7 @@ from games.base import (
     OptionSpec,
     UnknownCommand,
     Viewer,
+    command,
     parse_command,
     redact_secrets,
     secret_fields,
@@ -96,10 +97,6 @@ FOLLOWER_KINDS = ("normal", "prince", "falconer")
 
 SCORED_KINDS = frozenset({"path", "house", "tower", "chapel"})
 """Kinds scored when completed during the game (courts only at the end)."""
-
-
-def _cmd(type_: str, **args: Any) -> Command:
-    return {"type": type_, "args": args}
 
 
 class _Emit:
@@ -249,22 +246,22 @@ class CastleEngine(EngineBase):
             return self.tile_placements(state)
         if state.phase is Phase.PLACE_FOLLOWER:
             spots = [
-                _cmd("place_follower", at=at, kind=kind, role=role) for at, kind, role, _ in self.follower_spots(state, seat)
+                command("place_follower", at=at, kind=kind, role=role) for at, kind, role, _ in self.follower_spots(state, seat)
             ]
-            return spots + [_cmd("pass")]
+            return spots + [command("pass")]
         if state.phase is Phase.SCORE:
-            moves = [_cmd("score", feature=at) for at in self.scoring_choices(state)]
-            moves += [_cmd("use_wall_tile", tile=kind, target=at) for kind, at in self.doubling_options(state)]
+            moves = [command("score", feature=at) for at in self.scoring_choices(state)]
+            moves += [command("use_wall_tile", tile=kind, target=at) for kind, at in self.doubling_options(state)]
             return moves
-        moves = [_cmd("use_wall_tile", tile=kind) for kind in self.extra_turn_tiles(state)]
-        return moves + [_cmd("end_turn")]
+        moves = [command("use_wall_tile", tile=kind) for kind in self.extra_turn_tiles(state)]
+        return moves + [command("end_turn")]
 
     def tile_placements(self, state: CastleState) -> list[Command]:
         """``place_tile`` commands for the drawn tile (every rotation a client may send)."""
         if state.tile is None or state.board is None:
             return []
         tile = self.dataset.tile(state.tile)
-        return [_cmd("place_tile", x=x, y=y, rotation=r) for x, y, r in state.board.legal_placements(tile)]
+        return [command("place_tile", x=x, y=y, rotation=r) for x, y, r in state.board.legal_placements(tile)]
 
     def is_terminal(self, state: CastleState) -> bool:
         return state.phase is Phase.OVER
