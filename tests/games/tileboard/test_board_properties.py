@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from games import find_engine
+from games.base import fold
 from games.tileboard import SIDE_OFFSETS, WALL, Board, mirror_port
 
 
@@ -74,8 +77,6 @@ def check(board: Board) -> None:
 
 
 def boards_of_a_game(engine, options, seed: int) -> list[Board]:
-    from games.base import fold
-
     rng = random.Random(seed)
     state = fold(engine, engine.setup(options, 2, rng))
     boards = [state.board]
@@ -89,21 +90,11 @@ def boards_of_a_game(engine, options, seed: int) -> list[Board]:
     return boards
 
 
+@pytest.mark.parametrize("game, expansion", [("carcassonne", "inns_cathedrals"), ("castle", "falcon")])
 @settings(deadline=None, max_examples=4, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1), ic=st.booleans())
-def test_carcassonne_boards_match_a_recomputation(seed, ic):
-    from games.carcassonne import ENGINE
-
-    boards = boards_of_a_game(ENGINE, {"inns_cathedrals": ic}, seed)
-    for board in boards[::3] + boards[-1:]:
-        check(board)
-
-
-@settings(deadline=None, max_examples=4, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1), falcon=st.booleans())
-def test_castle_boards_match_a_recomputation(seed, falcon):
-    from games.castle import ENGINE
-
-    boards = boards_of_a_game(ENGINE, {"falcon": falcon}, seed)
+@given(seed=st.integers(0, 2**32 - 1), with_expansion=st.booleans())
+def test_boards_of_random_games_match_a_recomputation(game, expansion, seed, with_expansion):
+    engine = find_engine(game)
+    boards = boards_of_a_game(engine, {expansion: with_expansion}, seed)
     for board in boards[::3] + boards[-1:]:
         check(board)
