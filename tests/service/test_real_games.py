@@ -2,7 +2,9 @@
 clients play one game per engine to its end over the websocket using only ``legal`` (uniform
 choice, seeded), a spectator watches from a second node, and every frame a viewer receives
 holds exactly what the engine's ``redact``/``view`` allow that viewer and nothing else (no seed
-before the end, no commands, no hashes). Games are picked up as they land in games/."""
+before the end, no commands, no hashes). One more game per engine pits a human against the
+game's own thinking bot in every other seat, and replay checks each bot move. Games are picked
+up as they land in games/."""
 
 from __future__ import annotations
 
@@ -126,3 +128,34 @@ async def test_a_secret_option_stays_secret_until_the_end_and_is_committed_with_
     assert created_event["payload"]["seed_commitment"] == seeds.commitment(seed, {"tile_order": order})
     report = await replay_game(node_a.app[STORE], game_id, ENGINES)
     assert report.problems == [] and report.seed_source == "revealed"
+
+
+@pytest.mark.skipif(not ENGINES, reason="no real game is registered yet")
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("name", sorted(ENGINES))
+async def test_a_human_plays_a_real_game_against_its_bots_to_the_end_and_replay_checks_it(make_client, name):
+    from service.bots import bots_for
+    from service.replay import replay_game
+
+    engine = ENGINES[name]
+    bot = sorted(bots_for(engine))[0]  # greedy or heuristic: the bot that thinks
+    node = await make_client(engines=ENGINES, **FAST)
+    seats = min(max(2, engine.min_seats), engine.max_seats)
+    bots = {str(seat): bot for seat in range(1, seats)}
+    created = await node.post("/games", json={"game": name, "seats": seats, "options": {}, "bots": bots})
+    assert created.status == 201, await created.text()
+    game_id = (await created.json())["id"]
+    catalog = (await (await node.get("/games/catalog")).json())["games"]
+    assert bot in next(entry for entry in catalog if entry["id"] == name)["bots"]
+    seated = await (await node.post(f"/games/{game_id}/seats", json={"name": "human"})).json()
+    assert (seated["seat"], seated["status"]) == (0, "active")
+    ws, first = await hello(node, game_id, seated["token"])
+    human = Player(ws, first, random.Random(5), f"{name}-human")
+    await human.play(max_commands=3000, timeout=10)
+
+    store = node.app[STORE]
+    envelopes = await store.read(game_id)
+    bot_moves = [e for e in envelopes if e.command is not None and e.actor not in (None, 0)]
+    assert bot_moves and all(e.command_id == f"bot:{e.actor}:{e.version - 1}" for e in bot_moves)
+    report = await replay_game(store, game_id, ENGINES)
+    assert (report.problems, report.status) == ([], "finished")
