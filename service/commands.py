@@ -192,6 +192,7 @@ class GameService:
             old, _ = self._cache.popitem(last=False)
             self._meta.pop(old, None)
             self._locks.pop(old, None)
+            self._bot_failed.pop(old, None)
 
     async def _game_meta(self, game_id: str, *, refresh: bool = False) -> _GameMeta:
         if not isinstance(game_id, str) or not GAME_ID.fullmatch(game_id):
