@@ -5,6 +5,8 @@ Sections (``--only`` picks some):
 * ``service`` — :func:`service.bench.service.service_figures`: accepted commands/s, command->ack
   and command->spectator-update latencies, on an embedded server with ``appendfsync always``;
 * ``replay`` — fold speed of real games replayed by ``donjon replay``'s code;
+* ``bots`` — bot-only games of every game's bots through the service's bot path: bot moves/s and
+  the worst event-loop lag meanwhile;
 * ``store`` — ``events.bench.append_vs_xadd``: the store's append rate beside a raw XADD rate
   measured in the same run, and their ratio;
 * ``engines`` — for each registered game, random-legal games/s and the mean ``legal_moves`` time,
@@ -25,7 +27,7 @@ from typing import Any, Mapping
 
 __all__ = ["run_bench", "SECTIONS"]
 
-SECTIONS = ("service", "replay", "store", "engines", "games")
+SECTIONS = ("service", "replay", "bots", "store", "engines", "games")
 
 
 async def _store_figures(quick: bool) -> dict[str, str]:
@@ -82,7 +84,7 @@ async def run_bench(
 ) -> int:
     """Run the chosen sections (all by default) and print their figures; 0 when all ran."""
     import games
-    from service.bench.service import engine_figures, replay_figures, service_figures
+    from service.bench.service import bot_figures, engine_figures, replay_figures, service_figures
     from service.cli import out
     from service.logs import configure_logging
 
@@ -104,6 +106,8 @@ async def run_bench(
             part = await service_figures(quick)
         elif section == "replay":
             part = await replay_figures(engines, quick)
+        elif section == "bots":
+            part = await bot_figures(engines, quick)
         elif section == "store":
             part = await _store_figures(quick)
         elif section == "engines":

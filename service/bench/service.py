@@ -397,6 +397,59 @@ async def replay_figures(engines: Mapping[str, Any], quick: bool = False) -> dic
     return figures
 
 
+async def bot_figures(engines: Mapping[str, Any], quick: bool = False) -> dict[str, str]:
+    """Bot-only games driven by the service's bot path (decide, append with fsync always, one
+    task per game): bot moves/s with each game's bots, and the worst event-loop lag meanwhile."""
+    from events.embedded import EmbeddedServer
+    from events.store import EventStore
+    from service.commands import GameService
+
+    figures: dict[str, str] = {}
+    concurrent = 3 if quick else 10
+    with tempfile.TemporaryDirectory(prefix="donjon-bench-") as folder:
+        async with EmbeddedServer(folder, fsync="always") as server:
+            store = await EventStore.connect(server.url)
+            service = GameService(store, engines)
+            try:
+                for name in sorted(engines):
+                    engine = engines[name]
+                    seats = min(max(2, engine.min_seats), engine.max_seats)
+                    for bot in service.bot_names(name):
+                        games = 1 if bot != "random" else concurrent
+                        moves, seconds, lag = await _bot_games(service, name, bot, seats, games)
+                        figures[f"bots: {name} {bot} x{games} game(s) at once, bot moves/s"] = (
+                            f"{moves / seconds:,.0f} ({moves / games:.0f} moves/game; loop lag max {lag * 1e3:.1f} ms)"
+                        )
+            finally:
+                await service.close()
+                await store.close()
+    return figures
+
+
+async def _bot_games(service: Any, name: str, bot: str, seats: int, games: int) -> tuple[float, float, float]:
+    """Run ``games`` bot-only games at once; (bot moves, seconds, worst loop lag in seconds)."""
+    lags: list[float] = [0.0]
+
+    async def probe() -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(0.005)
+            lags.append(time.perf_counter() - before - 0.005)
+
+    moves_before = service.metrics.bot_moves.value(game=name, bot=bot)
+    probing = asyncio.create_task(probe())
+    started = time.perf_counter()
+    ids = []
+    for _ in range(games):
+        projection = await service.create_game(name, {}, seats, {str(s): bot for s in range(seats)}, True)
+        ids.append(projection.game_id)
+    while any((p := service.cached(g)) is None or p.status.value != "finished" for g in ids):
+        await asyncio.sleep(0.005)
+    seconds = time.perf_counter() - started
+    probing.cancel()
+    return service.metrics.bot_moves.value(game=name, bot=bot) - moves_before, seconds, max(lags)
+
+
 async def _play_random(service: Any, name: str, seats: int, rng: random.Random) -> str:
     projection = await service.create_game(name, {}, seats)
     game_id = projection.game_id

@@ -31,3 +31,15 @@ def test_percentiles_and_cpu_interpolation():
 async def test_an_unknown_section_is_refused(capsys):
     assert await run_bench(sections=["nope"]) == 2
     assert "unknown section(s) ['nope']" in capsys.readouterr().out
+
+
+async def test_the_bots_section_plays_bot_only_games_of_each_bot():
+    from service.bench.service import bot_figures
+    from tests.tinygame import TINY
+
+    figures = await bot_figures({"tiny": TINY}, quick=True)
+    assert sorted(figures) == [
+        "bots: tiny first x1 game(s) at once, bot moves/s",
+        "bots: tiny random x3 game(s) at once, bot moves/s",
+    ]
+    assert all("moves/game; loop lag max" in value for value in figures.values())
