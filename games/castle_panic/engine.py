@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any, Mapping
 
-from games.base import BadOptions, Event, OptionSpec
+from games.base import BadOptions, EngineBase, Event, OptionSpec
 from games.castle_panic import rules, views
 from games.castle_panic.evolve import evolve
 from games.castle_panic.state import OPTION_NAMES, State
@@ -43,44 +43,30 @@ OPTIONS: Mapping[str, OptionSpec] = {
 assert tuple(OPTIONS) == OPTION_NAMES
 
 
-class CastlePanicEngine:
-    """Castle Panic (Fireside Games): co-op with Master Slayer, solitaire, Overlord."""
+class CastlePanicEngine(EngineBase):
+    """Castle Panic (Fireside Games): co-op with Master Slayer, solitaire, Overlord.
+
+    The catalog entry and the option checks come from :class:`games.base.EngineBase`; the game
+    adds one rule that ties options to seats (the Overlord needs a castle player besides).
+    """
 
     name = "castle_panic"
     title = "Castle Panic"
     min_seats = 1
     max_seats = 6
     options: Mapping[str, OptionSpec] = OPTIONS
+    secret_options: frozenset[str] = frozenset()
+    notes = (
+        "1 seat is the solitaire game (hand of 6, discard and draw up to 2, no trading).",
+        "With 'overlord' the last seat is the Overlord and needs at least one castle player.",
+        "Token counts follow 3 of 4 sources (10 trolls, one All Players Discard 1).",
+    )
 
-    def catalog_entry(self) -> dict[str, Any]:
-        return {
-            "id": self.name,
-            "title": self.title,
-            "min_seats": self.min_seats,
-            "max_seats": self.max_seats,
-            "options": {key: spec.as_dict() for key, spec in self.options.items()},
-            "notes": [
-                "1 seat is the solitaire game (hand of 6, discard and draw up to 2, no trading).",
-                "With 'overlord' the last seat is the Overlord and needs at least one castle player.",
-                "Token counts follow 3 of 4 sources (10 trolls, one All Players Discard 1).",
-            ],
-        }
-
-    def normalize_options(self, options: Mapping[str, Any], seats: int) -> dict[str, Any]:
-        if not isinstance(seats, int) or isinstance(seats, bool) or not self.min_seats <= seats <= self.max_seats:
-            raise BadOptions(f"castle_panic is played by 1 to 6 seats, not {seats!r}")
-        unknown = sorted(set(options) - set(self.options))
-        if unknown:
-            raise BadOptions(f"unknown option(s) {unknown!r}; known: {sorted(self.options)}")
-        out: dict[str, Any] = {}
-        for key, spec in self.options.items():
-            value = options.get(key, spec.default)
-            if not isinstance(value, bool):
-                raise BadOptions(f"option {key!r} must be true or false, not {value!r}")
-            out[key] = value
-        if out["overlord"] and seats < 2:
+    def check_options(self, options: dict[str, Any], seats: int) -> dict[str, Any]:
+        # Not ``seat_range``: the refusal should name the option that needs the second seat.
+        if options["overlord"] and seats < 2:
             raise BadOptions("option 'overlord' needs at least 2 seats (castle players plus the Overlord)")
-        return out
+        return options
 
     def initial_state(self) -> State:
         return State()

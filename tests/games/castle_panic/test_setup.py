@@ -144,7 +144,7 @@ def test_normalize_options_fills_defaults_and_names_bad_options() -> None:
         ENGINE.normalize_options({"overlord": True}, 1)
     with pytest.raises(BadOptions, match="'tar'"):
         ENGINE.normalize_options({"hidden_hands": "tar"}, 2)
-    with pytest.raises(BadOptions):
+    with pytest.raises(BadOptions, match=r"^castle_panic takes 1 to 6 players, got 7$"):
         ENGINE.normalize_options({}, 7)
 
 
@@ -152,6 +152,7 @@ def test_catalog_entry_lists_every_option() -> None:
     entry = ENGINE.catalog_entry()
     assert (entry["id"], entry["min_seats"], entry["max_seats"]) == ("castle_panic", 1, 6)
     assert set(entry["options"]) == set(ENGINE.normalize_options({}, 2))
+    assert entry["secret_options"] == [] and len(entry["notes"]) == 3
     assert entry["options"]["master_slayer"] == {
         "type": "bool",
         "default": True,
