@@ -44,6 +44,7 @@ from games.base import (
     NotYourTurn,
     UnknownCommand,
     command,
+    parse_command,
 )
 from games.castle_panic.data import (
     ARC_COLOUR,
@@ -633,15 +634,8 @@ def decide(state: State, seat: int, cmd: Mapping[str, Any], rng: random.Random) 
         raise IllegalMove("the game has not started")
     if state.result is not None:
         raise GameOver(f"the game is over ({state.result.outcome}: {state.result.reason})")
-    if not isinstance(cmd, dict):
-        raise BadCommand(f"a command is an object with 'type' and 'args', not {cmd!r}")
-    kind = cmd.get("type")
-    args = cmd.get("args", {})
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        raise BadCommand(f"args must be an object, not {args!r}")
-    handler = _COMMANDS.get(kind) if isinstance(kind, str) else None
+    kind, args = parse_command(cmd)
+    handler = _COMMANDS.get(kind)
     if handler is None:
         raise UnknownCommand(f"castle_panic has no command {kind!r}; known: {sorted(_COMMANDS)}")
     if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < state.config.seats:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from games.base import BadCommand, GameOver, IllegalMove, NotYourTurn, UnknownCommand
+from games.castle_panic import ENGINE
 from games.castle_panic.rules import MAX_PROPOSALS, legal_moves, waiting_for
 from games.castle_panic.state import Phase
 from tests.games.castle_panic.position import Scripted, act, monsters, position, types
@@ -169,6 +170,18 @@ def test_rejections_carry_stable_codes_and_quote_the_input() -> None:
     with pytest.raises(GameOver):
         act(lost, 0, "end_phase")
     assert legal_moves(lost, 0) == []
+
+
+def test_a_malformed_command_envelope_is_a_bad_command() -> None:
+    """The envelope is checked by ``games.base.parse_command``: its shared messages and codes."""
+    state = position(hands={0: ["tar#1"]}, monsters=["orc#3@F1"], pile=["orc#5"])
+    with pytest.raises(BadCommand, match=r"^a command is \{'type': str, 'args': \{\.\.\.\}\}, got 'end_phase'$"):
+        ENGINE.decide(state, 0, "end_phase", Scripted())
+    with pytest.raises(BadCommand, match=r"^a command is .*, got \{'args': \{\}\}$"):
+        ENGINE.decide(state, 0, {"args": {}}, Scripted())
+    with pytest.raises(BadCommand, match=r"^args of 'end_phase' must be an object, got \[\]$"):
+        ENGINE.decide(state, 0, {"type": "end_phase", "args": []}, Scripted())
+    assert ENGINE.decide(state, 0, {"type": "end_phase"}, Scripted()) == ENGINE.decide(state, 0, END, Scripted())
 
 
 def test_end_phase_walks_through_the_phases_and_play_ends_the_turn() -> None:
