@@ -28,11 +28,6 @@ def find_engine(name: str) -> Engine:
 
 
 def default_engines() -> dict[str, Engine]:
-    """Every engine that imports; a game still under construction is simply not served."""
-    engines: dict[str, Engine] = {}
-    for name in GAME_MODULES:
-        try:
-            engines[name] = find_engine(name)
-        except (ImportError, AttributeError):
-            continue
-    return engines
+    """Every game the service serves, by id. A game that fails to import is a bug, not a game
+    to skip quietly, so its error propagates."""
+    return {name: find_engine(name) for name in GAME_MODULES}

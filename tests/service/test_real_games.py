@@ -1,5 +1,5 @@
 """End to end with every real game the registry serves (games.default_engines()): scripted
-clients play one game per engine to its end over the websocket using only ``legal`` (uniform
+clients play every version of every game (VARIANTS) to its end over the websocket using only ``legal`` (uniform
 choice, seeded), a spectator watches from a second node, and every frame a viewer receives
 holds exactly what the engine's ``redact``/``view`` allow that viewer and nothing else (no seed
 before the end, no commands, no hashes). One more game per engine pits a human against the
@@ -48,15 +48,39 @@ def received_engine_events(frames):
     ]
 
 
-@pytest.mark.skipif(not ENGINES, reason="no real game is registered yet")
-@pytest.mark.timeout(180)
-@pytest.mark.parametrize("name", sorted(ENGINES))
-async def test_a_real_game_plays_to_its_end_with_legal_only_and_spectators_see_no_secret(make_client, name):
+VARIANTS = [
+    ("carcassonne", 2, {}),
+    ("carcassonne", 5, {"farmers": False}),
+    ("carcassonne", 3, {"inns_cathedrals": True}),
+    ("carcassonne", 6, {"inns_cathedrals": True}),
+    ("castle", 2, {}),
+    ("castle", 2, {"falcon": True}),
+    ("castle", 2, {"falcon": True, "halt_at_gates": True}),
+    ("castle_panic", 1, {}),
+    ("castle_panic", 4, {"master_slayer": False}),
+    ("castle_panic", 6, {"master_slayer": True}),
+    ("castle_panic", 3, {"overlord": True}),
+]
+"""Every version the games' issues ask to see played over the websocket: each player count
+class and expansion of Carcassonne, The Castle with and without the Falcon, and Castle Panic as
+solitaire, pure co-op, Master Slayer and Overlord."""
+
+
+def variant_id(variant):
+    name, seats, options = variant
+    return "-".join([name, str(seats), *sorted(key for key, value in options.items() if value)])
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
+async def test_a_real_game_plays_to_its_end_with_legal_only_and_spectators_see_no_secret(make_client, variant):
+    from service.replay import replay_game
+
+    name, seats, options = variant
     engine = ENGINES[name]
     node_a = await make_client(engines=ENGINES, **FAST)
     node_b = await make_client(engines=ENGINES, **FAST)
-    seats = min(max(2, engine.min_seats), engine.max_seats)
-    created = await node_a.post("/games", json={"game": name, "seats": seats, "options": {}})
+    created = await node_a.post("/games", json={"game": name, "seats": seats, "options": options})
     assert created.status == 201, await created.text()
     game_id = (await created.json())["id"]
     tokens = []
@@ -91,6 +115,8 @@ async def test_a_real_game_plays_to_its_end_with_legal_only_and_spectators_see_n
                 assert set(event) == {"version", "type", "payload", "actor", "ts"}
     assert final["view"] == plain(dict(engine.view(projection.state, None), legal=[]))
     assert players[0].frames[-1]["view"] == plain(dict(engine.view(projection.state, 0), legal=[]))
+    report = await replay_game(store, game_id, ENGINES)
+    assert (report.problems, report.status, report.seed_source) == ([], "finished", "revealed")
 
 
 @pytest.mark.skipif("carcassonne" not in ENGINES, reason="carcassonne is not registered yet")
