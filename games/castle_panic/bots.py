@@ -45,15 +45,21 @@ class Bot(Protocol):
     def choose(self, state: State, seat: int, rng: random.Random) -> Command: ...
 
 
+def _owed_moves(state: State, seat: int) -> list[Command]:
+    """The legal commands of a seat a bot is asked to move; ``ValueError`` when it owes none."""
+    moves = legal_moves(state, seat)
+    if not moves:
+        raise ValueError(f"seat {seat} has no legal move")
+    return moves
+
+
 class RandomBot:
     """Uniformly random among the legal commands."""
 
     name = "random"
 
     def choose(self, state: State, seat: int, rng: random.Random) -> Command:
-        moves = legal_moves(state, seat)
-        if not moves:
-            raise ValueError(f"seat {seat} has no legal move")
+        moves = _owed_moves(state, seat)
         return rng.choice(moves)
 
 
@@ -109,9 +115,7 @@ class HeuristicBot:
     name = "heuristic"
 
     def choose(self, state: State, seat: int, rng: random.Random) -> Command:
-        moves = legal_moves(state, seat)
-        if not moves:
-            raise ValueError(f"seat {seat} has no legal move")
+        moves = _owed_moves(state, seat)
         kinds = {move["type"] for move in moves}
         config = state.config
         assert config is not None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from games.castle_panic.bots import BOTS, HEURISTIC, RANDOM, choose, heuristic_choose, random_choose
 from games.castle_panic.rules import legal_moves
 from tests.games.castle_panic.position import act, position
@@ -54,3 +56,10 @@ def test_both_bots_only_choose_legal_commands() -> None:
     assert random_choose(state, 0, random.Random(3)) in legal_moves(state, 0)
     assert heuristic_choose(state, 0, random.Random(3)) == choose(state, 0, random.Random(3))
     assert RANDOM.name == "random" and HEURISTIC.name == "heuristic"
+
+
+def test_both_bots_refuse_a_seat_that_owes_nothing() -> None:
+    state = position(seats=2, hands={0: ["tar#1"], 1: ["brick#1"]}, monsters=["orc#3@F1"], pile=["orc#5"])
+    for bot in (RANDOM, HEURISTIC):
+        with pytest.raises(ValueError, match=r"^seat 1 has no legal move$"):
+            bot.choose(state, 1, random.Random(1))
