@@ -12,7 +12,7 @@ one event rebuilds only the record it touches.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any, Mapping
 
@@ -58,20 +58,6 @@ class Phase(str, Enum):
     """The game has ended."""
 
 
-OPTION_NAMES: tuple[str, ...] = (
-    "master_slayer",
-    "overlord",
-    "easier_battles",
-    "all_for_one",
-    "heroic_powers",
-    "my_home_is_my_castle",
-    "dwindling_resources",
-    "under_construction",
-    "hidden_hands",
-    "boss_moves_self",
-)
-
-
 @dataclass(frozen=True, slots=True)
 class Options:
     """The normalized game options (all bools; see ``CastlePanicEngine.options``)."""
@@ -93,6 +79,10 @@ class Options:
 
     def as_dict(self) -> dict[str, bool]:
         return {name: getattr(self, name) for name in OPTION_NAMES}
+
+
+OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Options))
+"""The option names in catalog order (the engine's option table is checked against them)."""
 
 
 _RING_LETTERS = "CSKAF"
