@@ -1,8 +1,4 @@
-"""The shared engine helpers of ``games.base``: option table, catalog entry, secrets, commands.
-
-(These cover ``games/base.py``; they live here because this directory belongs to the helper that
-wrote them. Their natural home is ``tests/games/test_base.py``.)
-"""
+"""The shared engine helpers of ``games.base``: option table, catalog entry, secrets, commands."""
 
 from __future__ import annotations
 
