@@ -28,6 +28,12 @@ its first event with :func:`secret_fields` (the value, a salted sha256 commitmen
 and redacts that event with :func:`redact_secrets`, so every viewer sees the commitment and an
 auditor who later learns the value and the salt can check it.
 
+Bots: every game ships ``games/<game>/bots.py`` exposing ``BOTS: Mapping[str, Bot]``, its named
+:class:`Bot` objects (the key is the bot's ``name``; the catalog lists the keys), and, when its
+bots read facts of the engine they play on (The Castle's tile dataset), ``bots_for(engine) ->
+Mapping[str, Bot]``, the same bots bound to an engine built from other data. The service seats
+those bots and nothing else (:mod:`service.bots`).
+
 Shared helpers for engines: :class:`EngineBase` builds the catalog entry and normalises options
 from the class facts and the :class:`OptionSpec` table; :func:`parse_command` splits a command
 into its type and args.
@@ -53,6 +59,7 @@ __all__ = [
     "IllegalMove",
     "GameOver",
     "BadOptions",
+    "Bot",
     "EngineBase",
     "check_seats",
     "command",
@@ -290,6 +297,23 @@ class Engine(Protocol):
 
     def summary(self, state: Any) -> dict[str, Any]:
         """A short JSON-safe summary: status, scores, winners (used by replay and the lobby)."""
+        ...
+
+
+class Bot(Protocol):
+    """A named player of one game that the service can seat (see the module docstring).
+
+    ``choose`` is pure: it reads ``state`` and draws only from ``rng``, never mutates either
+    state or bot, and keeps nothing between calls, so the same state, seat and rng state give the
+    same command (``donjon replay`` re-runs it to check every recorded bot move). It is called only
+    for a seat that owes a command, and returns one of ``legal_moves(state, seat)`` as it is.
+    """
+
+    name: str
+    """The bot's name in the catalog and in ``POST /games`` ``bots`` (``"greedy"``)."""
+
+    def choose(self, state: Any, seat: int, rng: random.Random) -> Command:
+        """The command ``seat`` plays now: one of the engine's ``legal_moves(state, seat)``."""
         ...
 
 

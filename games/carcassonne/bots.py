@@ -1,19 +1,24 @@
 """Two Carcassonne bots that play only through ``legal_moves``: random and greedy.
 
-``choose(state, seat, rng) -> command``; both are pure given the rng.
+``BOTS`` names them (``{"random": RANDOM, "greedy": GREEDY}``), each a :class:`games.base.Bot`
+with ``name`` and ``choose(state, seat, rng) -> command``: what the service seats. The functions
+:func:`random_choose` and :func:`greedy_choose` are the same choices for harnesses that want a
+plain function, and :func:`choose` is the default bot (greedy). All are pure given the rng.
 """
 
 from __future__ import annotations
 
 import random
+from typing import Mapping
 
+from games.base import Bot
 from games.carcassonne.engine import ENGINE
 from games.carcassonne.scoring import segment_at, weight
 from games.carcassonne.state import State
 from games.carcassonne.tiles import CITY, FIELD, MONASTERY, ROAD
 from games.tileboard import Board, Feature, majority
 
-__all__ = ["GreedyBot", "RandomBot", "choose", "greedy_choose", "random_choose"]
+__all__ = ["BOTS", "GREEDY", "RANDOM", "GreedyBot", "RandomBot", "choose", "greedy_choose", "random_choose"]
 
 Command = dict
 
@@ -91,17 +96,27 @@ def greedy_choose(state: State, seat: int, rng: random.Random) -> Command:
 
 
 class RandomBot:
-    """A bot object for harnesses that want ``bot.choose(state, seat, rng)``."""
+    """Uniformly random among the legal commands (see :func:`random_choose`)."""
 
-    @staticmethod
-    def choose(state: State, seat: int, rng: random.Random) -> Command:
+    name = "random"
+
+    def choose(self, state: State, seat: int, rng: random.Random) -> Command:
         return random_choose(state, seat, rng)
 
 
 class GreedyBot:
-    @staticmethod
-    def choose(state: State, seat: int, rng: random.Random) -> Command:
+    """One step greedy (see :func:`greedy_choose`)."""
+
+    name = "greedy"
+
+    def choose(self, state: State, seat: int, rng: random.Random) -> Command:
         return greedy_choose(state, seat, rng)
+
+
+RANDOM = RandomBot()
+GREEDY = GreedyBot()
+BOTS: Mapping[str, Bot] = {"random": RANDOM, "greedy": GREEDY}
+"""The named bots: what the service offers to fill seats."""
 
 
 def choose(state: State, seat: int, rng: random.Random) -> Command:
