@@ -1,17 +1,11 @@
 """Bots that fill seats: which bots each game offers, which bot seat owes a command, and the
 random source of a bot's choice.
 
-Every game ships ``games/<game>/bots.py``. The service reads its named bots, in this order:
-
-1. ``engine.bots`` when the engine names its own (a mapping; the tests' tiny game does);
-2. the module's ``bots_for(engine)``, when bots must be bound to the served engine (The Castle
-   served from an operator's dataset);
-3. the module's ``BOTS`` mapping of name -> bot;
-4. else every public ``<name>_choose`` function of the module (Carcassonne's ``random_choose``
-   and ``greedy_choose`` give the bots ``random`` and ``greedy``).
-
-A bot is an object with ``choose(state, seat, rng) -> command`` or such a function; it returns
-one of ``engine.legal_moves(state, seat)``.
+The bots of a game are those its ``games/<game>/bots.py`` names, by the one contract of
+:mod:`games.base`: ``bots_for(engine)`` when the module has it (bots bound to the served engine,
+such as The Castle served from an operator's dataset), else its ``BOTS`` mapping of name ->
+:class:`~games.base.Bot`. An engine outside the registry of :mod:`games` (a test's engine handed
+to the service) names its bots itself in ``engine.bots``.
 
 A bot's choice on top of stream version ``v`` uses :func:`bot_rng`: ``derive_rng`` of the game's
 seed with the game id suffixed ``:bot:<seat>`` (a suffix no game id can have, so it never equals
@@ -27,69 +21,36 @@ from __future__ import annotations
 
 import importlib
 import random
-from types import ModuleType
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable
 
 from games import GAME_MODULES
-from games.base import Engine, derive_rng
+from games.base import Bot, Engine, derive_rng
 
 __all__ = ["Bot", "bots_for", "bot_rng", "bot_command_id", "due_bot"]
-
-Command = dict[str, Any]
-
-
-class Bot(Protocol):
-    def choose(self, state: Any, seat: int, rng: random.Random) -> Command: ...
-
-
-class _FunctionBot:
-    """A ``choose``-shaped function as a bot object."""
-
-    __slots__ = ("choose",)
-
-    def __init__(self, choose: Callable[[Any, int, random.Random], Command]) -> None:
-        self.choose = choose
-
-
-def _as_bot(value: Any) -> Bot:
-    if callable(getattr(value, "choose", None)):
-        return value
-    if callable(value):
-        return _FunctionBot(value)
-    raise TypeError(f"a bot is an object with choose(state, seat, rng) or such a function, not {value!r}")
-
-
-def _bots_module(engine: Engine) -> ModuleType | None:
-    package = GAME_MODULES.get(getattr(engine, "name", ""))
-    if package is None:
-        return None
-    try:
-        return importlib.import_module(f"{package}.bots")
-    except ImportError:
-        return None
 
 
 def bots_for(engine: Engine) -> dict[str, Bot]:
     """The bots ``engine``'s game offers, by name (empty when it offers none)."""
-    own = getattr(engine, "bots", None)
-    if isinstance(own, Mapping):
-        return {str(name): _as_bot(bot) for name, bot in own.items()}
-    module = _bots_module(engine)
-    if module is None:
-        return {}
+    package = GAME_MODULES.get(engine.name)
+    if package is None:
+        return {name: _as_bot(name, bot) for name, bot in getattr(engine, "bots", {}).items()}
+    module = importlib.import_module(f"{package}.bots")
     bind = getattr(module, "bots_for", None)
-    if callable(bind):
-        return {str(name): _as_bot(bot) for name, bot in bind(engine).items()}
-    registry = getattr(module, "BOTS", None)
-    if isinstance(registry, Mapping):
-        return {str(name): _as_bot(bot) for name, bot in registry.items()}
-    public = getattr(module, "__all__", None) or [name for name in vars(module) if not name.startswith("_")]
-    found = {}
-    for name in public:
-        value = getattr(module, name, None)
-        if name.endswith("_choose") and callable(value):
-            found[name[: -len("_choose")]] = _FunctionBot(value)
-    return found
+    return dict(module.BOTS if bind is None else bind(engine))
+
+
+class _FunctionBot:
+    """A ``choose``-shaped function as a :class:`Bot`: the tests' tiny engine names functions."""
+
+    __slots__ = ("name", "choose")
+
+    def __init__(self, name: str, choose: Callable[[Any, int, random.Random], Any]) -> None:
+        self.name = name
+        self.choose = choose
+
+
+def _as_bot(name: str, bot: Any) -> Bot:
+    return bot if hasattr(bot, "choose") else _FunctionBot(name, bot)
 
 
 def bot_rng(seed: bytes, game_id: str, seat: int, version: int) -> random.Random:

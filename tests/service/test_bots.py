@@ -11,7 +11,9 @@ import pytest
 
 from events.store import EventStore
 from projections.game import GameProjection
-from service.bots import bot_rng
+import games
+from games.carcassonne.bots import GREEDY as CARCASSONNE_GREEDY
+from service.bots import bot_rng, bots_for
 from service.commands import GameService
 from service.keys import METRICS, SERVICE, STORE
 from service.replay import replay_game
@@ -120,6 +122,26 @@ async def test_a_game_without_bots_refuses_a_bot_seat(make_client):
     assert (await (await client.get("/games/catalog")).json())["games"][0]["bots"] == []
     error = await refusal(client, {"bots": {"1": "first"}})
     assert error["message"] == "'bots': tiny has no bot 'first' (it offers none)"
+
+
+# --- which bots ----------------------------------------------------------------------------------
+
+
+def test_every_game_offers_the_bots_of_its_bots_module_under_their_own_names():
+    offered = {game: bots_for(engine) for game, engine in games.default_engines().items()}
+    assert {game: sorted(bots) for game, bots in offered.items()} == {
+        "carcassonne": ["greedy", "random"],
+        "castle": ["greedy", "random"],
+        "castle_panic": ["heuristic", "random"],
+    }
+    assert [(game, name) for game, bots in offered.items() for name, bot in bots.items() if bot.name != name] == []
+    assert offered["carcassonne"]["greedy"] is CARCASSONNE_GREEDY
+
+
+def test_an_engine_outside_the_registry_names_its_own_bots_and_functions_become_named_bots():
+    bots = bots_for(TINY)
+    assert {name: bot.name for name, bot in bots.items()} == {"random": "random", "first": "first"}
+    assert bots["first"].choose is first_bot
 
 
 # --- playing -------------------------------------------------------------------------------------
