@@ -1,9 +1,10 @@
 """Castle Panic bots: a random legal-move player and a simple heuristic one.
 
-Both only ever return a command from ``legal_moves(state, seat)``, so they need no rule of their
-own to stay legal. ``choose(state, seat, rng)`` is called for a seat that owes a command (see
-``rules.waiting_for``); the service uses these to fill empty seats and ``donjon bench`` to play
-whole games.
+``BOTS`` names them (``{"random": RANDOM, "heuristic": HEURISTIC}``), each a
+:class:`games.base.Bot` (re-exported here as ``Bot``). Both only ever return a command from
+``legal_moves(state, seat)``, so they need no rule of their own to stay legal. ``choose(state,
+seat, rng)`` is called for a seat that owes a command (see ``rules.waiting_for``); the service
+uses these to fill empty seats and ``donjon bench`` to play whole games.
 
 The heuristic castle player protects the most threatened tower first: every monster gets a threat
 score (hit points times how close it is to a standing tower, more where the wall is down), and the
@@ -15,8 +16,9 @@ strongest monster at the weakest arc.
 from __future__ import annotations
 
 import random
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping
 
+from games.base import Bot
 from games.castle_panic.data import ARC_COLOUR, CARD_KIND, CLOCKWISE, TOKEN_KIND, CardCategory, Ring, step
 from games.castle_panic.rules import legal_moves
 from games.castle_panic.state import Monster, State
@@ -37,12 +39,6 @@ __all__ = [
 Command = dict[str, Any]
 
 _RING_WEIGHT = {Ring.CASTLE: 10.0, Ring.SWORDSMAN: 6.0, Ring.KNIGHT: 3.0, Ring.ARCHER: 1.5, Ring.FOREST: 0.7}
-
-
-class Bot(Protocol):
-    name: str
-
-    def choose(self, state: State, seat: int, rng: random.Random) -> Command: ...
 
 
 def _owed_moves(state: State, seat: int) -> list[Command]:
@@ -234,7 +230,8 @@ class HeuristicBot:
 
 RANDOM = RandomBot()
 HEURISTIC = HeuristicBot()
-BOTS: dict[str, Bot] = {"random": RANDOM, "heuristic": HEURISTIC}
+BOTS: Mapping[str, Bot] = {"random": RANDOM, "heuristic": HEURISTIC}
+"""The named bots the service seats (each a :class:`games.base.Bot`)."""
 
 
 def random_choose(state: State, seat: int, rng: random.Random) -> Command:

@@ -63,3 +63,7 @@ def test_both_bots_refuse_a_seat_that_owes_nothing() -> None:
     for bot in (RANDOM, HEURISTIC):
         with pytest.raises(ValueError, match=r"^seat 1 has no legal move$"):
             bot.choose(state, 1, random.Random(1))
+
+
+def test_the_bots_are_named_as_the_service_seats_them() -> None:
+    assert {name: bot.name for name, bot in BOTS.items()} == {"random": "random", "heuristic": "heuristic"}
