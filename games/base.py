@@ -36,7 +36,7 @@ those bots and nothing else (:mod:`service.bots`).
 
 Shared helpers for engines: :class:`EngineBase` builds the catalog entry and normalises options
 from the class facts and the :class:`OptionSpec` table; :func:`parse_command` splits a command
-into its type and args.
+into its type and args, and :func:`str_arg` / :func:`int_arg` read one typed arg of it.
 """
 
 from __future__ import annotations
@@ -66,10 +66,12 @@ __all__ = [
     "derive_rng",
     "fill_options",
     "fold",
+    "int_arg",
     "parse_command",
     "redact_secrets",
     "secret_digest",
     "secret_fields",
+    "str_arg",
 ]
 
 SPECTATOR = None
@@ -177,6 +179,38 @@ def parse_command(cmd: Any) -> tuple[str, dict[str, Any]]:
     if not isinstance(args, (dict, Mapping)):
         raise BadCommand(f"args of {cmd['type']!r} must be an object, got {args!r}")
     return cmd["type"], dict(args)
+
+
+def str_arg(args: Mapping[str, Any], name: str, command_type: str, default: str | None = None) -> str:
+    """The string arg ``name`` of a ``command_type`` command (``default`` when it is missing and
+    a default is given); :class:`BadCommand` quoting the input otherwise.
+
+    >>> str_arg({"card": "tar#1"}, "card", "play_card")
+    'tar#1'
+    >>> str_arg({}, "card", "play_card")
+    Traceback (most recent call last):
+    games.base.BadCommand: play_card needs a string 'card', got None
+    """
+    value = args.get(name, default)
+    if not isinstance(value, str):
+        raise BadCommand(f"{command_type} needs a string {name!r}, got {value!r}")
+    return value
+
+
+def int_arg(args: Mapping[str, Any], name: str, command_type: str) -> int:
+    """The integer arg ``name`` of a ``command_type`` command (a bool is not one);
+    :class:`BadCommand` quoting the input otherwise.
+
+    >>> int_arg({"x": -2}, "x", "place_tile")
+    -2
+    >>> int_arg({"x": True}, "x", "place_tile")
+    Traceback (most recent call last):
+    games.base.BadCommand: place_tile needs an integer 'x', got True
+    """
+    value = args.get(name)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadCommand(f"{command_type} needs an integer {name!r}, got {value!r}")
+    return value
 
 
 # --- rejections -----------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from games.base import (
     NotYourTurn,
     OptionSpec,
     UnknownCommand,
+    int_arg,
     parse_command,
     redact_secrets,
     secret_fields,
@@ -267,7 +268,7 @@ class CarcassonneEngine(EngineBase):
         if state.phase is not Phase.PLACE_TILE:
             raise NotYourTurn("the tile is already placed; send place_follower or pass")
         _expect(args, {"x", "y", "rotation"}, "place_tile")
-        x, y, rotation = (_int(args, k, "place_tile") for k in ("x", "y", "rotation"))
+        x, y, rotation = (int_arg(args, k, "place_tile") for k in ("x", "y", "rotation"))
         if rotation not in ROTATIONS:
             raise BadCommand(f"place_tile: rotation must be one of {list(ROTATIONS)}, got {rotation!r}")
         tile = state.options.tiles.tiles[state.tile]
@@ -433,13 +434,6 @@ def _expect(args: dict[str, Any], keys: set[str], kind: str) -> None:
     if missing or extra:
         raise BadCommand(f"{kind}: expected args {sorted(keys)}, got {sorted(args)}"
                          + (f" (missing {missing})" if missing else "") + (f" (unknown {extra})" if extra else ""))
-
-
-def _int(args: dict[str, Any], key: str, kind: str) -> int:
-    value = args[key]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise BadCommand(f"{kind}: {key} must be an integer, got {value!r}")
-    return value
 
 
 ENGINE = CarcassonneEngine()

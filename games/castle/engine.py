@@ -36,9 +36,11 @@ from games.base import (
     UnknownCommand,
     Viewer,
     command,
+    int_arg,
     parse_command,
     redact_secrets,
     secret_fields,
+    str_arg,
 )
 from games.castle.board import CastleRules, initial_board
 from games.castle.data import Dataset, WallEffect, WallTileKind
@@ -410,25 +412,11 @@ class CastleEngine(EngineBase):
         if em.state.phase is not phase:
             raise IllegalMove(f"{command} is not possible now: the game waits for {em.state.phase.value}")
 
-    @staticmethod
-    def _int_arg(args: dict[str, Any], name: str, command: str) -> int:
-        value = args.get(name)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise BadCommand(f"{command} needs an integer {name!r}, got {value!r}")
-        return value
-
-    @staticmethod
-    def _str_arg(args: dict[str, Any], name: str, command: str, default: str | None = None) -> str:
-        value = args.get(name, default)
-        if not isinstance(value, str):
-            raise BadCommand(f"{command} needs a string {name!r}, got {value!r}")
-        return value
-
     def _c_place_tile(self, em: _Emit, seat: int, args: dict[str, Any]) -> None:
         self._need_phase(em, Phase.PLACE_TILE, "place_tile")
-        x = self._int_arg(args, "x", "place_tile")
-        y = self._int_arg(args, "y", "place_tile")
-        rotation = self._int_arg(args, "rotation", "place_tile")
+        x = int_arg(args, "x", "place_tile")
+        y = int_arg(args, "y", "place_tile")
+        rotation = int_arg(args, "rotation", "place_tile")
         if rotation not in ROTATIONS:
             raise BadCommand(f"place_tile rotation must be one of {list(ROTATIONS)}, got {rotation!r}")
         state = em.state
@@ -451,8 +439,8 @@ class CastleEngine(EngineBase):
 
     def _c_place_follower(self, em: _Emit, seat: int, args: dict[str, Any]) -> None:
         self._need_phase(em, Phase.PLACE_FOLLOWER, "place_follower")
-        at = self._str_arg(args, "at", "place_follower")
-        kind = self._str_arg(args, "kind", "place_follower", "normal")
+        at = str_arg(args, "at", "place_follower")
+        kind = str_arg(args, "kind", "place_follower", "normal")
         if kind not in FOLLOWER_KINDS:
             raise BadCommand(f"place_follower kind must be one of {', '.join(FOLLOWER_KINDS)}, got {kind!r}")
         if kind != "normal" and not em.state.options.falcon:
@@ -493,7 +481,7 @@ class CastleEngine(EngineBase):
 
     def _c_score(self, em: _Emit, seat: int, args: dict[str, Any]) -> None:
         self._need_phase(em, Phase.SCORE, "score")
-        at = self._str_arg(args, "feature", "score")
+        at = str_arg(args, "feature", "score")
         choices = self.scoring_choices(em.state)
         target = self._completed_named(em.state, at, "score")
         if target not in choices:
@@ -513,7 +501,7 @@ class CastleEngine(EngineBase):
         raise IllegalMove(f"{command}: {at!r} is not a feature completed this turn and waiting to be scored (waiting: {', '.join(state.pending) or 'none'})")
 
     def _c_use_wall_tile(self, em: _Emit, seat: int, args: dict[str, Any]) -> None:
-        kind_name = self._str_arg(args, "tile", "use_wall_tile")
+        kind_name = str_arg(args, "tile", "use_wall_tile")
         kind = self._kinds.get(kind_name)
         if kind is None:
             raise BadCommand(f"use_wall_tile: no wall tile {kind_name!r} (tiles: {', '.join(self._kinds)})")
@@ -525,7 +513,7 @@ class CastleEngine(EngineBase):
         if kind.effect is WallEffect.DOUBLE:
             if state.phase is not Phase.SCORE:
                 raise IllegalMove(f"use_wall_tile: {kind_name!r} doubles a {kind.feature} being scored on your turn; none is now")
-            target_arg = self._str_arg(args, "target", "use_wall_tile")
+            target_arg = str_arg(args, "target", "use_wall_tile")
             target = self._completed_named(state, target_arg, "use_wall_tile")
             if (kind_name, target) not in self.doubling_options(state):
                 raise IllegalMove(

@@ -44,7 +44,9 @@ from games.base import (
     NotYourTurn,
     UnknownCommand,
     command,
+    int_arg,
     parse_command,
+    str_arg,
 )
 from games.castle_panic.data import (
     ARC_COLOUR,
@@ -664,20 +666,6 @@ def _turn_step(state: State, seat: int, what: str, phases: Iterable[Phase]) -> N
         raise IllegalMove(f"{what} is allowed in phase {names}, not {state.turn.phase.value!r}")
 
 
-def _str_arg(args: Mapping[str, Any], key: str, what: str) -> str:
-    value = args.get(key)
-    if not isinstance(value, str):
-        raise BadCommand(f"{what} needs a string {key!r}, got {value!r}")
-    return value
-
-
-def _int_arg(args: Mapping[str, Any], key: str, what: str) -> int:
-    value = args.get(key)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise BadCommand(f"{what} needs an int {key!r}, got {value!r}")
-    return value
-
-
 def _in_hand(state: State, seat: int, card: str) -> None:
     if card not in state.cards.hands[seat]:
         raise IllegalMove(f"card {card!r} is not in seat {seat}'s hand")
@@ -687,7 +675,7 @@ def _cmd_discard_and_draw(run: _Run, seat: int, args: Mapping[str, Any], rng: ra
     state = run.state
     assert state.config is not None
     _turn_step(state, seat, "discard_and_draw", (Phase.DISCARD,))
-    card = _str_arg(args, "card", "discard_and_draw")
+    card = str_arg(args, "card", "discard_and_draw")
     _in_hand(state, seat, card)
     if state.turn.discards >= state.config.discard_limit:
         raise IllegalMove(f"only {state.config.discard_limit} discard-and-draw per turn")
@@ -715,10 +703,10 @@ def _cmd_propose_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: rando
     state = run.state
     assert state.config is not None
     _turn_step(state, seat, "propose_trade", (Phase.TRADE,))
-    to = _int_arg(args, "to", "propose_trade")
-    give = _str_arg(args, "give", "propose_trade")
+    to = int_arg(args, "to", "propose_trade")
+    give = str_arg(args, "give", "propose_trade")
     hidden = state.config.options.hidden_hands
-    take = None if hidden else _str_arg(args, "take", "propose_trade")
+    take = None if hidden else str_arg(args, "take", "propose_trade")
     if hidden and args.get("take") is not None:
         raise BadCommand("with hidden hands a proposal names only 'give'; the other seat picks its card")
     if not _can_propose(state, seat):
@@ -737,7 +725,7 @@ def _cmd_accept_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: random
     if trade is None or seat != trade.to:
         raise NotYourTurn(f"seat {seat} has no trade proposal to answer")
     if trade.take is None:
-        got = _str_arg(args, "card", "accept_trade")
+        got = str_arg(args, "card", "accept_trade")
         _in_hand(state, seat, got)
     else:
         got = trade.take
@@ -767,7 +755,7 @@ def _cmd_discard(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Rand
         raise NotYourTurn(f"seat {seat} owes no discard")
     if state.pending.damage:
         raise IllegalMove("discards wait until the pending damage is assigned")
-    card = _str_arg(args, "card", "discard")
+    card = str_arg(args, "card", "discard")
     _in_hand(state, seat, card)
     run.emit("cards_discarded", {"seat": seat, "cards": [card], "reason": "owed"})
 
@@ -777,7 +765,7 @@ def _cmd_assign_damage(run: _Run, seat: int, args: Mapping[str, Any], rng: rando
     if not state.pending.damage or state.pending.damage[0].seat != seat:
         raise NotYourTurn(f"seat {seat} has no damage to assign")
     choice = state.pending.damage[0]
-    monster = _str_arg(args, "monster", "assign_damage")
+    monster = str_arg(args, "monster", "assign_damage")
     if monster not in choice.candidates:
         raise IllegalMove(f"monster {monster!r} is not one of {list(choice.candidates)}")
     run.emit("damage_assigned", {"seat": seat, "monster": monster})
@@ -787,8 +775,8 @@ def _cmd_assign_damage(run: _Run, seat: int, args: Mapping[str, Any], rng: rando
 def _cmd_place_monster(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:
     state = run.state
     _turn_step(state, seat, "place_monster", (Phase.OVERLORD,))
-    token = _str_arg(args, "token", "place_monster")
-    arc = _int_arg(args, "arc", "place_monster")
+    token = str_arg(args, "token", "place_monster")
+    arc = int_arg(args, "arc", "place_monster")
     if arc not in ARCS:
         raise BadCommand(f"arc must be 1 to 6, not {arc!r}")
     if token not in state.tokens.overlord_hand:
@@ -804,7 +792,7 @@ def _cmd_place_monster(run: _Run, seat: int, args: Mapping[str, Any], rng: rando
 def _cmd_play_token(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:
     state = run.state
     _turn_step(state, seat, "play_token", (Phase.OVERLORD,))
-    token = _str_arg(args, "token", "play_token")
+    token = str_arg(args, "token", "play_token")
     if token not in state.tokens.overlord_hand:
         raise IllegalMove(f"token {token!r} is not in the Overlord's hand")
     if state.turn.overlord_plays <= 0:
@@ -852,7 +840,7 @@ def _cmd_play_card(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Ra
     assert state.config is not None
     options = state.config.options
     _turn_step(state, seat, "play_card", (Phase.PLAY,))
-    card = _str_arg(args, "card", "play_card")
+    card = str_arg(args, "card", "play_card")
     extra = args.get("with", [])
     if extra is None:
         extra = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 
 import pytest
 
@@ -16,10 +17,12 @@ from games.base import (
     OptionSpec,
     check_seats,
     fill_options,
+    int_arg,
     parse_command,
     redact_secrets,
     secret_digest,
     secret_fields,
+    str_arg,
 )
 
 
@@ -141,3 +144,27 @@ def test_parse_command_checks_the_envelope_only():
         parse_command("pass")
     with pytest.raises(BadCommand, match=r"args of 'pass' must be an object, got 3"):
         parse_command({"type": "pass", "args": 3})
+
+
+def test_str_arg_reads_a_string_or_its_default_and_quotes_anything_else():
+    assert str_arg({"card": "tar#1"}, "card", "play_card") == "tar#1"
+    assert str_arg({}, "kind", "place_follower", "normal") == "normal"
+    assert str_arg({"kind": "large"}, "kind", "place_follower", "normal") == "large"
+    with pytest.raises(BadCommand, match=r"^play_card needs a string 'card', got None$"):
+        str_arg({}, "card", "play_card")
+    with pytest.raises(BadCommand, match=r"^play_card needs a string 'card', got 3$"):
+        str_arg({"card": 3}, "card", "play_card")
+    with pytest.raises(BadCommand, match=r"^place_follower needs a string 'kind', got None$"):
+        str_arg({"kind": None}, "kind", "place_follower", "normal")
+
+
+@pytest.mark.parametrize("value", [None, True, False, 1.0, "1", [1]])
+def test_int_arg_refuses_bools_and_non_integers_quoting_them(value):
+    with pytest.raises(BadCommand, match=rf"^place_tile needs an integer 'x', got {re.escape(repr(value))}$") as caught:
+        int_arg({"x": value}, "x", "place_tile")
+    assert caught.value.code == "bad_command"
+
+
+def test_int_arg_reads_an_integer():
+    assert int_arg({"x": -2, "y": 0}, "x", "place_tile") == -2
+    assert int_arg({"x": -2, "y": 0}, "y", "place_tile") == 0
