@@ -1,11 +1,10 @@
 """Two bots that play using only ``legal_moves``: a random one and a greedy scorer.
 
-The interface every game's bots share: ``choose(state, seat, rng) -> command`` for a seat that
-owes a command, and ``BOTS``, the named bots (``{"random": RANDOM, "greedy": GREEDY}``), each
-an object with ``name`` and ``choose(state, seat, rng)``. The service fills seats from
-``BOTS``; ``choose`` is the default bot (greedy). Both return one of the commands
-``engine.legal_moves(state, seat)`` lists, so they double as a check that a client can play
-from ``legal`` alone.
+``BOTS`` names them (``{"random": RANDOM, "greedy": GREEDY}``), each a :class:`games.base.Bot`
+(the contract every game's bots keep: ``name`` and ``choose(state, seat, rng)`` for a seat that
+owes a command). The service fills seats from ``BOTS``; ``choose`` is the default bot (greedy).
+Both return one of the commands ``engine.legal_moves(state, seat)`` lists, so they double as a
+check that a client can play from ``legal`` alone.
 
 A Castle bot reads tiles from its engine's dataset, so each bot object is bound to an engine:
 ``BOTS`` to the shipped ``ENGINE``, and :func:`bots_for` builds the same bots for an engine over
@@ -22,8 +21,9 @@ and always plays its doubling and extra-turn wall tiles.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Mapping
 
+from games.base import Bot
 from games.castle.scoring import controllers, feature_points
 from games.castle.state import CastleState, Phase
 from games.tileboard import feature_at
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from games.castle.engine import CastleEngine
 
 __all__ = [
-    "Bot",
     "RandomBot",
     "GreedyBot",
     "RANDOM",
@@ -138,12 +137,6 @@ def _lands_on_tower(engine: "CastleEngine", state: CastleState, seat: int, move:
     marker = state.seats[seat].marker
     step = engine.wall(state).advance(marker, _points(feature))
     return 1 if step.tower is not None and state.towers[step.tower] else 0
-
-
-class Bot(Protocol):
-    name: str
-
-    def choose(self, state: CastleState, seat: int, rng: random.Random) -> Command: ...
 
 
 class RandomBot:

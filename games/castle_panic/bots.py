@@ -1,10 +1,10 @@
 """Castle Panic bots: a random legal-move player and a simple heuristic one.
 
 ``BOTS`` names them (``{"random": RANDOM, "heuristic": HEURISTIC}``), each a
-:class:`games.base.Bot` (re-exported here as ``Bot``). Both only ever return a command from
-``legal_moves(state, seat)``, so they need no rule of their own to stay legal. ``choose(state,
-seat, rng)`` is called for a seat that owes a command (see ``rules.waiting_for``); the service
-uses these to fill empty seats and ``donjon bench`` to play whole games.
+:class:`games.base.Bot`. Both only ever return a command from ``legal_moves(state, seat)``, so
+they need no rule of their own to stay legal. ``choose(state, seat, rng)`` is called for a seat
+that owes a command (see ``rules.waiting_for``); the service uses these to fill empty seats and
+``donjon bench`` to play whole games.
 
 The heuristic castle player protects the most threatened tower first: every monster gets a threat
 score (hit points times how close it is to a standing tower, more where the wall is down), and the
@@ -24,7 +24,6 @@ from games.castle_panic.rules import legal_moves
 from games.castle_panic.state import Monster, State
 
 __all__ = [
-    "Bot",
     "RandomBot",
     "HeuristicBot",
     "RANDOM",

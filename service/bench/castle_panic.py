@@ -11,9 +11,9 @@ import random
 import time
 from typing import Any
 
-from games.base import fold
+from games.base import Bot, fold
 from games.castle_panic import ENGINE
-from games.castle_panic.bots import HEURISTIC, RANDOM, Bot
+from games.castle_panic.bots import HEURISTIC, RANDOM
 from games.castle_panic.rules import legal_moves, waiting_for
 from games.castle_panic.state import Phase, State
 

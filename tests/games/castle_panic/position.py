@@ -15,9 +15,9 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
-from games.base import Event, fold
+from games.base import Bot, Event, fold
 from games.castle_panic import ENGINE
-from games.castle_panic.bots import RANDOM, Bot
+from games.castle_panic.bots import RANDOM
 from games.castle_panic.data import ALL_CARDS, ALL_TOKENS, ARCS
 from games.castle_panic.rules import waiting_for
 from games.castle_panic.state import Board, Cards, Monster, Phase, State, Tokens, Turn
