@@ -5,7 +5,7 @@ The bots of a game are those its ``games/<game>/bots.py`` names, by the one cont
 :mod:`games.base`: ``bots_for(engine)`` when the module has it (bots bound to the served engine,
 such as The Castle served from an operator's dataset), else its ``BOTS`` mapping of name ->
 :class:`~games.base.Bot`. An engine outside the registry of :mod:`games` (a test's engine handed
-to the service) names its bots itself in ``engine.bots``.
+to the service) names its bots itself in ``engine.bots``: Bot objects by name, like ``BOTS``.
 
 A bot's choice on top of stream version ``v`` uses :func:`bot_rng`: ``derive_rng`` of the game's
 seed with the game id suffixed ``:bot:<seat>`` (a suffix no game id can have, so it never equals
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 import random
-from typing import Any, Callable
+from typing import Any
 
 from games import GAME_MODULES
 from games.base import Bot, Engine, derive_rng
@@ -33,24 +33,10 @@ def bots_for(engine: Engine) -> dict[str, Bot]:
     """The bots ``engine``'s game offers, by name (empty when it offers none)."""
     package = GAME_MODULES.get(engine.name)
     if package is None:
-        return {name: _as_bot(name, bot) for name, bot in getattr(engine, "bots", {}).items()}
+        return dict(getattr(engine, "bots", {}))
     module = importlib.import_module(f"{package}.bots")
     bind = getattr(module, "bots_for", None)
     return dict(module.BOTS if bind is None else bind(engine))
-
-
-class _FunctionBot:
-    """A ``choose``-shaped function as a :class:`Bot`: the tests' tiny engine names functions."""
-
-    __slots__ = ("name", "choose")
-
-    def __init__(self, name: str, choose: Callable[[Any, int, random.Random], Any]) -> None:
-        self.name = name
-        self.choose = choose
-
-
-def _as_bot(name: str, bot: Any) -> Bot:
-    return bot if hasattr(bot, "choose") else _FunctionBot(name, bot)
 
 
 def bot_rng(seed: bytes, game_id: str, seat: int, version: int) -> random.Random:

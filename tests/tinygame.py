@@ -8,7 +8,8 @@ added to the seat's score), or passes when it can do neither. The first seat to 
 score wins (equal scores: no winner).
 
 Bots: ``random`` (a uniformly random legal command) and ``first`` (the first legal command),
-named by the engine itself in ``bots`` (see :mod:`service.bots`).
+:class:`games.base.Bot` objects named by the engine itself in ``bots``, since the tiny game is
+outside the registry of :mod:`games` (see :mod:`service.bots`).
 
 What it exercises: turns (``not_your_turn``), an illegal move (playing a card not in hand, drawing
 with a full hand), a malformed command (``bad_command``), a random outcome written into the event
@@ -20,12 +21,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from games.base import (
     SPECTATOR,
     BadCommand,
     BadOptions,
+    Bot,
     Event,
     GameOver,
     IllegalMove,
@@ -63,6 +65,25 @@ def _remove_one(values: tuple[int, ...], value: int) -> tuple[int, ...]:
     return values[:index] + values[index + 1 :]
 
 
+@dataclass(frozen=True, slots=True)
+class TinyBot:
+    """A :class:`games.base.Bot` of the tiny game: ``pick(legal, rng)`` chooses one of the legal
+    commands of the seat, drawing only from ``rng``."""
+
+    name: str
+    pick: Callable[[list[dict[str, Any]], random.Random], dict[str, Any]]
+
+    def choose(self, state: TinyState, seat: int, rng: random.Random) -> dict[str, Any]:
+        return self.pick(TINY.legal_moves(state, seat), rng)
+
+
+RANDOM = TinyBot("random", lambda legal, rng: rng.choice(legal))
+"""A uniformly random legal command."""
+FIRST = TinyBot("first", lambda legal, rng: legal[0])
+"""The first legal command (draw while it may, then its lowest card)."""
+BOTS: Mapping[str, Bot] = {bot.name: bot for bot in (RANDOM, FIRST)}
+
+
 class TinyEngine:
     """The engine surface of :mod:`games.base` for the tiny card race."""
 
@@ -73,10 +94,7 @@ class TinyEngine:
     options: Mapping[str, OptionSpec] = {
         "target": OptionSpec("int", 6, "Score that wins at once (1-20)."),
     }
-
-    @property
-    def bots(self) -> dict[str, Any]:
-        return {"random": random_bot, "first": first_bot}
+    bots: Mapping[str, Bot] = BOTS
 
     def catalog_entry(self) -> dict[str, Any]:
         return {
@@ -229,17 +247,7 @@ def _leader(scores: tuple[int, ...]) -> int | None:
     return leaders[0] if len(leaders) == 1 else None
 
 
-def random_bot(state: TinyState, seat: int, rng: random.Random) -> dict[str, Any]:
-    """A uniformly random legal command."""
-    return rng.choice(TINY.legal_moves(state, seat))
-
-
-def first_bot(state: TinyState, seat: int, rng: random.Random) -> dict[str, Any]:
-    """The first legal command (draw while it may, then its lowest card)."""
-    return TINY.legal_moves(state, seat)[0]
-
-
 TINY = TinyEngine()
 ENGINE = TINY
 
-__all__ = ["TINY", "ENGINE", "TinyEngine", "TinyState", "PILE"]
+__all__ = ["TINY", "ENGINE", "BOTS", "RANDOM", "FIRST", "TinyBot", "TinyEngine", "TinyState", "PILE"]

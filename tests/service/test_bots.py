@@ -19,7 +19,7 @@ from service.keys import METRICS, SERVICE, STORE
 from service.replay import replay_game
 from tests.service.conftest import ENGINES, hello, receive_until, take_seat
 from tests.service.players import Player
-from tests.tinygame import TINY, TinyEngine, first_bot
+from tests.tinygame import FIRST, RANDOM, TINY, TinyBot, TinyEngine
 
 FAST = {"ws_rate": 10_000, "ws_burst": 10_000}
 
@@ -138,10 +138,10 @@ def test_every_game_offers_the_bots_of_its_bots_module_under_their_own_names():
     assert offered["carcassonne"]["greedy"] is CARCASSONNE_GREEDY
 
 
-def test_an_engine_outside_the_registry_names_its_own_bots_and_functions_become_named_bots():
+def test_an_engine_outside_the_registry_names_its_own_bot_objects():
     bots = bots_for(TINY)
-    assert {name: bot.name for name, bot in bots.items()} == {"random": "random", "first": "first"}
-    assert bots["first"].choose is first_bot
+    assert bots == {"random": RANDOM, "first": FIRST}
+    assert bots["first"] is FIRST
 
 
 # --- playing -------------------------------------------------------------------------------------
@@ -166,7 +166,7 @@ async def test_a_human_plays_a_bot_to_the_end_over_the_websocket_and_replay_chec
     seed = bytes.fromhex((await store.get_meta(game_id))["seed"])
     for before, _, command in moves:
         state = GameProjection.fold(game_id, TINY, envelopes[:before]).state
-        assert command == TINY.bots["random"](state, 1, bot_rng(seed, game_id, 1, before))
+        assert command == TINY.bots["random"].choose(state, 1, bot_rng(seed, game_id, 1, before))
     # The human saw every bot move in its updates, as actor 1.
     seen = {event["version"] for frame in human.frames for event in frame.get("events", []) if event["actor"] == 1}
     assert {before + 1 for before, _, _ in moves} <= seen
@@ -234,7 +234,7 @@ async def test_replay_flags_a_bot_move_its_bot_would_not_make(make_client):
     await finished(client, game_id)
 
     class Other(TinyEngine):
-        bots = {"first": lambda state, seat, rng: TINY.legal_moves(state, seat)[-1]}
+        bots = {"first": TinyBot("first", lambda legal, rng: legal[-1])}
 
     report = await replay_game(client.app[STORE], game_id, {"tiny": Other()})
     assert report.problems and all("bot 'first' of seat" in p and "the log has" in p for p in report.problems)
@@ -319,11 +319,11 @@ async def test_the_node_that_appends_drives_and_a_watcher_leaves_it_alone(make_c
 
 @pytest.mark.allow_error_logs
 async def test_a_bot_that_fails_is_logged_and_its_game_left_as_it_is(make_client, caplog):
-    def broken(state, seat, rng):
+    def broken(legal, rng):
         raise RuntimeError("no idea")
 
     class Broken(TinyEngine):
-        bots = {"broken": broken, "first": first_bot}
+        bots = {"broken": TinyBot("broken", broken), "first": FIRST}
 
     client = await make_client(engines={"tiny": Broken()})
     game_id = await create(client, {"0": "broken"})
