@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import doctest
 import hashlib
 import json
 import random
@@ -9,6 +10,7 @@ import re
 
 import pytest
 
+import games.base
 from games.base import (
     BadCommand,
     BadOptions,
@@ -168,3 +170,8 @@ def test_int_arg_refuses_bools_and_non_integers_quoting_them(value):
 def test_int_arg_reads_an_integer():
     assert int_arg({"x": -2, "y": 0}, "x", "place_tile") == -2
     assert int_arg({"x": -2, "y": 0}, "y", "place_tile") == 0
+
+
+def test_the_games_base_docstring_examples_run():
+    result = doctest.testmod(games.base)
+    assert result.attempted > 0 and result.failed == 0

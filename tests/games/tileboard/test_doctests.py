@@ -8,7 +8,6 @@ import importlib
 import pytest
 
 MODULES = [
-    "games.base",
     "games.tileboard.tiles",
     "games.tileboard.majority",
     "games.tileboard.draw",
