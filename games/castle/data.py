@@ -247,6 +247,25 @@ class _Checker:
             if key not in allowed:
                 self.add(where, str(key), f"unknown field (allowed: {', '.join(sorted(allowed))})")
 
+    def identified_entry(self, where: str, entry: Any, allowed: set[str], seen: set[str]) -> str | None:
+        """Check entry ``where`` of a list of objects with ids (``"tiles[3]"``): an object with
+        only ``allowed`` keys and an id of the :data:`_ID` form that is not in ``seen`` (a new
+        id is added to it). Returns where later issues of the entry go (``"tiles[3] (A07)"``),
+        or ``None`` when it is not an object."""
+        if not isinstance(entry, dict):
+            self.add(where, "", "must be an object")
+            return None
+        entry_id = entry.get("id")
+        where = f"{where} ({entry_id})"
+        self.unknown_keys(where, entry, allowed)
+        if not isinstance(entry_id, str) or not _ID.match(entry_id):
+            self.add(where, "id", f"must be 1-16 letters, digits, '-' or '_', got {entry_id!r}")
+        elif entry_id in seen:
+            self.add(where, "id", f"{entry_id!r} is used twice")
+        else:
+            seen.add(entry_id)
+        return where
+
     def int_field(self, where: str, entry: Mapping, key: str, *, minimum: int = 0, required: bool = True) -> int | None:
         value = entry.get(key)
         if value is None:
@@ -346,19 +365,10 @@ def _check_tiles(chk: _Checker, data: Mapping, seen_ids: set[str]) -> None:
         total = 0
         designs: dict[frozenset, str] = {}
         for n, entry in enumerate(entries):
-            where = f"{list_key}[{n}]"
-            if not isinstance(entry, dict):
-                chk.add(where, "", "must be an object")
+            where = chk.identified_entry(f"{list_key}[{n}]", entry, _TILE_KEYS, seen_ids)
+            if where is None:
                 continue
             tile_id = entry.get("id")
-            where = f"{list_key}[{n}] ({tile_id})"
-            chk.unknown_keys(where, entry, _TILE_KEYS)
-            if not isinstance(tile_id, str) or not _ID.match(tile_id):
-                chk.add(where, "id", f"must be 1-16 letters, digits, '-' or '_', got {tile_id!r}")
-            elif tile_id in seen_ids:
-                chk.add(where, "id", f"{tile_id!r} is used twice")
-            else:
-                seen_ids.add(tile_id)
             count = chk.int_field(where, entry, "count", minimum=1)
             if count is not None:
                 total += count
@@ -418,18 +428,9 @@ def _check_start_spaces(chk: _Checker, where: str, entries: Any, interior: froze
     ids: set[str] = set()
     cells: set[Cell] = set()
     for n, entry in enumerate(entries):
-        swhere = f"{where} start_spaces[{n}]"
-        if not isinstance(entry, dict):
-            chk.add(swhere, "", "must be an object")
+        swhere = chk.identified_entry(f"{where} start_spaces[{n}]", entry, _START_KEYS, ids)
+        if swhere is None:
             continue
-        sid = entry.get("id")
-        swhere = f"{where} start_spaces[{n}] ({sid})"
-        chk.unknown_keys(swhere, entry, _START_KEYS)
-        if not isinstance(sid, str) or not _ID.match(sid):
-            chk.add(swhere, "id", f"must be 1-16 letters, digits, '-' or '_', got {sid!r}")
-        elif sid in ids:
-            chk.add(swhere, "id", f"{sid!r} is used twice")
-        ids.add(str(sid))
         if "gate" in entry and not isinstance(entry["gate"], bool):
             chk.add(swhere, "gate", "must be true/false")
         x, y = entry.get("x"), entry.get("y")

@@ -175,3 +175,23 @@ def test_catalog_entry_names_tile_order_as_secret():
     assert entry["notes"] == ["Option tile_order is secret: keep it out of anything sent to clients."]
     assert entry["options"]["tile_order"]["items"] == "tile ids"
     json.dumps(entry)
+
+
+def test_tile_and_start_space_ids_are_checked_alike():
+    data = copy.deepcopy(SHIPPED)
+    data["tiles"][1]["id"] = "B01"
+    data["tiles"][2]["id"] = "bad id!"
+    data["tiles"][3] = 3
+    data["boards"]["base"]["start_spaces"][1]["id"] = "S1"
+    data["boards"]["base"]["start_spaces"][2]["id"] = 7
+    data["boards"]["base"]["start_spaces"][3]["id"] = "7"  # 7 above is no id, so no repeat of it
+    data["boards"]["falcon"]["start_spaces"][0]["zz"] = 1
+    text = [str(i) for i in validate(data)]
+    assert [t for t in text if t.startswith(("tiles[", "boards.base start_spaces[", "boards.falcon start_spaces["))] == [
+        "tiles[1] (B01): id: 'B01' is used twice",
+        "tiles[2] (bad id!): id: must be 1-16 letters, digits, '-' or '_', got 'bad id!'",
+        "tiles[3]: must be an object",
+        "boards.base start_spaces[1] (S1): id: 'S1' is used twice",
+        "boards.base start_spaces[2] (7): id: must be 1-16 letters, digits, '-' or '_', got 7",
+        "boards.falcon start_spaces[0] (S1): zz: unknown field (allowed: gate, id, note, ports, segments, x, y)",
+    ]
