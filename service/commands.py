@@ -516,17 +516,8 @@ class GameService:
                     raise
                 projection = latest
                 continue
-            ts = self.clock()
             try:
-                result = await self.store.append(
-                    game_id,
-                    events,
-                    expected_version=projection.version,
-                    command_id=command_id,
-                    actor=seat,
-                    command=command,
-                    ts=ts,
-                )
+                result, ts = await self._append_decision(projection, seat, command, command_id, events)
             except ConflictError:
                 self.metrics.command_conflicts.inc()
                 if expected_version is not None:
@@ -543,14 +534,44 @@ class GameService:
                 raise ServiceError(ErrorCode.NOT_FOUND, f"no game {game_id!r}") from None
             if result.duplicate:
                 return CommandResult(result.last_version, True), meta.game
-            projection = self._advance(projection, events, ts, seat)
-            self.metrics.events_appended.inc(len(events))
+            projection = await self._applied(projection, events, ts, seat)
             self._kick_bots(projection, now=True)
-            if projection.status is Status.FINISHED:
-                await lobby.record(self.store, projection)
-                self.log.info("game.finished", game_id=game_id, version=projection.version, summary=projection.summary)
             return CommandResult(result.last_version), meta.game
         raise ServiceError(ErrorCode.CONFLICT, f"game {game_id!r} kept changing under the command; resend it")
+
+    async def _append_decision(
+        self,
+        projection: GameProjection,
+        seat: int,
+        command: dict[str, Any],
+        command_id: str,
+        events: list[Event],
+    ) -> tuple[Any, int]:
+        """Append what ``decide`` made of ``command`` on top of ``projection``: (result, ts).
+
+        Raises the store's ``ConflictError`` when another writer moved the game first."""
+        ts = self.clock()
+        result = await self.store.append(
+            projection.game_id,
+            events,
+            expected_version=projection.version,
+            command_id=command_id,
+            actor=seat,
+            command=command,
+            ts=ts,
+        )
+        return result, ts
+
+    async def _applied(self, projection: GameProjection, events: list[Event], ts: int, seat: int) -> GameProjection:
+        """The cached projection after this node's own append, and the lobby when it ended the game."""
+        projection = self._advance(projection, events, ts, seat)
+        self.metrics.events_appended.inc(len(events))
+        if projection.status is Status.FINISHED:
+            await lobby.record(self.store, projection)
+            self.log.info(
+                "game.finished", game_id=projection.game_id, version=projection.version, summary=projection.summary
+            )
+        return projection
 
     def _decide(
         self,
@@ -722,28 +743,15 @@ class GameService:
         command = bot.choose(projection.state, seat, bot_rng(meta.seed, game_id, seat, projection.version))
         events = self._decide(projection, seat, command, meta, None)
         command_id = bot_command_id(seat, projection.version)
-        ts = self.clock()
         try:
-            result = await self.store.append(
-                game_id,
-                events,
-                expected_version=projection.version,
-                command_id=command_id,
-                actor=seat,
-                command=command,
-                ts=ts,
-            )
+            result, ts = await self._append_decision(projection, seat, command, command_id, events)
         except ConflictError:
             self.metrics.bot_races_lost.inc()
             return None
         if result.duplicate:
             self.metrics.bot_races_lost.inc()
             return None
-        projection = self._advance(projection, events, ts, seat)
-        self.metrics.events_appended.inc(len(events))
+        projection = await self._applied(projection, events, ts, seat)
         self.metrics.bot_moves.inc(game=projection.game, bot=name)
         self.log.info("bot.moved", game_id=game_id, seat=seat, bot=name, command_id=command_id, version=projection.version)
-        if projection.status is Status.FINISHED:
-            await lobby.record(self.store, projection)
-            self.log.info("game.finished", game_id=game_id, version=projection.version, summary=projection.summary)
         return projection.version
