@@ -15,22 +15,28 @@ Figures:
 * ``commands/s``: acks per second, 100 games each with one socket sending as fast as acked;
 * ``ack p50/p99 @500/s``: command -> ack latency at an open-loop 500 commands/s over 100 games;
 * ``spectator p50/p99``: command -> update at each spectator, 10 games x 100 spectators, and
-  one game x 1,000 spectators;
+  one game x 1,000 spectators, each paced at 5 commands/s. The time is the kernel's receive
+  stamp on each spectator's socket (what a thousand separate machines would see), beside the
+  same stamped when the one load process got round to reading it, and the server's own part
+  (the node's reader folding, encoding and writing to every socket) measured exactly;
 * ``replay``: events folded per second (``donjon replay``'s fold, decode excluded) per game.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
-import json
+import contextlib
 import multiprocessing
+import os
 import random
 import resource
 import socket
+import struct
 import tempfile
 import time
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from games.base import Event, OptionSpec, command
 
@@ -196,30 +202,36 @@ async def _paced(base: str, games: int, rate: float, seconds: float) -> dict[str
 
 
 async def _fanout(base: str, games: int, spectators: int, rate_per_game: float, seconds: float) -> dict[str, Any]:
-    """Each game: one player paced at ``rate_per_game``, ``spectators`` sockets watching."""
+    """Each game: one player paced at ``rate_per_game``, ``spectators`` sockets watching.
+
+    The spectators are :class:`_Spectator` sockets, stamped by the kernel on arrival (see there),
+    so the figure is when each spectator's machine had its update, not when this one process got
+    round to reading a thousand sockets. ``read`` is the same, stamped when this process read it.
+    """
     import aiohttp
 
-    connector = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(connector=connector) as session:
+    host, port = base.removeprefix("http://").split(":")
+    async with aiohttp.ClientSession() as session:
         pairs = [await _new_game(session, base) for _ in range(games)]
         players = [await _socket(session, base, game_id, token) for game_id, token in pairs]
-        start_version = [3] * games  # created, seat taken, opened
-        watchers = []
-        for game_index, (game_id, _) in enumerate(pairs):
-            opened = await asyncio.gather(*(_socket(session, base, game_id) for _ in range(spectators)))
-            watchers.extend((game_index, ws) for ws in opened)
         count = int(seconds * rate_per_game)
+        last = 3 + count  # created, seat taken, opened, then one event per command
+        watchers: list[tuple[int, _Spectator]] = []
+        for game_index, (game_id, _) in enumerate(pairs):
+            for spectator in await asyncio.gather(
+                *(_Spectator.connect(host, int(port), game_id, last) for _ in range(spectators))
+            ):
+                watchers.append((game_index, spectator))
         sent_at: dict[tuple[int, int], float] = {}
         pending: dict[tuple[int, str], float] = {}
-        latencies: list[float] = []
-        start = time.perf_counter() + 0.3
+        start = time.time() + 0.3
 
         async def play(game_index: int, ws: Any) -> None:
             for k in range(count):
-                delay = start + k / rate_per_game + game_index / (rate_per_game * games) - time.perf_counter()
+                delay = start + k / rate_per_game + game_index / (rate_per_game * games) - time.time()
                 if delay > 0:
                     await asyncio.sleep(delay)
-                pending[(game_index, f"c{k}")] = time.perf_counter()
+                pending[(game_index, f"c{k}")] = time.time()
                 await ws.send_json(dict(ROLL, id=f"c{k}"))
             acked = 0
             while acked < count:
@@ -228,34 +240,155 @@ async def _fanout(base: str, games: int, spectators: int, rate_per_game: float, 
                     sent_at[(game_index, frame["version"])] = pending.pop((game_index, frame["id"]))
                     acked += 1
 
-        async def watch(game_index: int, ws: Any) -> None:
-            # Stamp on arrival and parse later: the client's own JSON work must not count as latency.
-            raw = []
-            last = start_version[game_index] + count
-            while True:
-                message = await ws.receive()
-                raw.append((message.data, time.perf_counter()))
-                if f'"version":{last},' in message.data:
-                    break
-            arrivals = []
-            for data, at in raw:
-                frame = json.loads(data)
-                if frame["type"] == "update":
-                    arrivals.append((frame["version"], at))
-            watch_arrivals.append((game_index, arrivals))
-
-        watch_arrivals: list[tuple[int, list[tuple[int, float]]]] = []
-        await asyncio.gather(
-            *(play(i, ws) for i, ws in enumerate(players)), *(watch(i, ws) for i, ws in watchers)
-        )
-        for game_index, arrivals in watch_arrivals:
-            for version, at in arrivals:
+        await asyncio.gather(*(play(i, ws) for i, ws in enumerate(players)))
+        await asyncio.wait_for(asyncio.gather(*(spectator.done for _, spectator in watchers)), 30 + seconds)
+        arrived: list[float] = []
+        read: list[float] = []
+        for game_index, spectator in watchers:
+            for version, (at, read_at) in spectator.arrivals.items():
                 sent = sent_at.get((game_index, version))
                 if sent is not None:
-                    latencies.append(at - sent)
-        for ws in players + [ws for _, ws in watchers]:
+                    arrived.append(at - sent)
+                    read.append(read_at - sent)
+            spectator.close()
+        for ws in players:
             await ws.close()
-    return {"p50": percentile(latencies, 50), "p99": percentile(latencies, 99), "n": len(latencies)}
+    return {
+        "p50": percentile(arrived, 50),
+        "p99": percentile(arrived, 99),
+        "n": len(arrived),
+        "read_p50": percentile(read, 50),
+        "read_p99": percentile(read, 99),
+        "kernel_stamps": all(spectator.kernel_stamps for _, spectator in watchers),
+    }
+
+
+_SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+"""Linux: stamp each received segment with the wall-clock time it reached the socket."""
+_UPDATE = b'{"type":"update",'
+_VERSION = b'"version":'
+
+
+class _Spectator:
+    """A spectator socket that does only what a latency probe needs: no websocket library.
+
+    It does the websocket handshake and the ``hello`` by hand, then reads with ``recvmsg`` from
+    a reader callback, taking the kernel's receive stamp (``SO_TIMESTAMPNS``: when the bytes
+    reached this socket, whatever this process was doing then) and finding the frame's
+    ``version`` by a byte search, not a JSON parse. One process can so watch a thousand sockets
+    without its own reading order showing up as latency. Without kernel stamps it falls back to
+    the time of the read.
+    """
+
+    def __init__(self, sock: socket.socket, last: int) -> None:
+        self.sock = sock
+        self.last = last
+        self.buffer = bytearray()
+        self.arrivals: dict[int, tuple[float, float]] = {}
+        self.kernel_stamps = True
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    @classmethod
+    async def connect(cls, host: str, port: int, game_id: str, last: int) -> "_Spectator":
+        loop = asyncio.get_running_loop()
+        sock = socket.socket()
+        sock.setblocking(False)
+        await loop.sock_connect(sock, (host, port))
+        key = base64.b64encode(os.urandom(16)).decode()
+        request = (
+            f"GET /games/{game_id}/ws HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        await loop.sock_sendall(sock, request.encode())
+        spectator = cls(sock, last)
+        while b"\r\n\r\n" not in spectator.buffer:
+            spectator.buffer += await _receive_some(loop, sock)
+        head, _, rest = bytes(spectator.buffer).partition(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 101"):
+            raise RuntimeError(f"websocket upgrade refused: {head[:200]!r}")
+        spectator.buffer = bytearray(rest)
+        await loop.sock_sendall(sock, _client_frame(b'{"type":"hello"}'))
+        while not spectator.frames():  # the snapshot
+            spectator.buffer += await _receive_some(loop, sock)
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
+        loop.add_reader(sock.fileno(), spectator.on_readable)
+        return spectator
+
+    def frames(self) -> list[tuple[int, bytes]]:
+        """Take the whole frames (opcode, payload) out of the buffer; servers never mask."""
+        found = []
+        buffer = self.buffer
+        while len(buffer) >= 2:
+            size, offset = buffer[1] & 0x7F, 2
+            if size == 126:
+                size, offset = int.from_bytes(buffer[2:4], "big"), 4
+            elif size == 127:
+                size, offset = int.from_bytes(buffer[2:10], "big"), 10
+            if len(buffer) < offset + size:
+                break
+            found.append((buffer[0] & 0x0F, bytes(buffer[offset : offset + size])))
+            del buffer[: offset + size]
+        return found
+
+    def on_readable(self) -> None:
+        try:
+            data, ancillary, _flags, _address = self.sock.recvmsg(1 << 16, socket.CMSG_SPACE(16))
+        except (BlockingIOError, InterruptedError):
+            return
+        read_at = time.time()
+        at = _kernel_stamp(ancillary)
+        if at is None:
+            self.kernel_stamps, at = False, read_at
+        if not data:
+            self._finish()
+            return
+        self.buffer += data
+        for opcode, payload in self.frames():
+            if opcode == 0x9:  # ping: answer, or the server's heartbeat closes the socket
+                self.sock.send(_client_frame(payload, opcode=0xA))
+            elif opcode == 0x8:
+                self._finish()
+            elif payload.startswith(_UPDATE):
+                at_version = payload.find(_VERSION) + len(_VERSION)
+                version = int(payload[at_version : payload.index(b",", at_version)])
+                self.arrivals.setdefault(version, (at, read_at))
+                if version >= self.last:
+                    self._finish()
+
+    def _finish(self) -> None:
+        asyncio.get_running_loop().remove_reader(self.sock.fileno())
+        if not self.done.done():
+            self.done.set_result(None)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.send(_client_frame(b"\x03\xe8", opcode=0x8))
+        self.sock.close()
+
+
+def _kernel_stamp(ancillary: list[tuple[int, int, bytes]]) -> float | None:
+    for level, kind, value in ancillary:
+        if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(value) >= 16:
+            seconds, nanoseconds = struct.unpack("qq", value[:16])
+            return seconds + nanoseconds / 1e9
+    return None
+
+
+async def _receive_some(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> bytes:
+    data = await loop.sock_recv(sock, 1 << 16)
+    if not data:
+        raise ConnectionError("the server closed the socket during the handshake")
+    return data
+
+
+def _client_frame(payload: bytes, opcode: int = 0x1) -> bytes:
+    """A client's websocket frame; its mask is zero, so the payload goes as it is."""
+    if len(payload) < 126:
+        header = bytes((0x80 | opcode, 0x80 | len(payload)))
+    else:
+        header = bytes((0x80 | opcode, 0x80 | 126)) + len(payload).to_bytes(2, "big")
+    return header + b"\0\0\0\0" + payload
 
 
 _DRIVERS = {"throughput": _throughput, "paced": _paced, "fanout": _fanout}
@@ -330,11 +463,16 @@ async def service_figures(quick: bool = False, fsync: str = "always") -> dict[st
                 figures["service: command->ack p50 / p99 at 500 commands/s"] = _ms(result)
                 publish = app[METRICS].publish_seconds
                 for games, spectators, label in ((10, 100, "10 games x 100 spectators"), (1, 1000, "1 game x 1,000 spectators")):
-                    before = publish.snapshot()
-                    result = await drive("fanout", games=games, spectators=spectators, rate_per_game=5, seconds=seconds)
-                    figures[f"service: command->spectator update p50 / p99 ({label}), seen by clients"] = _ms(result)
-                    figures[f"service:   of which server side: fold + encode + write to every socket, p99 ({label})"] = (
-                        f"{publish.quantile(0.99, since=before) * 1e3:.1f} ms"
+                    with _recording(publish) as server_side:
+                        result = await drive("fanout", games=games, spectators=spectators, rate_per_game=5, seconds=seconds)
+                    where = "at the spectators' sockets" if result["kernel_stamps"] else "read by the client"
+                    figures[f"service: command->spectator update p50 / p99 ({label}), {where}"] = _ms(result)
+                    figures[f"service:   the same, stamped when read by one client process ({label})"] = (
+                        f"{result['read_p50'] * 1e3:.1f} / {result['read_p99'] * 1e3:.1f} ms"
+                    )
+                    figures[f"service:   server side: fold + encode + write to every socket, p50 / p99 ({label})"] = (
+                        f"{percentile(server_side, 50) * 1e3:.1f} / {percentile(server_side, 99) * 1e3:.1f} ms "
+                        f"(n={len(server_side)})"
                     )
         finally:
             if runner is not None:
@@ -357,6 +495,24 @@ def _cpu_at(samples: list[tuple[float, float]], at: float) -> float:
         if t0 <= at <= t1:
             return c0 + (c1 - c0) * (at - t0) / (t1 - t0) if t1 > t0 else c0
     return samples[-1][1] if samples and at > samples[-1][0] else (samples[0][1] if samples else 0.0)
+
+
+@contextlib.contextmanager
+def _recording(histogram: Any) -> Iterator[list[float]]:
+    """Every value ``histogram`` observes meanwhile, exactly: its buckets are too coarse for the
+    p99 of a few dozen fan-outs."""
+    values: list[float] = []
+    observe = histogram.observe
+
+    def record(value: float, **labels: str) -> None:
+        values.append(value)
+        observe(value, **labels)
+
+    histogram.observe = record
+    try:
+        yield values
+    finally:
+        del histogram.observe
 
 
 def _ms(result: dict[str, Any]) -> str:
