@@ -62,11 +62,16 @@ def update_frame(projection: GameProjection, envelopes: Sequence[Any], viewer: V
 
 
 class LiveGame:
-    """A game's projection at the last version pushed from this node, and who is watching it."""
+    """A game's projection at the last version pushed from this node, and who is watching it.
+
+    Subscribers are kept by visibility class, then by codec name, so that a publish builds each
+    class's frame once, encodes it once per codec, and hands it to each socket of the group in
+    a loop that does nothing else.
+    """
 
     def __init__(self, projection: GameProjection) -> None:
         self.projection = projection
-        self._by_class: dict[Viewer, set[Subscriber]] = {}
+        self._watchers: dict[Viewer, dict[str, set[Subscriber]]] = {}
         self.encodes = 0
         """How many frames were encoded (once per class and codec per publish): for tests and bench."""
 
@@ -79,20 +84,25 @@ class LiveGame:
         return self.projection.version
 
     def __len__(self) -> int:
-        return sum(len(subs) for subs in self._by_class.values())
+        return sum(len(group) for by_codec in self._watchers.values() for group in by_codec.values())
 
     def add(self, subscriber: Subscriber) -> None:
-        self._by_class.setdefault(subscriber.viewer, set()).add(subscriber)
+        by_codec = self._watchers.setdefault(subscriber.viewer, {})
+        by_codec.setdefault(subscriber.codec.name, set()).add(subscriber)
 
     def discard(self, subscriber: Subscriber) -> None:
-        subs = self._by_class.get(subscriber.viewer)
-        if subs is not None:
-            subs.discard(subscriber)
-            if not subs:
-                del self._by_class[subscriber.viewer]
+        by_codec = self._watchers.get(subscriber.viewer)
+        group = by_codec.get(subscriber.codec.name) if by_codec is not None else None
+        if by_codec is None or group is None:
+            return
+        group.discard(subscriber)
+        if not group:
+            del by_codec[subscriber.codec.name]
+            if not by_codec:
+                del self._watchers[subscriber.viewer]
 
     def subscribers(self) -> list[Subscriber]:
-        return [subscriber for subs in self._by_class.values() for subscriber in subs]
+        return [subscriber for by_codec in self._watchers.values() for group in by_codec.values() for subscriber in group]
 
     def publish(self, envelopes: Iterable[Any]) -> int:
         """Fold the envelopes newer than the pushed version and fan them out; returns deliveries."""
@@ -101,15 +111,13 @@ class LiveGame:
             return 0
         self.projection = self.projection.apply_all(fresh)
         delivered = 0
-        for viewer, subscribers in list(self._by_class.items()):
+        for viewer, by_codec in list(self._watchers.items()):
             frame = update_frame(self.projection, fresh, viewer)
-            encoded: dict[str, str | bytes] = {}
-            for subscriber in list(subscribers):
-                codec = subscriber.codec
-                data = encoded.get(codec.name)
-                if data is None:
-                    data = encoded[codec.name] = codec.encode(frame)
-                    self.encodes += 1
-                subscriber.deliver(data)
-                delivered += 1
+            for group in list(by_codec.values()):
+                subscribers = list(group)  # a copy: a subscriber may leave its group as it is delivered to
+                data = subscribers[0].codec.encode(frame)
+                self.encodes += 1
+                for subscriber in subscribers:
+                    subscriber.deliver(data)
+                delivered += len(subscribers)
         return delivered

@@ -2,8 +2,10 @@
 
 The handler task is the only one that reads from the socket; it parses each frame into a typed
 message and dispatches on it. Everything sent to the client (the hello answer, acks, errors and
-the live updates the node's stream reader fans out) goes through the connection's outbox and
-is written by the connection's own writer task, in order. While a ``hello`` is being answered
+the live updates the node's stream reader fans out) is a whole websocket frame prepared once
+(:class:`FramedCodec`; an update once per visibility class) and written in order: straight to
+the socket's transport while the socket keeps up, else through the connection's outbox by its
+own writer task, which waits on flow control. While a ``hello`` is being answered
 the live updates are held back, so the answer (``snapshot``, or ``update`` with what was missed
 since ``since``) is always the first frame and nothing is sent twice or skipped after it.
 
@@ -19,8 +21,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import struct
 import time
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
@@ -41,18 +44,57 @@ from service.wire import (
     parse_frame,
 )
 
-__all__ = ["websocket_handler", "Connection", "TokenBucket"]
+__all__ = ["websocket_handler", "Connection", "FramedCodec", "TokenBucket", "websocket_frame"]
 
 FLOOD_CLOSE_AFTER = 100
 """Consecutive rate-limited frames after which a socket is closed (1008)."""
 DIRECT_WRITE_BUFFER = 16 * 1024
-"""Bytes already buffered in a socket's transport above which frames queue instead (well under
-the 64 KiB at which flow control would make a write wait)."""
+"""Bytes already buffered in a socket's transport above which frames queue instead: the socket
+is not keeping up, so its frames go through its writer task, which waits on flow control."""
+
+
+def websocket_frame(payload: bytes, binary: bool) -> bytes:
+    """One whole server frame (RFC 6455 5.2): final, unmasked, uncompressed; its bytes are the
+    same for every socket."""
+    first = 0x82 if binary else 0x81
+    size = len(payload)
+    if size < 126:
+        header = bytes((first, size))
+    elif size < 1 << 16:
+        header = struct.pack("!BBH", first, 126, size)
+    else:
+        header = struct.pack("!BBQ", first, 127, size)
+    return header + payload
+
+
+class FramedCodec(Codec):
+    """A wire codec whose ``encode`` gives the whole websocket frame, header included.
+
+    Because a server frame does not depend on the socket, :class:`projections.live.LiveGame`
+    encodes each update once per visibility class and codec with this, and every socket of the
+    class is handed those very bytes to write: no per-socket framing or copy.
+    """
+
+    def __init__(self, codec: Codec) -> None:
+        self.codec = codec
+        self.name = codec.name
+        self.binary = codec.binary
+
+    def encode(self, frame: dict[str, Any]) -> bytes:
+        return websocket_frame(self.codec.encode(frame), self.binary)
+
+    def decode(self, data: str | bytes) -> Any:
+        return self.codec.decode(data)
+
+
+FRAMED = {codec.name: FramedCodec(codec) for codec in (JSON, MSGPACK)}
 
 
 async def _finish(coro: Any, waiting: Any) -> None:
     """Drive ``coro``, suspended on the future ``waiting``, to its end as a task would: wait for
-    the future, then resume the coroutine (which reads the future's result or exception itself)."""
+    the future, then resume the coroutine (which reads the future's result or exception itself).
+
+    No longer used by :class:`Connection` (its writes never suspend); kept for its unit test."""
     try:
         while True:
             if waiting is None:
@@ -89,11 +131,26 @@ class TokenBucket:
 
 
 class Connection:
-    """One socket's outbox and writer task; a :class:`projections.live.Subscriber`."""
+    """One socket's outbox and writer task; a :class:`projections.live.Subscriber`.
 
-    def __init__(self, ws: web.WebSocketResponse, codec: Codec, *, outbox_limit: int, metrics: Any) -> None:
+    Every payload is a whole websocket frame (:class:`FramedCodec`), written to the socket's
+    transport as it is. ``drain`` waits while the transport is paused by flow control.
+    """
+
+    def __init__(
+        self,
+        ws: web.WebSocketResponse,
+        codec: FramedCodec,
+        transport: asyncio.Transport,
+        drain: Callable[[], Awaitable[None]],
+        *,
+        outbox_limit: int,
+        metrics: Any,
+    ) -> None:
         self.ws = ws
         self.codec = codec
+        self.transport = transport
+        self.drain = drain
         self.viewer: int | None = None
         self.game_id = ""
         self.outbox_limit = outbox_limit
@@ -102,9 +159,6 @@ class Connection:
         self._held: list[tuple[bytes, float]] | None = None
         self._wake = asyncio.Event()
         self._closing = False
-        self._finishing: asyncio.Future[None] | None = None
-        self.transport: asyncio.BaseTransport | None = None
-        self.opcode = WSMsgType.BINARY if codec.binary else WSMsgType.TEXT
         self._writer = asyncio.create_task(self._write_loop())
 
     # the Subscriber surface: called by the node's reader, never blocks
@@ -120,37 +174,23 @@ class Connection:
             self._enqueue((data, 0.0))
 
     def _write_now(self, data: bytes) -> bool:
-        """Write ``data`` right here when the socket can take it without waiting; False to queue it.
+        """Write ``data`` right here when the socket is keeping up; False to queue it instead.
 
-        This is the common case (nothing queued, the transport's buffer nearly empty), and it
-        spares a task switch per socket, which is most of the cost of fanning an update out to
-        a thousand spectators. ``send_frame`` of an uncompressed frame only suspends when flow
-        control pauses the transport; the buffer check makes that rare, and if it happens the
-        half-done write is finished by a task (:func:`_finish`) that later writes wait for.
+        This is the common case (nothing queued, the transport's buffer nearly empty): one
+        ``transport.write``, which never waits, so fanning an update out to a thousand
+        spectators costs no await and no task switch per socket.
         """
-        if self._outbox or self._closing or self._finishing is not None:
+        if self._outbox or self._closing:
             return False
         transport = self.transport
-        if transport is None or transport.is_closing() or transport.get_write_buffer_size() > DIRECT_WRITE_BUFFER:
-            return False
-        coro = self.ws.send_frame(data, self.opcode)
-        try:
-            waiting = coro.send(None)
-        except StopIteration:
-            self.metrics.ws_frames_out.inc()
-            return True
-        except Exception:  # the socket is closing under us: nothing more will reach it
+        if transport.is_closing() or self.ws.closed:  # nothing more will reach this socket
             self._closing = True
             return True
-        self._finishing = asyncio.ensure_future(_finish(coro, waiting))
-        self._finishing.add_done_callback(self._finished)
-        return True
-
-    def _finished(self, _task: asyncio.Future[None]) -> None:
-        self._finishing = None
+        if transport.get_write_buffer_size() > DIRECT_WRITE_BUFFER:
+            return False
+        transport.write(data)
         self.metrics.ws_frames_out.inc()
-        if self._outbox:
-            self._wake.set()
+        return True
 
     def hold(self) -> None:
         """Queue live updates aside until :meth:`release` (while a hello is answered)."""
@@ -172,21 +212,20 @@ class Connection:
         self._wake.set()
 
     async def _write_loop(self) -> None:
-        ws = self.ws
         with contextlib.suppress(ConnectionError, RuntimeError, asyncio.CancelledError):
             while True:
                 await self._wake.wait()
                 self._wake.clear()
                 while self._outbox:
-                    if self._finishing is not None:
-                        await asyncio.wait({self._finishing})  # keep the order of frames
-                        continue
-                    # The payload is already encoded (once per visibility class): send the bytes as they are.
+                    if self._closing or self.transport.is_closing() or self.ws.closed:
+                        self._outbox.clear()
+                        break
                     data, stamp = self._outbox.popleft()
-                    await ws.send_frame(data, self.opcode)
+                    self.transport.write(data)
                     self.metrics.ws_frames_out.inc()
                     if stamp:
                         self.metrics.update_queue_seconds.observe(time.perf_counter() - stamp)
+                    await self.drain()
 
     async def flush(self, timeout: float = 2.0) -> None:
         """Wait (bounded) until the outbox is empty: used before a deliberate close."""
@@ -202,8 +241,6 @@ class Connection:
 
     async def stop(self) -> None:
         self._closing = True
-        if self._finishing is not None:
-            self._finishing.cancel()
         self._writer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._writer
@@ -331,11 +368,13 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         timeout=2.0,
         compress=False,  # per-socket deflate would undo encoding each update once per class
     )
-    await ws.prepare(request)
-    codec = MSGPACK if ws.ws_protocol == MSGPACK_SUBPROTOCOL else JSON
+    writer = await ws.prepare(request)
+    codec = FRAMED[MSGPACK.name if ws.ws_protocol == MSGPACK_SUBPROTOCOL else JSON.name]
     metrics = app[METRICS]
-    conn = Connection(ws, codec, outbox_limit=settings.ws_outbox, metrics=metrics)
-    conn.transport = request.transport
+    transport = request.transport
+    if transport is None:  # the client went away during the upgrade
+        return ws
+    conn = Connection(ws, codec, transport, writer.drain, outbox_limit=settings.ws_outbox, metrics=metrics)
     session = _Session(request, conn, game_id)
     app[SOCKETS].add(ws)
     metrics.ws_connections.inc()

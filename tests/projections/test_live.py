@@ -63,6 +63,24 @@ def test_publish_ignores_what_was_already_pushed_and_discard_stops_delivery():
     assert len(live) == 0
 
 
+def test_a_socket_that_leaves_stops_receiving_and_its_class_keeps_the_shared_bytes():
+    envs = opening()
+    live = LiveGame(GameProjection.fold("g1", TINY, envs[:3]))
+    json_codec, msgpack_codec = Codec("json"), Codec("msgpack")
+    first, second, binary = Socket(None, json_codec), Socket(None, json_codec), Socket(None, msgpack_codec)
+    for sock in (first, second, binary):
+        live.add(sock)
+    live.discard(first)
+    live.discard(first)  # twice is harmless
+    assert live.publish(envs[:4]) == 2
+    assert (len(first.received), len(second.received), len(binary.received)) == (0, 1, 1)
+    assert live.encodes == 2
+    live.discard(second)
+    live.discard(binary)
+    assert len(live) == 0 and live.subscribers() == []
+    assert live.publish(envs) == 0 and live.encodes == 2 and live.version == 6  # folded, sent to nobody
+
+
 def test_snapshot_frame_shape():
     projection = GameProjection.fold("g1", TINY, opening())
     frame = snapshot_frame(projection, 1)
