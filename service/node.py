@@ -11,6 +11,11 @@ move that the appending node never makes (it died) is made here once overdue.
 
 When the set of watched games changes, the blocking read in flight is cancelled and a new one
 starts with the new set (redis-py drops the connection of a cancelled read, which is cheap).
+A cancel can be lost, though: redis-py sends each command under ``asyncio.wait_for``, which on
+Python 3.11 swallows a cancel that lands just as the send completes, and the read then blocks
+out its ``block_ms`` on the old set. So the reader waits for a dropped read only briefly
+(``_CANCEL_GRACE``), reads on without it, and publishes whatever it still brings when it ends
+(a publish takes only versions newer than the pushed one, so nothing is shown twice).
 When the store is unreachable, the reader backs off and retries; sockets stay open and receive
 what they missed, in order, once it is back.
 """
@@ -33,6 +38,10 @@ from service.metrics import Metrics
 __all__ = ["Node"]
 
 _BACKOFF_START = 0.05
+_CANCEL_GRACE = 0.02
+"""Seconds a cancelled read may take to end; a read still running after that lost its cancel.
+Each lost cancel costs the reader this pause, so at most ``block_ms / _CANCEL_GRACE`` such reads
+hold a store connection at once."""
 _BACKOFF_MAX = 2.0
 
 
@@ -48,6 +57,7 @@ class Node:
         self._loading: dict[str, asyncio.Task[LiveGame]] = {}
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._stragglers: set[asyncio.Future[dict[str, list[Any]]]] = set()
         self.log = get_logger()
         self.healthy = True
 
@@ -63,8 +73,8 @@ class Node:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        for loading in self._loading.values():
-            loading.cancel()
+        for pending in (*self._loading.values(), *self._stragglers):
+            pending.cancel()
 
     # --- watching ------------------------------------------------------------------------------
 
@@ -127,8 +137,11 @@ class Node:
                 if not read.done():
                     # The watched set changed (or this task is being cancelled): drop the read.
                     read.cancel()
-                    await asyncio.wait({read})
-            if read.cancelled():
+                    await asyncio.wait({read}, timeout=_CANCEL_GRACE)
+                    if not read.done():  # the cancel was lost (see the module docstring)
+                        self._stragglers.add(read)
+                        read.add_done_callback(self._straggler_done)
+            if read.cancelled() or not read.done():
                 continue
             self.metrics.stream_reads.inc()
             try:
@@ -150,6 +163,13 @@ class Node:
                 self.log.info("reader.store_back")
             self.healthy, backoff = True, _BACKOFF_START
             self._publish(batches)
+
+    def _straggler_done(self, read: asyncio.Future[dict[str, list[Any]]]) -> None:
+        """A read that lost its cancel has ended: publish what it brought, if anything."""
+        self._stragglers.discard(read)
+        if read.cancelled() or read.exception() is not None or self._task is None:
+            return  # a failure is the next read's to report
+        self._publish(read.result())
 
     def _publish(self, batches: dict[str, list[Any]]) -> None:
         for game_id, envelopes in batches.items():
