@@ -12,7 +12,8 @@ move that the appending node never makes (it died) is made here once overdue.
 When the set of watched games changes, the blocking read in flight is cancelled and a new one
 starts with the new set (redis-py drops the connection of a cancelled read, which is cheap).
 A cancel can be lost, though: redis-py sends each command under ``asyncio.wait_for``, which on
-Python 3.11 swallows a cancel that lands just as the send completes, and the read then blocks
+Python 3.11 swallows a cancel that lands just as the send completes (CPython gh-86296, fixed in
+3.12), and the read then blocks
 out its ``block_ms`` on the old set. So the reader waits for a dropped read only briefly
 (``_CANCEL_GRACE``), reads on without it, and publishes whatever it still brings when it ends
 (a publish takes only versions newer than the pushed one, so nothing is shown twice).
