@@ -13,10 +13,10 @@ When the set of watched games changes, the blocking read in flight is cancelled 
 starts with the new set (redis-py drops the connection of a cancelled read, which is cheap).
 A cancel can be lost, though: redis-py sends each command under ``asyncio.wait_for``, which on
 Python 3.11 swallows a cancel that lands just as the send completes (CPython gh-86296, fixed in
-3.12), and the read then blocks
-out its ``block_ms`` on the old set. So the reader waits for a dropped read only briefly
-(``_CANCEL_GRACE``), reads on without it, and publishes whatever it still brings when it ends
-(a publish takes only versions newer than the pushed one, so nothing is shown twice).
+3.12), and the read then blocks out its ``block_ms`` on the old set. So the reader waits for a
+dropped read only briefly (``_CANCEL_GRACE``), reads on without it, and publishes whatever it
+still brings when it ends (a publish takes only versions newer than the pushed one, so nothing
+is shown twice).
 When the store is unreachable, the reader backs off and retries; sockets stay open and receive
 what they missed, in order, once it is back.
 """
