@@ -90,27 +90,6 @@ class FramedCodec(Codec):
 FRAMED = {codec.name: FramedCodec(codec) for codec in (JSON, MSGPACK)}
 
 
-async def _finish(coro: Any, waiting: Any) -> None:
-    """Drive ``coro``, suspended on the future ``waiting``, to its end as a task would: wait for
-    the future, then resume the coroutine (which reads the future's result or exception itself).
-
-    No longer used by :class:`Connection` (its writes never suspend); kept for its unit test."""
-    try:
-        while True:
-            if waiting is None:
-                await asyncio.sleep(0)
-            else:
-                await asyncio.wait({waiting})
-            waiting = coro.send(None)
-    except StopIteration:
-        return
-    except asyncio.CancelledError:
-        coro.close()
-        raise
-    except (ConnectionError, RuntimeError):  # the socket went away meanwhile
-        return
-
-
 class TokenBucket:
     """``rate`` tokens a second up to ``burst``; each frame takes one."""
 

@@ -44,16 +44,20 @@ class WebSocket:
 
 
 class Drain:
-    """Flow control: ``await drain()`` waits while ``paused``."""
+    """Flow control: ``await drain()`` waits until ``resumed``, then raises ``error`` if one is set
+    (the socket went away while the write waited)."""
 
     def __init__(self) -> None:
         self.resumed = asyncio.Event()
         self.resumed.set()
         self.calls = 0
+        self.error: BaseException | None = None
 
     async def __call__(self) -> None:
         self.calls += 1
         await self.resumed.wait()
+        if self.error is not None:
+            raise self.error
 
 
 def connection(outbox_limit: int = 10) -> tuple[Connection, Transport, WebSocket, Drain]:
@@ -106,6 +110,22 @@ async def test_behind_a_full_buffer_frames_queue_and_go_out_in_order_as_flow_con
     assert transport.written == [b"u1", b"u2", b"u3"]
     conn.deliver(b"u4")
     assert transport.written[-1] == b"u4"  # the queue is empty again: written at once
+    await conn.stop()
+
+
+async def test_a_socket_reset_while_a_write_waits_ends_its_writer_quietly_and_writes_nothing_more():
+    conn, transport, _, drain = connection()
+    transport.buffered = DIRECT_WRITE_BUFFER + 1
+    drain.resumed.clear()
+    conn.deliver(b"u1")
+    conn.deliver(b"u2")
+    await asyncio.sleep(0.01)
+    assert transport.written == [b"u1"]
+    drain.error = ConnectionResetError("reset")
+    drain.resumed.set()
+    await asyncio.sleep(0.01)
+    assert conn._writer.done() and conn._writer.exception() is None
+    assert transport.written == [b"u1"]
     await conn.stop()
 
 

@@ -174,35 +174,3 @@ def test_the_commitment_covers_the_seed_and_the_secret_options():
     assert split_options(object(), {"farmers": True}) == ({"farmers": True}, {})
     assert finished_payload(seed, {}, {"winner": 0}) == {"seed": seed.hex(), "summary": {"winner": 0}}
     assert finished_payload(seed, {"tile_order": None}, {})["secret_options"] == {"tile_order": None}
-
-
-# --- websocket writes ----------------------------------------------------------------------------
-
-
-async def test_a_write_that_had_to_wait_is_finished_in_order_by_a_task():
-    import asyncio
-
-    from service.ws import _finish
-
-    loop = asyncio.get_running_loop()
-    drained, failed = loop.create_future(), loop.create_future()
-    out = []
-
-    async def write():  # like send_frame waiting on flow control
-        out.append(await drained)
-        await asyncio.sleep(0)
-        try:
-            await failed
-        except ConnectionResetError as exc:
-            out.append(f"saw {exc}")
-        out.append("done")
-
-    coro = write()
-    waiting = coro.send(None)
-    assert waiting is drained
-    task = asyncio.ensure_future(_finish(coro, waiting))
-    drained.set_result("drained")
-    await asyncio.sleep(0.01)
-    failed.set_exception(ConnectionResetError("reset"))
-    await task
-    assert out == ["drained", "saw reset", "done"]
