@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import sys
 from pathlib import Path
@@ -27,6 +28,9 @@ from typing import Any, Mapping, Sequence
 from games.base import Engine
 
 __all__ = ["main", "out"]
+
+FULL_GC_EVERY = 50
+"""Young (generation-1) collections between two full ones; CPython's default is 10."""
 
 
 def out(text: str = "") -> None:
@@ -105,6 +109,7 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
         sys.stderr.write(f"donjon: {exc}\n")
         return 2
     log = get_logger()
+    app.on_startup.append(_settle_gc)  # after the cleanup contexts: every resource has started
 
     def announce(_banner: str) -> None:  # run_app calls it once the socket is bound
         log.info(
@@ -119,6 +124,30 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
         log.error("serve.failed", error=str(exc))
         return 1
     return 0
+
+
+async def _settle_gc(_app: Any) -> None:
+    """Take what start-up built out of the collector's sight and make full collections rarer.
+
+    A full collection walks every tracked object, and with ~1,000 sockets it froze the process
+    for 45-80 ms, mostly in connection bursts (new sockets outlive the young collections, and
+    once they have grown the old generation by a quarter, every tenth young collection turns
+    into a full one). Most of what a full collection walked never dies: modules,
+    engines, datasets, the store client, built at start-up. ``gc.freeze`` moves those (collected
+    first, so no start-up garbage is kept forever) to the permanent generation, which
+    collections skip; on the idle served app that took a full collection from ~17 ms to ~0.
+    Raising the gen-2 threshold from 10 to :data:`FULL_GC_EVERY` makes the remaining full
+    collections (over sockets and games) five times rarer; moderately, because cyclic garbage
+    that reaches the old generation waits that much longer to be freed. Young collections are
+    unchanged, and reference counting frees everything acyclic at once regardless.
+    """
+    gc.collect()
+    gc.freeze()
+    young, middle, old = gc.get_threshold()
+    gc.set_threshold(young, middle, max(old, FULL_GC_EVERY))
+    from service.logs import get_logger
+
+    get_logger().info("serve.gc_settled", frozen=gc.get_freeze_count(), threshold=list(gc.get_threshold()))
 
 
 async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[str, Engine] | None) -> int:

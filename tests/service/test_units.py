@@ -174,3 +174,24 @@ def test_the_commitment_covers_the_seed_and_the_secret_options():
     assert split_options(object(), {"farmers": True}) == ({"farmers": True}, {})
     assert finished_payload(seed, {}, {"winner": 0}) == {"seed": seed.hex(), "summary": {"winner": 0}}
     assert finished_payload(seed, {"tile_order": None}, {})["secret_options"] == {"tile_order": None}
+
+
+# --- serve -------------------------------------------------------------------------------------
+
+
+async def test_serve_freezes_the_start_up_heap_and_makes_full_collections_rarer():
+    import gc
+
+    from service.cli import FULL_GC_EVERY, _settle_gc
+
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        await _settle_gc(None)
+        assert gc.get_freeze_count() > 0 and gc.get_threshold() == (700, 10, FULL_GC_EVERY) == (700, 10, 50)
+        gc.set_threshold(700, 10, 200)
+        await _settle_gc(None)
+        assert gc.get_threshold() == (700, 10, 200)  # an operator's higher threshold is kept
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*saved)
