@@ -59,9 +59,14 @@ class Drain:
             raise self.error
 
 
-def connection(outbox_limit: int = 10) -> tuple[Connection, Transport, WebSocket, Drain]:
+def connection(outbox_limit: int = 10, *, stalled: bool = False) -> tuple[Connection, Transport, WebSocket, Drain]:
+    """A Connection over fakes; ``stalled``: its socket is not keeping up (the transport's buffer
+    is full) and flow control holds its writer until ``drain.resumed`` is set."""
     transport, ws, drain = Transport(), WebSocket(), Drain()
     conn = Connection(ws, FRAMED["json"], transport, drain, outbox_limit=outbox_limit, metrics=Metrics())  # type: ignore[arg-type]
+    if stalled:
+        transport.buffered = DIRECT_WRITE_BUFFER + 1
+        drain.resumed.clear()
     return conn, transport, ws, drain
 
 
@@ -94,9 +99,7 @@ async def test_a_socket_that_keeps_up_gets_the_very_bytes_at_once():
 
 
 async def test_behind_a_full_buffer_frames_queue_and_go_out_in_order_as_flow_control_allows():
-    conn, transport, _, drain = connection()
-    transport.buffered = DIRECT_WRITE_BUFFER + 1
-    drain.resumed.clear()
+    conn, transport, _, drain = connection(stalled=True)
     conn.deliver(b"u1")
     conn.deliver(b"u2")
     assert transport.written == []
@@ -113,9 +116,7 @@ async def test_behind_a_full_buffer_frames_queue_and_go_out_in_order_as_flow_con
 
 
 async def test_a_socket_reset_while_a_write_waits_ends_its_writer_quietly_and_writes_nothing_more():
-    conn, transport, _, drain = connection()
-    transport.buffered = DIRECT_WRITE_BUFFER + 1
-    drain.resumed.clear()
+    conn, transport, _, drain = connection(stalled=True)
     conn.deliver(b"u1")
     conn.deliver(b"u2")
     await asyncio.sleep(0.01)
@@ -129,9 +130,7 @@ async def test_a_socket_reset_while_a_write_waits_ends_its_writer_quietly_and_wr
 
 
 async def test_a_socket_too_slow_for_its_updates_is_closed_with_1013():
-    conn, transport, ws, drain = connection(outbox_limit=2)
-    transport.buffered = DIRECT_WRITE_BUFFER + 1
-    drain.resumed.clear()
+    conn, transport, ws, _ = connection(outbox_limit=2, stalled=True)
     for n in range(5):
         conn.deliver(f"u{n}".encode())
     await asyncio.sleep(0.01)
