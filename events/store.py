@@ -10,7 +10,8 @@ append script stays atomic on Redis Cluster)::
 
 The only write to a stream is :meth:`EventStore.append`, one Lua script (``append.lua``): it
 checks the command id, then the expected version, then appends the whole batch with its hash
-chain, or nothing. Events are never rewritten or trimmed.
+chain, or nothing. Events are never rewritten or trimmed. The appends made in one event-loop
+turn travel together as one pipeline (:mod:`events.batcher`), each keeping its own result.
 
 Every method raises :class:`~events.errors.StoreUnavailable` when the server cannot be reached,
 and other :mod:`events.errors` classes for the store's own refusals; never redis-py exceptions.
@@ -39,6 +40,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
 from events import codec
+from events.batcher import AppendBatcher, BatchStats
 from events.chain import verify_bodies
 from events.envelope import GENESIS_HASH, Envelope, NewEvent
 from events.errors import (
@@ -49,7 +51,7 @@ from events.errors import (
     UnknownGame,
 )
 
-__all__ = ["AppendResult", "EventStore", "events_key", "meta_key", "cmds_key", "lobby_key"]
+__all__ = ["AppendResult", "BatchStats", "EventStore", "events_key", "meta_key", "cmds_key", "lobby_key"]
 
 _APPEND_LUA = resources.files("events").joinpath("append.lua").read_text(encoding="utf-8")
 
@@ -67,6 +69,9 @@ return 1
 
 _PAGE = 1000
 """Events per XRANGE/XREAD round trip when reading history."""
+
+DEFAULT_MAX_APPEND_BATCH = 128
+"""Most appends sent in one pipeline; a longer burst in one loop turn becomes several batches."""
 
 _MAX_BLOCK_MS = 5000
 """Longest single XREAD BLOCK; longer waits loop, so the socket timeout never fires on a wait."""
@@ -110,19 +115,33 @@ class AppendResult:
     duplicate: bool = False
 
 
+_CLIENT_ERRORS = (rexc.RedisError, OSError, asyncio.TimeoutError)
+"""What redis-py and the sockets under it raise; :func:`_translated` maps each to a store error."""
+
+
+def _translated(exc: BaseException) -> BaseException:
+    """The store's own (PEP 249-like) error for a redis-py or socket exception, caused by it."""
+    if isinstance(exc, (rexc.ConnectionError, rexc.TimeoutError, OSError, asyncio.TimeoutError)):
+        error: StoreError = StoreUnavailable(f"event store unavailable: {exc}")
+    elif isinstance(exc, rexc.ResponseError) and str(exc).startswith(_UNAVAILABLE_PREFIXES):
+        error = StoreUnavailable(f"event store cannot serve now: {exc}")
+    elif isinstance(exc, rexc.ResponseError):
+        error = StoreError(f"event store refused a command: {exc}")
+    elif isinstance(exc, rexc.RedisError):
+        error = StoreError(f"event store error: {exc}")
+    else:
+        return exc  # not the client's: a bug, passed on as it is
+    error.__cause__ = exc
+    return error
+
+
 @contextlib.contextmanager
 def _translate_errors() -> Iterator[None]:
-    """Turn redis-py and socket exceptions into the store's own (PEP 249-like) classes."""
+    """Raise the store's own error classes instead of redis-py and socket exceptions."""
     try:
         yield
-    except (rexc.ConnectionError, rexc.TimeoutError, OSError, asyncio.TimeoutError) as exc:
-        raise StoreUnavailable(f"event store unavailable: {exc}") from exc
-    except rexc.ResponseError as exc:
-        if str(exc).startswith(_UNAVAILABLE_PREFIXES):
-            raise StoreUnavailable(f"event store cannot serve now: {exc}") from exc
-        raise StoreError(f"event store refused a command: {exc}") from exc
-    except rexc.RedisError as exc:
-        raise StoreError(f"event store error: {exc}") from exc
+    except _CLIENT_ERRORS as exc:
+        raise _translated(exc) from exc
 
 
 def _pack_fields(fields: Mapping[str, Any]) -> list[Any]:
@@ -145,6 +164,11 @@ class EventStore:
     :meth:`close`) or ``EventStore(redis_client)`` (the caller keeps ownership).
     ``upcasters`` is the registry applied to what :meth:`read`, :meth:`subscribe` and
     :meth:`read_many` return (:data:`events.codec.UPCASTERS` by default).
+
+    With ``batch_appends`` (the default), the appends made in one event-loop turn go to the
+    server as one pipeline of at most ``max_append_batch`` script calls
+    (:mod:`events.batcher`); each keeps its own result and errors. ``batch_appends=False``
+    sends each append on its own, for comparison. Use a store from one event loop.
     """
 
     def __init__(
@@ -153,6 +177,8 @@ class EventStore:
         *,
         owns_client: bool = False,
         upcasters: codec.Upcasters = codec.UPCASTERS,
+        batch_appends: bool = True,
+        max_append_batch: int = DEFAULT_MAX_APPEND_BATCH,
     ) -> None:
         self.redis = redis
         self._owns_client = owns_client
@@ -160,6 +186,11 @@ class EventStore:
         self._append_script = redis.register_script(_APPEND_LUA)
         self._create_script = redis.register_script(_CREATE_LUA)
         self._update_meta_script = redis.register_script(_UPDATE_META_LUA)
+        self._batcher = (
+            AppendBatcher(redis, self._append_script, max_batch=max_append_batch, translate=_translated)
+            if batch_appends
+            else None
+        )
 
     @classmethod
     async def connect(
@@ -170,12 +201,15 @@ class EventStore:
         socket_timeout: float = 10.0,
         connect_timeout: float = 3.0,
         upcasters: codec.Upcasters = codec.UPCASTERS,
+        batch_appends: bool = True,
+        max_append_batch: int = DEFAULT_MAX_APPEND_BATCH,
     ) -> EventStore:
         """A store on its own connection pool to ``url`` (``redis://``, ``rediss://``, ``unix://``).
 
         The pool waits for a free connection rather than failing when ``max_connections`` are busy.
         One retry with a short backoff rides over a connection the server closed (a restart);
         after that, :class:`StoreUnavailable`. Nothing is sent until the first call.
+        ``batch_appends`` and ``max_append_batch`` are the constructor's.
         """
         pool = aioredis.BlockingConnectionPool.from_url(
             url,
@@ -185,10 +219,24 @@ class EventStore:
             socket_connect_timeout=connect_timeout,
             retry=Retry(ExponentialBackoff(cap=0.2, base=0.05), retries=2),
         )
-        return cls(aioredis.Redis.from_pool(pool), owns_client=True, upcasters=upcasters)
+        return cls(
+            aioredis.Redis.from_pool(pool),
+            owns_client=True,
+            upcasters=upcasters,
+            batch_appends=batch_appends,
+            max_append_batch=max_append_batch,
+        )
+
+    @property
+    def append_batches(self) -> BatchStats | None:
+        """How appends went to the server (pipelines, appends, largest); ``None`` when not batching."""
+        return None if self._batcher is None else self._batcher.stats
 
     async def close(self) -> None:
-        """Close the client and its pool, if :meth:`connect` made them."""
+        """Close the client and its pool, if :meth:`connect` made them, once the appends
+        already sent have their replies."""
+        if self._batcher is not None:
+            await self._batcher.drain()
         if self._owns_client:
             with contextlib.suppress(Exception):
                 await self.redis.aclose()
@@ -253,7 +301,8 @@ class EventStore:
         for a payload that is not msgpack/JSON-safe.
 
         A retried call whose first try was applied but whose reply was lost (a connection reset)
-        comes back as a duplicate with a ``command_id``, and as a conflict without one.
+        comes back as a duplicate with a ``command_id``, and as a conflict without one. All of
+        this holds the same when the append travels in a batch with others (see the class).
         """
         if not events:
             raise ValueError("append needs at least one event")
@@ -274,8 +323,12 @@ class EventStore:
             for i, event in enumerate(events)
         ]
         keys = [events_key(game_id), cmds_key(game_id)]
-        with _translate_errors():
-            reply = await self._append_script(keys=keys, args=[expected_version, command_id or "", *bodies])
+        args = [expected_version, command_id or "", *bodies]
+        if self._batcher is not None:
+            reply = await self._batcher.call(keys, args)  # raises the store's errors already
+        else:
+            with _translate_errors():
+                reply = await self._append_script(keys=keys, args=args)
         outcome = reply[0].decode() if isinstance(reply[0], bytes) else reply[0]
         if outcome == "conflict":
             raise ConflictError(game_id, expected_version, int(reply[1]))

@@ -1,0 +1,156 @@
+"""Appends made in the same event-loop turn, sent to the server together as one pipeline.
+
+Every append is one ``EVALSHA`` of ``append.lua``. Sent one by one, each call pays redis-py's
+per-call machinery (taking a pooled connection, the retry wrapper, the command wrappers): with
+100 busy games that was about 100 µs of CPU per append, five times what the same call costs in a
+pipeline. :class:`AppendBatcher` queues the script calls made while the loop runs and, one turn
+later, sends them as one non-transactional pipeline (one connection, one write, one read of all
+the replies); each call still gets its own reply or its own error.
+
+What a caller sees is what it would see sending its call alone:
+
+* **Each script stays atomic on its own.** A pipeline is not ``MULTI``: the server runs the
+  calls one after the other, each whole, and a batch may apply some appends and refuse others.
+* **Order.** Calls go to the server in the order they were made, so of two appends to one game
+  in one batch the first runs first and the second sees its effect (a conflict, a duplicate).
+* **Failures reach every waiter.** When the pipeline fails (connection refused or reset, a
+  timeout), every call of the batch gets the error. redis-py's retry may send the whole batch
+  again; the script's command-id check makes that safe (an applied append comes back as a
+  duplicate, as a lone retried call does).
+* **NOSCRIPT.** When the server's script cache was flushed (or another server answers now), the
+  calls that got ``NOSCRIPT`` ran nothing: the script is loaded and those calls are sent again,
+  in their order, once.
+* **A cap.** At most ``max_batch`` calls go in one pipeline; a longer burst is cut into several
+  batches, sent at once on separate connections. Their relative order on the server is then
+  that of independent calls, which the script's expected-version check makes safe.
+* **Cancellation.** A caller cancelled before its batch is sent is left out of it; once sent,
+  the call runs (as a lone call whose caller is cancelled after writing it does).
+
+A batch of one is sent as a plain script call, with no pipeline around it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import redis.asyncio as aioredis
+import redis.exceptions as rexc
+from redis.commands.core import AsyncScript
+
+__all__ = ["AppendBatcher", "BatchStats"]
+
+
+@dataclass(frozen=True, slots=True)
+class BatchStats:
+    """What a batcher has sent: ``batches`` pipelines (or lone calls) carrying ``calls`` calls."""
+
+    batches: int = 0
+    calls: int = 0
+    largest: int = 0
+
+
+@dataclass(slots=True)
+class _Call:
+    keys: Sequence[Any]
+    args: Sequence[Any]
+    waiter: asyncio.Future[Any] = field(repr=False)
+
+
+class AppendBatcher:
+    """Runs ``script`` for many callers, one pipeline per event-loop turn.
+
+    ``translate`` turns a redis-py or socket exception into the one each waiter gets (a fresh
+    one per waiter). Use it from one event loop.
+    """
+
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        script: AsyncScript,
+        *,
+        max_batch: int,
+        translate: Callable[[BaseException], BaseException],
+    ) -> None:
+        if max_batch < 1:
+            raise ValueError(f"max_batch must be >= 1, got {max_batch!r}")
+        self._redis = redis
+        self._script = script
+        self._max_batch = max_batch
+        self._translate = translate
+        self._queue: list[_Call] = []
+        self._sending: set[asyncio.Task[None]] = set()
+        self._stats = BatchStats()
+
+    @property
+    def stats(self) -> BatchStats:
+        return self._stats
+
+    async def call(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+        """The script's reply to ``keys``/``args``, sent with the other calls of this loop turn."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[Any] = loop.create_future()
+        if not self._queue:
+            loop.call_soon(self._send_queued)
+        self._queue.append(_Call(keys, args, waiter))
+        if len(self._queue) >= self._max_batch:
+            self._send_queued()
+        return await waiter
+
+    async def drain(self) -> None:
+        """Send what is queued and wait until every batch has its replies (before closing the client)."""
+        self._send_queued()
+        while self._sending:
+            await asyncio.gather(*self._sending, return_exceptions=True)
+
+    def _send_queued(self) -> None:
+        batch, self._queue = self._queue, []
+        if batch:
+            task = asyncio.get_running_loop().create_task(self._send(batch))
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+
+    async def _send(self, batch: list[_Call]) -> None:
+        batch = [call for call in batch if not call.waiter.done()]  # cancelled callers
+        if not batch:
+            return
+        stats = self._stats
+        self._stats = BatchStats(stats.batches + 1, stats.calls + len(batch), max(stats.largest, len(batch)))
+        try:
+            replies = await self._run(batch)
+        except asyncio.CancelledError:
+            for call in batch:
+                call.waiter.cancel()
+            raise
+        except Exception as exc:  # the whole batch failed: every waiter gets its own copy
+            replies = [exc] * len(batch)
+        for call, reply in zip(batch, replies):
+            if call.waiter.done():
+                continue
+            if isinstance(reply, Exception):
+                call.waiter.set_exception(self._translate(reply))
+            else:
+                call.waiter.set_result(reply)
+
+    async def _run(self, batch: list[_Call]) -> list[Any]:
+        """One reply per call: the script's result, or the exception that call got."""
+        if len(batch) == 1:  # AsyncScript itself reloads a flushed script
+            return [await self._script(keys=batch[0].keys, args=batch[0].args)]
+        replies = await self._pipeline(batch)
+        missing = [i for i, reply in enumerate(replies) if isinstance(reply, rexc.NoScriptError)]
+        if missing:
+            try:
+                self._script.sha = await self._redis.script_load(self._script.script)
+                again = await self._pipeline([batch[i] for i in missing])
+            except Exception as exc:  # only the calls sent again failed; the others keep their replies
+                again = [exc] * len(missing)
+            for i, reply in zip(missing, again):
+                replies[i] = reply
+        return replies
+
+    async def _pipeline(self, calls: list[_Call]) -> list[Any]:
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for call in calls:
+                pipe.execute_command("EVALSHA", self._script.sha, len(call.keys), *call.keys, *call.args)
+            return await pipe.execute(raise_on_error=False)
