@@ -9,7 +9,7 @@ own writer task, which waits on flow control. While a ``hello`` is being answere
 the live updates are held back, so the answer (``snapshot``, or ``update`` with what was missed
 since ``since``) is always the first frame and nothing is sent twice or skipped after it.
 
-Limits: a frame above ``DONJON_WS_MAX_FRAME`` bytes gets ``frame_too_large`` (and above four
+Limits: a frame above ``DONJON_WS_MAX_FRAME`` bytes gets ``frame_too_large`` (and from four
 times that, aiohttp closes the socket with 1009); more than ``DONJON_WS_RATE`` frames a second
 (burst ``DONJON_WS_BURST``) get ``rate_limited``, and a socket that keeps flooding is closed
 with 1008; a socket too slow to take its updates (``DONJON_WS_OUTBOX`` frames queued) is closed
@@ -247,11 +247,12 @@ class _Session:
 
     async def on_frame(self, data: str | bytes) -> None:
         self.metrics.ws_frames_in.inc()
-        if len(data) > self.settings.ws_max_frame:
+        size = len(data) if isinstance(data, bytes) else len(data.encode())  # text arrives decoded
+        if size > self.settings.ws_max_frame:
             self.error(
                 ServiceError(
                     ErrorCode.FRAME_TOO_LARGE,
-                    f"frame of {len(data)} bytes is above the limit of {self.settings.ws_max_frame}",
+                    f"frame of {size} bytes is above the limit of {self.settings.ws_max_frame}",
                 )
             )
             return
