@@ -4,7 +4,9 @@
 round trip per event, from ``concurrency`` tasks (each on its own game, since appends to one game
 serialize on its version), and both run in alternating rounds so that neither gets a warmer
 server. The ratio ``append_per_s / xadd_per_s`` is the cost of the Lua script (command id check,
-expected-version check, hash chain, idempotency record) over a bare stream write.
+expected-version check, hash chain, idempotency record) over a bare stream write. With several
+tasks, the appends made in one loop turn go as one pipeline (:mod:`events.batcher`) unless
+``batch_appends=False``; the XADDs are always sent one by one, as a plain client would.
 
 >>> asyncio.run(append_vs_xadd("redis://127.0.0.1:6379/0", 2000))   # doctest: +SKIP
 {'n': 2000, 'concurrency': 1, 'append_per_s': 9100.0, 'xadd_per_s': 15800.0, 'ratio': 0.58, ...}
@@ -27,16 +29,17 @@ _ROUNDS = 4
 _PAYLOAD = {"tile": "CRFRf", "x": 3, "y": -2, "rotation": 90, "meeple": {"seat": 1, "feature": "city", "at": 2}}
 
 
-async def append_vs_xadd(url: str, n: int, *, concurrency: int = 1) -> dict[str, Any]:
+async def append_vs_xadd(url: str, n: int, *, concurrency: int = 1, batch_appends: bool = True) -> dict[str, Any]:
     """Append ``n`` single-event batches and XADD ``n`` raw entries; rates and their ratio.
 
     Returns ``n``, ``concurrency``, ``append_per_s``, ``xadd_per_s``, ``ratio`` (append / xadd),
-    ``append_mean_us``, ``xadd_mean_us`` (per operation, per task), ``body_bytes`` and the
-    server's ``server_version``. Uses fresh keys and deletes them afterwards.
+    ``append_mean_us``, ``xadd_mean_us`` (per operation, per task), ``body_bytes``, the
+    server's ``server_version`` and ``appends_per_batch`` (mean; ``None`` with
+    ``batch_appends=False``). Uses fresh keys and deletes them afterwards.
     """
     if n < 1 or concurrency < 1:
         raise ValueError("n and concurrency must be >= 1")
-    store = await EventStore.connect(url, max_connections=max(8, concurrency * 2))
+    store = await EventStore.connect(url, max_connections=max(8, concurrency * 2), batch_appends=batch_appends)
     run = uuid.uuid4().hex[:12]
     games = [f"bench-{run}-{i}" for i in range(concurrency)]
     raw_keys = [f"bench:{{{run}-{i}}}:xadd" for i in range(concurrency)]
@@ -68,6 +71,7 @@ async def append_vs_xadd(url: str, n: int, *, concurrency: int = 1) -> dict[str,
 
         await timed(appends, games, min(50, n))  # warm-up: connections, script cache
         await timed(xadds, raw_keys, min(50, n))
+        warm = store.append_batches
         append_s = xadd_s = 0.0
         per_round = [n // _ROUNDS + (1 if i < n % _ROUNDS else 0) for i in range(_ROUNDS)]
         for i, count in enumerate(per_round):
@@ -79,6 +83,10 @@ async def append_vs_xadd(url: str, n: int, *, concurrency: int = 1) -> dict[str,
             else:
                 xadd_s += await timed(xadds, raw_keys, count)
                 append_s += await timed(appends, games, count)
+        batches = store.append_batches
+        per_batch = None
+        if batches is not None and warm is not None:
+            per_batch = round((batches.calls - warm.calls) / (batches.batches - warm.batches), 2)
         append_rate = n / append_s
         xadd_rate = n / xadd_s
         return {
@@ -91,6 +99,7 @@ async def append_vs_xadd(url: str, n: int, *, concurrency: int = 1) -> dict[str,
             "xadd_mean_us": round(xadd_s / n * concurrency * 1e6, 1),
             "body_bytes": len(body),
             "server_version": server_version,
+            "appends_per_batch": per_batch,
         }
     finally:
         for key in raw_keys + [k for g in games for k in (events_key(g), meta_key(g), cmds_key(g))]:
