@@ -37,6 +37,10 @@ those bots and nothing else (:mod:`service.bots`).
 Shared helpers for engines: :class:`EngineBase` builds the catalog entry and normalises options
 from the class facts and the :class:`OptionSpec` table; :func:`parse_command` splits a command
 into its type and args, and :func:`str_arg` / :func:`int_arg` read one typed arg of it.
+
+Playing whole games without the service (benchmarks, tests): :func:`owing_seat` is the seat that
+owes a command, by the service's rule; :func:`play_steps` / :func:`play_out` play a game to its end
+with one :class:`Bot` per seat.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ import hashlib
 import json
 import random
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Protocol, Sequence
+from typing import Any, ClassVar, Generator, Mapping, Protocol, Sequence
 
 __all__ = [
     "SPECTATOR",
@@ -67,7 +71,10 @@ __all__ = [
     "fill_options",
     "fold",
     "int_arg",
+    "owing_seat",
     "parse_command",
+    "play_out",
+    "play_steps",
     "redact_secrets",
     "secret_digest",
     "secret_fields",
@@ -508,3 +515,112 @@ def derive_rng(seed: bytes, game_id: str, version: int) -> random.Random:
     """
     digest = hashlib.sha256(seed + b"\x00" + game_id.encode() + b"\x00" + str(version).encode()).digest()
     return random.Random(int.from_bytes(digest, "big"))
+
+
+# --- playing a whole game -------------------------------------------------------------------
+
+
+def owing_seat(engine: Engine, state: Any, seats: int) -> int | None:
+    """The lowest seat that owes a command, by the service's rule (``service.bots.due_bot``):
+    the engine's ``waiting_for(state)`` when it has one, else the first seat with a legal move;
+    ``None`` when the game is over or nobody owes anything."""
+    return _owing_rule(engine, seats)(state)
+
+
+def _owing_rule(engine: Engine, seats: int) -> Any:
+    """:func:`owing_seat` for one engine and seat count, with the engine's methods looked up once
+    (a bench plays thousands of commands a second through it)."""
+    is_terminal, legal_moves = engine.is_terminal, engine.legal_moves
+    waiting = getattr(engine, "waiting_for", None)
+    if callable(waiting):
+        def owing(state: Any) -> int | None:
+            if is_terminal(state):
+                return None
+            owed = [seat for seat in waiting(state) if 0 <= seat < seats]
+            return min(owed) if owed else None
+    else:
+        def owing(state: Any) -> int | None:
+            if is_terminal(state):
+                return None
+            return next((seat for seat in range(seats) if legal_moves(state, seat)), None)
+    return owing
+
+
+def play_steps(
+    engine: Engine,
+    seats: int,
+    options: Mapping[str, Any],
+    bots: Bot | Sequence[Bot],
+    seed: bytes | int | random.Random,
+    *,
+    max_commands: int = 100_000,
+) -> Generator[tuple[Any, int, Command], None, Any]:
+    """Play one game with ``bots`` (one per seat, or one for every seat); yield ``(state, seat,
+    command)`` before each command is decided, and return the final state (``StopIteration.value``).
+
+    The seat that plays is :func:`owing_seat`'s. ``options`` are normalised here. Randomness: a
+    ``random.Random`` (or an int, its seed) is the one source of setup, every bot choice and every
+    decision, drawn in that order; bytes are a game seed, from which, as the service does, setup
+    draws ``derive_rng(seed, "bench", 0)``, the decision on top of ``v`` events
+    ``derive_rng(seed, "bench", v)`` and the bot of ``seat`` ``derive_rng(seed, f"bench:bot:{seat}",
+    v)``. :class:`RuntimeError` when nobody owes a command before the end, or after
+    ``max_commands`` commands.
+    """
+    players = [bots] * seats if hasattr(bots, "choose") else list(bots)  # type: ignore[list-item]
+    if len(players) != seats:
+        raise ValueError(f"{seats} seats need {seats} bots, got {len(players)}")
+    choosers = [player.choose for player in players]
+    shared = random.Random(seed) if isinstance(seed, int) else seed
+    options = engine.normalize_options(options, seats)
+    events = engine.setup(options, seats, shared if isinstance(shared, random.Random) else derive_rng(shared, "bench", 0))
+    state = fold(engine, events)
+    version = len(events)
+    owing, decide, evolve = _owing_rule(engine, seats), engine.decide, engine.evolve
+    for _ in range(max_commands):
+        seat = owing(state)
+        if seat is None:
+            if engine.is_terminal(state):
+                return state
+            raise RuntimeError(f"{engine.name}: no seat owes a command in a game that is not over")
+        if isinstance(shared, random.Random):
+            bot_rng = decide_rng = shared
+        else:
+            bot_rng = derive_rng(shared, f"bench:bot:{seat}", version)
+            decide_rng = derive_rng(shared, "bench", version)
+        cmd = choosers[seat](state, seat, bot_rng)
+        yield state, seat, cmd
+        events = decide(state, seat, cmd, decide_rng)
+        for event in events:
+            state = evolve(state, event)
+        version += len(events)
+    if engine.is_terminal(state):
+        return state
+    raise RuntimeError(f"{engine.name}: the game did not end within {max_commands} commands")
+
+
+def play_out(
+    engine: Engine,
+    seats: int,
+    options: Mapping[str, Any],
+    bots: Bot | Sequence[Bot],
+    seed: bytes | int | random.Random,
+    *,
+    max_commands: int = 100_000,
+) -> tuple[Any, list[tuple[int, Command]]]:
+    """Play one complete game (see :func:`play_steps`); the final state and the ``(seat,
+    command)`` pairs played, in order. Pure: the same arguments give the same game.
+
+    >>> from games.castle_panic import ENGINE
+    >>> from games.castle_panic.bots import RANDOM
+    >>> state, commands = play_out(ENGINE, 2, {}, RANDOM, b"doc")
+    >>> ENGINE.is_terminal(state), play_out(ENGINE, 2, {}, RANDOM, b"doc")[1] == commands
+    (True, True)
+    """
+    steps = play_steps(engine, seats, options, bots, seed, max_commands=max_commands)
+    commands: list[tuple[int, Command]] = []
+    while True:
+        try:
+            _, seat, cmd = next(steps)
+        except StopIteration as done:
+            return done.value, commands
+        commands.append((seat, cmd))

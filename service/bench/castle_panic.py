@@ -11,10 +11,10 @@ import random
 import time
 from typing import Any
 
-from games.base import Bot, fold
+from games.base import Bot, play_out, play_steps
 from games.castle_panic import ENGINE
 from games.castle_panic.bots import HEURISTIC, RANDOM
-from games.castle_panic.rules import legal_moves, waiting_for
+from games.castle_panic.rules import legal_moves
 from games.castle_panic.state import Phase, State
 
 __all__ = ["figures", "play_one"]
@@ -22,16 +22,8 @@ __all__ = ["figures", "play_one"]
 
 def play_one(seed: int, seats: int = 4, bot: Bot = RANDOM, **options: Any) -> tuple[State, int]:
     """One complete game with ``bot`` in every seat; returns the final state and the commands."""
-    rng = random.Random(seed)
-    state = fold(ENGINE, ENGINE.setup(options, seats, rng))
-    commands = 0
-    while not ENGINE.is_terminal(state):
-        waiting = waiting_for(state)
-        seat = waiting[0] if len(waiting) == 1 else rng.choice(waiting)
-        for event in ENGINE.decide(state, seat, bot.choose(state, seat, rng), rng):
-            state = ENGINE.evolve(state, event)
-        commands += 1
-    return state, commands
+    state, commands = play_out(ENGINE, seats, options, bot, random.Random(seed))
+    return state, len(commands)
 
 
 def games_per_second(
@@ -53,16 +45,8 @@ def games_per_second(
 
 def sample_states(games: int, seats: int = 4) -> list[tuple[State, int]]:
     """Every (state, waiting seat) met in ``games`` random 4-player games."""
-    out = []
-    for seed in range(games):
-        rng = random.Random(50_000 + seed)
-        state = fold(ENGINE, ENGINE.setup({}, seats, rng))
-        while not ENGINE.is_terminal(state):
-            seat = rng.choice(waiting_for(state))
-            out.append((state, seat))
-            for event in ENGINE.decide(state, seat, RANDOM.choose(state, seat, rng), rng):
-                state = ENGINE.evolve(state, event)
-    return out
+    return [(state, seat) for seed in range(games)
+            for state, seat, _ in play_steps(ENGINE, seats, {}, RANDOM, random.Random(50_000 + seed))]
 
 
 def legal_timing(samples: list[tuple[State, int]], only: Phase | None = None) -> tuple[float, float]:

@@ -624,38 +624,60 @@ async def _play_random(service: Any, name: str, seats: int, rng: random.Random) 
     return game_id
 
 
+class _TimedLegal:
+    """An engine whose ``legal_moves`` calls are counted and timed; the rest passes through."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.calls = 0
+        self.seconds = 0.0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+    def legal_moves(self, state: Any, seat: int) -> list[dict[str, Any]]:
+        before = time.perf_counter()
+        legal = self.engine.legal_moves(state, seat)
+        self.seconds += time.perf_counter() - before
+        self.calls += 1
+        return legal
+
+
+class _RandomLegal:
+    """A bot of any engine, by the Engine surface alone: a uniformly random legal command."""
+
+    name = "random-legal"
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+
+    def choose(self, state: Any, seat: int, rng: random.Random) -> dict[str, Any]:
+        return rng.choice(self.engine.legal_moves(state, seat))
+
+
 def engine_figures(engines: Mapping[str, Any], quick: bool = False) -> dict[str, str]:
-    """For every engine, using only the Engine surface: random-legal games/s and mean legal_moves time."""
-    from games.base import derive_rng, fold
+    """For every engine, using only the Engine surface: random-legal games/s and mean legal_moves
+    time. Games are :func:`games.base.play_out` with a random-legal bot in every seat and one
+    ``random.Random(game number)`` for every draw (a per-command ``derive_rng`` costs as much as a
+    light engine's command); ``legal_moves`` is timed both where it finds the seat that owes a
+    command and where the bot lists its choices."""
+    from games.base import play_out
 
     figures: dict[str, str] = {}
     budget = 1.0 if quick else 4.0
     for name in sorted(engines):
-        engine = engines[name]
-        seats = min(max(2, engine.min_seats), engine.max_seats)
-        options = engine.normalize_options({}, seats)
-        played = commands = legal_calls = 0
-        legal_seconds = 0.0
+        timed = _TimedLegal(engines[name])
+        seats = min(max(2, timed.min_seats), timed.max_seats)
+        bot = _RandomLegal(timed)
+        played = commands = 0
         started = time.perf_counter()
         while time.perf_counter() - started < budget or played == 0:
-            rng = random.Random(played)
-            state = fold(engine, engine.setup(options, seats, rng))
-            while not engine.is_terminal(state):
-                movers = []
-                for seat in range(seats):
-                    before = time.perf_counter()
-                    legal = engine.legal_moves(state, seat)
-                    legal_seconds += time.perf_counter() - before
-                    legal_calls += 1
-                    if legal:
-                        movers.append((seat, legal))
-                seat, legal = rng.choice(movers)
-                state = fold(engine, engine.decide(state, seat, rng.choice(legal), derive_rng(b"b", "g", commands)), state)
-                commands += 1
+            _, moves = play_out(timed, seats, {}, bot, random.Random(played))
+            commands += len(moves)
             played += 1
         elapsed = time.perf_counter() - started
         figures[f"engine: {name} random-legal games/s ({seats} seats)"] = (
             f"{played / elapsed:,.1f} ({commands / played:.0f} commands/game)"
         )
-        figures[f"engine: {name} legal_moves mean"] = f"{legal_seconds / legal_calls * 1e6:,.0f} us"
+        figures[f"engine: {name} legal_moves mean"] = f"{timed.seconds / max(timed.calls, 1) * 1e6:,.0f} us"
     return figures

@@ -175,3 +175,75 @@ def test_int_arg_reads_an_integer():
 def test_the_games_base_docstring_examples_run():
     result = doctest.testmod(games.base)
     assert result.attempted > 0 and result.failed == 0
+
+
+# --- play_out ---------------------------------------------------------------------------------
+
+
+def _random_bot(name):
+    import importlib
+
+    from games import GAME_MODULES
+    return importlib.import_module(f"{GAME_MODULES[name]}.bots").BOTS["random"]
+
+
+@pytest.mark.parametrize("name", sorted(__import__("games").GAME_MODULES))
+def test_play_out_ends_a_random_bot_game_of_every_engine_and_repeats_it_for_a_seed(name):
+    from games import find_engine
+    engine = find_engine(name)
+    seats = min(max(2, engine.min_seats), engine.max_seats)
+    bot = _random_bot(name)
+    state, commands = games.base.play_out(engine, seats, {}, bot, b"seed-1")
+    assert engine.is_terminal(state)
+    assert commands and all(0 <= seat < seats for seat, _ in commands)
+    again, replayed = games.base.play_out(engine, seats, {}, [bot] * seats, b"seed-1")
+    assert replayed == commands and engine.summary(again) == engine.summary(state)
+    other = games.base.play_out(engine, seats, {}, bot, b"seed-2")[1]
+    assert other != commands
+
+
+@pytest.mark.parametrize("name", sorted(__import__("games").GAME_MODULES))
+def test_play_out_with_one_rng_is_the_game_its_int_seed_gives(name):
+    from games import find_engine
+    engine = find_engine(name)
+    bot = _random_bot(name)
+    by_rng = games.base.play_out(engine, 2, {}, bot, random.Random(7))[1]
+    assert games.base.play_out(engine, 2, {}, bot, 7)[1] == by_rng
+
+
+def test_play_steps_shows_each_state_before_its_command_and_returns_the_last():
+    from games.castle_panic import ENGINE
+    from games.castle_panic.bots import RANDOM
+    _, commands = games.base.play_out(ENGINE, 2, {}, RANDOM, b"s")
+    steps = games.base.play_steps(ENGINE, 2, {}, RANDOM, b"s")
+    seen = []
+    while True:
+        try:
+            state, seat, cmd = next(steps)
+        except StopIteration as done:
+            final = done.value
+            break
+        assert games.base.owing_seat(ENGINE, state, 2) == seat and cmd in ENGINE.legal_moves(state, seat)
+        seen.append((seat, cmd))
+    assert seen == commands and ENGINE.is_terminal(final)
+    assert games.base.owing_seat(ENGINE, final, 2) is None
+
+
+def test_owing_seat_without_waiting_for_is_the_first_seat_with_a_legal_move():
+    from games.castle import ENGINE
+    state = games.base.fold(ENGINE, ENGINE.setup(ENGINE.normalize_options({}, 2), 2, random.Random(1)))
+    assert games.base.owing_seat(ENGINE, state, 2) == state.active == 0
+
+
+def test_play_out_refuses_a_bot_count_that_is_not_the_seat_count():
+    from games.castle_panic import ENGINE
+    from games.castle_panic.bots import RANDOM
+    with pytest.raises(ValueError, match="2 seats need 2 bots, got 3"):
+        games.base.play_out(ENGINE, 2, {}, [RANDOM] * 3, b"s")
+
+
+def test_play_out_stops_a_game_longer_than_max_commands():
+    from games.castle_panic import ENGINE
+    from games.castle_panic.bots import RANDOM
+    with pytest.raises(RuntimeError, match="castle_panic: the game did not end within 5 commands"):
+        games.base.play_out(ENGINE, 2, {}, RANDOM, b"s", max_commands=5)
