@@ -325,6 +325,12 @@ class Engine(Protocol):
         """Every command ``decide`` would accept from ``seat`` now (empty when it owes nothing)."""
         ...
 
+    def waiting_for(self, state: Any) -> list[int]:
+        """The seats the game waits on now; each has legal moves. Another seat may have legal
+        moves too without being waited on (a proposer may withdraw its trade offer). The service's
+        bots and the benches find who plays from this, without listing every seat's moves."""
+        ...
+
     def view(self, state: Any, viewer: Viewer) -> dict[str, Any]:
         """What ``viewer`` (a seat or ``SPECTATOR``) may see, JSON-safe, with a ``"legal"`` list."""
         ...
@@ -521,28 +527,22 @@ def derive_rng(seed: bytes, game_id: str, version: int) -> random.Random:
 
 
 def owing_seat(engine: Engine, state: Any, seats: int) -> int | None:
-    """The lowest seat that owes a command, by the service's rule (``service.bots.due_bot``):
-    the engine's ``waiting_for(state)`` when it has one, else the first seat with a legal move;
-    ``None`` when the game is over or nobody owes anything."""
+    """The lowest seat that owes a command (the engine's ``waiting_for``), as the service's bots
+    pick it; ``None`` when the game is over or nobody owes anything."""
     return _owing_rule(engine, seats)(state)
 
 
 def _owing_rule(engine: Engine, seats: int) -> Any:
     """:func:`owing_seat` for one engine and seat count, with the engine's methods looked up once
     (a bench plays thousands of commands a second through it)."""
-    is_terminal, legal_moves = engine.is_terminal, engine.legal_moves
-    waiting = getattr(engine, "waiting_for", None)
-    if callable(waiting):
-        def owing(state: Any) -> int | None:
-            if is_terminal(state):
-                return None
-            owed = [seat for seat in waiting(state) if 0 <= seat < seats]
-            return min(owed) if owed else None
-    else:
-        def owing(state: Any) -> int | None:
-            if is_terminal(state):
-                return None
-            return next((seat for seat in range(seats) if legal_moves(state, seat)), None)
+    is_terminal, waiting_for = engine.is_terminal, engine.waiting_for
+
+    def owing(state: Any) -> int | None:
+        if is_terminal(state):
+            return None
+        owed = [seat for seat in waiting_for(state) if 0 <= seat < seats]
+        return min(owed) if owed else None
+
     return owing
 
 

@@ -54,12 +54,8 @@ def due_bot(engine: Engine, state: Any, bots: tuple[str | None, ...]) -> tuple[i
     """The lowest bot seat that owes a command, with its bot's name; ``None`` when no bot does."""
     if not any(bots) or engine.is_terminal(state):
         return None
-    waiting = getattr(engine, "waiting_for", None)
-    if callable(waiting):
-        owing = set(waiting(state))
-        candidates = [seat for seat, name in enumerate(bots) if name is not None and seat in owing]
-    else:
-        candidates = [seat for seat, name in enumerate(bots) if name is not None and engine.legal_moves(state, seat)]
+    owing = set(engine.waiting_for(state))
+    candidates = [seat for seat, name in enumerate(bots) if name is not None and seat in owing]
     if not candidates:
         return None
     seat = candidates[0]

@@ -203,6 +203,9 @@ class TinyEngine:
     def _can_act(self, state: TinyState, seat: int) -> bool:
         return bool(state.hands[seat]) or (bool(state.pile) and len(state.hands[seat]) < HAND_LIMIT)
 
+    def waiting_for(self, state: TinyState) -> list[int]:
+        return [] if not state.started or state.finished else [state.turn]
+
     def legal_moves(self, state: TinyState, seat: int | None) -> list[dict[str, Any]]:
         if seat is None or not state.started or state.finished or seat != state.turn:
             return []

@@ -346,6 +346,10 @@ class CarcassonneEngine(EngineBase):
 
     # --- legal moves, views -----------------------------------------------------------------
 
+    def waiting_for(self, state: State) -> list[int]:
+        """Only the current seat ever owes a command: the tile, then the follower step."""
+        return [state.current] if state.phase in (Phase.PLACE_TILE, Phase.PLACE_FOLLOWER) else []
+
     def legal_moves(self, state: State, seat: int) -> list[Command]:
         if seat != state.current:
             return []

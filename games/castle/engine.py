@@ -240,6 +240,10 @@ class CastleEngine(EngineBase):
             return False
         return True
 
+    def waiting_for(self, state: CastleState) -> list[int]:
+        """Only the active seat ever owes a command (wall tiles too are used on one's own turn)."""
+        return [] if state.phase in (Phase.NOT_STARTED, Phase.OVER) else [state.active]
+
     def legal_moves(self, state: CastleState, seat: int) -> list[Command]:
         """Every command ``decide`` accepts from ``seat`` now; empty when it owes nothing."""
         if seat != state.active or state.phase in (Phase.NOT_STARTED, Phase.OVER):

@@ -19,25 +19,11 @@ from games.tileboard import Board
 __all__ = ["figures", "play_one"]
 
 
-class _Turns:
-    """``ENGINE`` plus the ``waiting_for`` it lacks. In Carcassonne only ``state.current`` owes a
-    command in a game not over (the only games ``owing_seat`` asks about), so the bench need not
-    list every seat's moves to find who plays: that extra ``legal_moves`` per command cost the
-    figures a third. (The engine offering ``waiting_for`` would speed up the service's bots too.)"""
-
-    def __getattr__(self, name: str):
-        return getattr(ENGINE, name)
-
-    def waiting_for(self, state) -> list[int]:
-        return [state.current]
-
-
-TURNS = _Turns()
 
 
 def play_one(seed: int, seats: int = 2, **options) -> State:
     """One complete random-bot game."""
-    return play_out(TURNS, seats, options, RANDOM, random.Random(seed))[0]
+    return play_out(ENGINE, seats, options, RANDOM, random.Random(seed))[0]
 
 
 def games_per_second(games: int, **options) -> float:
@@ -53,7 +39,7 @@ def games_per_second(games: int, **options) -> float:
 
 def board_of(tiles: int, seed: int = 1) -> State:
     """A state in a random I&C game whose board holds ``tiles`` tiles, at a tile-placing step."""
-    for state, _, _ in play_steps(TURNS, 2, {"inns_cathedrals": True}, RANDOM, random.Random(seed)):
+    for state, _, _ in play_steps(ENGINE, 2, {"inns_cathedrals": True}, RANDOM, random.Random(seed)):
         if len(state.board) >= tiles and state.phase.value == "place_tile":
             return state
     raise RuntimeError("the game ended before the board was big enough")

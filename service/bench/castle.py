@@ -18,25 +18,11 @@ from games.castle.state import CastleState, Phase
 __all__ = ["figures", "play_one"]
 
 
-class _Turns:
-    """``ENGINE`` plus the ``waiting_for`` it lacks. In The Castle only ``state.active`` owes a
-    command in a game not over (the only games ``owing_seat`` asks about), so the bench need not
-    list every seat's moves to find who plays: that extra ``legal_moves`` per command cost the
-    figures a third. (The engine offering ``waiting_for`` would speed up the service's bots too.)"""
-
-    def __getattr__(self, name: str):
-        return getattr(ENGINE, name)
-
-    def waiting_for(self, state) -> list[int]:
-        return [state.active]
-
-
-TURNS = _Turns()
 
 
 def play_one(seed: int, bots: tuple[Bot, Bot] = (RANDOM, RANDOM), **options) -> tuple[CastleState, list[CastleState]]:
     """One complete game; also returns the states where a tile was waiting to be placed."""
-    steps = play_steps(TURNS, 2, options, bots, random.Random(seed))
+    steps = play_steps(ENGINE, 2, options, bots, random.Random(seed))
     placing = []
     while True:
         try:

@@ -229,10 +229,32 @@ def test_play_steps_shows_each_state_before_its_command_and_returns_the_last():
     assert games.base.owing_seat(ENGINE, final, 2) is None
 
 
-def test_owing_seat_without_waiting_for_is_the_first_seat_with_a_legal_move():
+def test_owing_seat_is_the_active_seat_at_the_start_of_the_castle():
     from games.castle import ENGINE
     state = games.base.fold(ENGINE, ENGINE.setup(ENGINE.normalize_options({}, 2), 2, random.Random(1)))
     assert games.base.owing_seat(ENGINE, state, 2) == state.active == 0
+
+
+@pytest.mark.parametrize(
+    "name, seats, options",
+    [
+        ("carcassonne", 3, {"inns_cathedrals": True}),
+        ("castle", 2, {"falcon": True}),
+        ("castle_panic", 4, {"master_slayer": True}),
+        ("castle_panic", 3, {"overlord": True}),
+    ],
+)
+def test_waiting_for_names_seats_with_legal_moves_and_never_nobody_before_the_end(name, seats, options):
+    from games import find_engine
+    engine = find_engine(name)
+    steps = games.base.play_steps(engine, seats, options, _random_bot(name), b"waiting")
+    checked = 0
+    for state, _, _ in steps:
+        may_act = {seat for seat in range(seats) if engine.legal_moves(state, seat)}
+        waiting = set(engine.waiting_for(state))
+        assert waiting and waiting <= may_act, f"{name} at step {checked}: {waiting} vs {may_act}"
+        checked += 1
+    assert checked > 20
 
 
 def test_play_out_refuses_a_bot_count_that_is_not_the_seat_count():
