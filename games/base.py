@@ -11,6 +11,7 @@ Data flow::
                                                           an event that decide/setup produced
     decide(state, seat, command, rng)   -> [Event]        or raises RuleError (stable code)
     legal_moves(state, seat)            -> [command]      every command decide accepts now
+    waiting_for(state)                  -> [seat]         the seats the game waits on now
     view(state, viewer)                 -> dict           what that viewer may see, with "legal"
     redact(event, viewer)               -> Event | None   the event as that viewer may see it
 
