@@ -108,7 +108,7 @@ async def error_middleware(
         response = error_response(ServiceError(ErrorCode.INTERNAL, "the event store refused the request"))
     except Exception:
         log.exception("http.failed", method=request.method, path=request.path)
-        response = error_response(ServiceError(ErrorCode.INTERNAL, "internal error; nothing was applied"))
+        response = error_response(ServiceError(ErrorCode.INTERNAL, "internal error (logged on the server)"))
     status = response.status
     request.app[METRICS].http_requests.inc(method=request.method, route=route, status=str(status))
     if route not in _QUIET_ROUTES:

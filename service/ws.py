@@ -282,7 +282,8 @@ class _Session:
             self.error(ServiceError(ErrorCode.STORE_UNAVAILABLE, f"the event store is unavailable: {exc}"), command_id)
         except Exception:
             self.log.exception("ws.frame_failed", command_id=command_id)
-            self.error(ServiceError(ErrorCode.INTERNAL, "internal error; nothing was applied"), command_id)
+            message = "internal error (logged on the server); resend with the same id to learn whether it applied"
+            self.error(ServiceError(ErrorCode.INTERNAL, message), command_id)
 
     async def on_hello(self, hello: Hello) -> None:
         if self.greeted:
