@@ -26,7 +26,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from events.errors import ConflictError, UnknownGame
 from games.base import Command, RuleError
@@ -186,11 +185,3 @@ class CommandRunner:
         earlier = await self.store.command_result(game_id, command_id)
         return None if earlier is None else CommandResult(earlier.last_version, True)
 
-
-def __getattr__(name: str) -> Any:
-    """``service.commands.GameService``, as imports written before the split name it."""
-    if name == "GameService":
-        from service.game_service import GameService
-
-        return GameService
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
