@@ -27,7 +27,7 @@ from aiohttp import WSCloseCode, web
 from events.embedded import EmbeddedServer
 from events.store import EventStore
 from games.base import Engine
-from service.commands import GameService
+from service.game_service import GameService
 from service.http import error_middleware, setup_routes
 from service.keys import EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SOCKETS, STORE
 from service.logs import get_logger

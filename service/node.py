@@ -32,7 +32,7 @@ from aiohttp import WSCloseCode
 
 from events.errors import StoreUnavailable
 from projections.live import LiveGame, Subscriber
-from service.commands import GameService
+from service.game_service import GameService
 from service.logs import get_logger
 from service.metrics import Metrics
 
