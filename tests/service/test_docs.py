@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["service.bots", "service.seeds", "projections.game"]
+MODULES = ["service.bots", "service.seeds", "service.metrics", "projections.game"]
 
 
 @pytest.mark.parametrize("name", MODULES)
