@@ -728,7 +728,7 @@ class GameService:
             cached = self._cache.get(game_id)
             if cached is not None:
                 self._bot_failed[game_id] = cached.version
-            self.log.error("bot.failed", game_id=game_id, error=repr(exc))
+            self.log.error("bot.failed", game_id=game_id, error=repr(exc), exc_info=True)
         finally:
             self._forget_bot_task(game_id, me)
 
