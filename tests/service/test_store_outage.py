@@ -9,7 +9,17 @@ import pytest
 
 from events.embedded import EmbeddedServer
 from service.app import create_app
-from tests.service.conftest import ENGINES, command, expect_reply, hello, receive, settings_for, started_tiny
+from service.keys import STORE
+from tests.service.conftest import (
+    ENGINES,
+    command,
+    expect_reply,
+    hello,
+    receive,
+    receive_until,
+    settings_for,
+    started_tiny,
+)
 
 
 @pytest.fixture
@@ -52,5 +62,54 @@ async def test_an_unreachable_store_gives_store_unavailable_and_the_service_reco
         assert (ack["type"], ack["version"]) == ("ack", 7)
         update = await receive(watcher, timeout=10)
         assert (update["type"], update["version"]) == ("update", 7)
+    finally:
+        await asyncio.to_thread(restarted.stop)
+
+
+async def test_a_hello_that_fails_after_subscribing_drops_the_updates_it_held_back(aiohttp_client, own_server):
+    """The store dies while a hello reads what the client missed, after a live update for the
+    socket was held back: the answer is the error alone, and the retry gets each version once.
+
+    The failure is real (the server is killed under the read); only its moment is pinned, by
+    wrapping this app's ``store.read`` (our code, not Redis) so that the live update is held
+    before the read goes to the dead server: the real store cannot order the two by itself."""
+    client = await aiohttp_client(create_app(settings_for(own_server.url), engines=ENGINES))
+    game_id, tokens = await started_tiny(client)
+    player, _ = await hello(client, game_id, tokens[0])
+    other, _ = await hello(client, game_id, tokens[1])
+    watcher, _ = await hello(client, game_id)  # keeps the game live on the node
+    draw = {"type": "draw", "args": {}}
+    await command(player, "c7", draw)
+    assert (await expect_reply(player, "c7"))[0]["version"] == 7
+    store = client.app[STORE]
+    real_read = store.read
+
+    async def read_after_a_held_update(*args, **kwargs):
+        del store.read  # once
+        await command(other, "c8", draw)  # version 8 reaches every socket, the held one too
+        await receive_until(watcher, lambda f: f["version"] == 8)
+        await asyncio.to_thread(own_server.kill)
+        return await real_read(*args, **kwargs)
+
+    store.read = read_after_a_held_update
+    late, answer = await hello(client, game_id, since=6)
+    assert (answer["type"], answer.get("code")) == ("error", "store_unavailable"), answer
+    with pytest.raises(asyncio.TimeoutError):
+        extra = await receive(late, timeout=0.5)
+        pytest.fail(f"the failed hello sent {extra}")
+
+    restarted = EmbeddedServer(own_server.data_dir, fsync="always")
+    await restarted.start_async()
+    try:
+        for _ in range(50):
+            if (await client.get("/readyz")).status == 200:
+                break
+            await asyncio.sleep(0.1)
+        await late.send_json({"type": "hello", "since": 6})
+        missed = await receive(late, timeout=10)
+        assert (missed["type"], [e["version"] for e in missed["events"]]) == ("update", [7, 8])
+        await command(player, "c9", draw)
+        update = await receive(late, timeout=10)
+        assert (update["version"], [e["version"] for e in update["events"]]) == (9, [9])
     finally:
         await asyncio.to_thread(restarted.stop)
