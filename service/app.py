@@ -92,7 +92,7 @@ async def _stop_embedded(server: EmbeddedServer) -> None:
 async def _event_store(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     url = app[EMBEDDED].url if settings.embedded else settings.redis_url.reveal()  # type: ignore[union-attr]
-    store = await EventStore.connect(url)
+    store = await EventStore.connect(url, call_timeout=settings.store_timeout_ms / 1000)
     app[STORE] = store
     try:
         yield

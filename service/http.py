@@ -17,7 +17,7 @@ from projections import lobby
 from projections.game import Status
 from projections.views import events_for, view_for
 from service.errors import ErrorCode, ServiceError
-from service.keys import ENGINES, METRICS, SERVICE, STORE
+from service.keys import ENGINES, METRICS, SERVICE, SETTINGS, STORE
 from service.logs import get_logger
 from service.metrics import CONTENT_TYPE
 from service.ws import websocket_handler
@@ -135,9 +135,9 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    """Ready: the event store answers a PING now."""
+    """Ready: the event store answers a PING now (within ``DONJON_READY_TIMEOUT_MS``)."""
     try:
-        await request.app[STORE].ping()
+        await request.app[STORE].ping(request.app[SETTINGS].ready_timeout_ms / 1000)
     except StoreError as exc:
         request.app[METRICS].store_unavailable.inc()
         return _json(

@@ -28,6 +28,14 @@ def test_settings_defaults_are_the_embedded_laptop_setup():
     )
 
 
+def test_the_store_budgets_are_settings():
+    settings = Settings.from_env({"DONJON_STORE_TIMEOUT_MS": "1500", "DONJON_READY_TIMEOUT_MS": "250"})
+    assert (settings.store_timeout_ms, settings.ready_timeout_ms) == (1500, 250)
+    assert (Settings().store_timeout_ms, Settings().ready_timeout_ms) == (2000, 1000)
+    with pytest.raises(SettingsError, match="DONJON_STORE_TIMEOUT_MS"):
+        Settings.from_env({"DONJON_STORE_TIMEOUT_MS": "0"})
+
+
 def test_settings_cast_the_environment_and_flags_win():
     env = {"DONJON_PORT": "9000", "DONJON_WS_RATE": "2.5", "DONJON_REDIS_URL": "redis://h:1/0", "DONJON_FSYNC": "EVERYSEC"}
     settings = Settings.from_env(env, port=9100)
