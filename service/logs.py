@@ -1,6 +1,7 @@
 """Structured logs: JSON lines in production, a readable console on a terminal.
 
-``configure_logging`` is called once by the CLI (tests leave structlog's defaults alone). Log
+``configure_logging`` is called once by the CLI (the tests configure structlog their own way, into
+the standard library's ``logging``, where pytest captures it: ``tests/conftest.py``). Log
 lines bind ``game_id``, ``version``, ``command_id`` and ``latency_ms`` where they apply; the
 event name is the first argument (``log.info("command.accepted", game_id=..., ...)``). Every
 line carries ``node_id`` (``DONJON_NODE_ID``) when the CLI names it.
