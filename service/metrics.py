@@ -27,6 +27,7 @@ from __future__ import annotations
 import platform
 from collections.abc import Iterable, Mapping
 from importlib import metadata
+from typing import Any
 
 import prometheus_client
 from prometheus_client import CollectorRegistry
@@ -66,6 +67,16 @@ class _Series:
         self.label_names = labels
         self._registry = registry
         self._node = node
+        self._children: dict[tuple[tuple[str, str], ...], Any] = {}
+
+    def _child(self, metric: Any, labels: dict[str, str]) -> Any:
+        """The library's series for ``labels``, remembered: ``labels()`` validates on every call,
+        which on the command path cost a microsecond per update."""
+        key = tuple(labels.items())
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(node=self._node, **labels)
+        return child
 
     def _sample(self, suffix: str, labels: Mapping[str, str]) -> float:
         found = self._registry.get_sample_value(self.name + suffix, {NODE_LABEL: self._node, **labels})
@@ -81,7 +92,7 @@ class Counter(_Series):
         self._plain = self._metric.labels(node=node) if not labels else None
 
     def inc(self, amount: float = 1.0, **labels: str) -> None:
-        child = self._plain if self._plain is not None else self._metric.labels(node=self._node, **labels)
+        child = self._plain if self._plain is not None else self._child(self._metric, labels)
         child.inc(amount)
 
     def touch(self, **labels: str) -> None:
@@ -128,7 +139,7 @@ class Histogram(_Series):
         self._plain = self._metric.labels(node=node) if not labels else None
 
     def observe(self, value: float, **labels: str) -> None:
-        child = self._plain if self._plain is not None else self._metric.labels(node=self._node, **labels)
+        child = self._plain if self._plain is not None else self._child(self._metric, labels)
         child.observe(value)
 
     def touch(self, **labels: str) -> None:
