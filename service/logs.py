@@ -7,7 +7,8 @@ event name is the first argument (``log.info("command.accepted", game_id=..., ..
 line carries ``node_id`` (``DONJON_NODE_ID``) when the CLI names it.
 
 The service's own lines go from structlog straight to the stream. The records of the standard
-library's loggers (aiohttp, asyncio, redis, ``warnings``) go through a handler on the root logger
+library's loggers (aiohttp, asyncio, redis, ``warnings``, and an exception that ends the process)
+go through a handler on the root logger
 whose :class:`structlog.stdlib.ProcessorFormatter` renders them with the same renderer, so in
 JSON mode every line on the stream, whoever logged it, is one JSON object; a record's traceback
 becomes its ``exception`` field.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from types import TracebackType
 from typing import Any, TextIO
 
 import structlog
@@ -27,7 +29,7 @@ __all__ = ["configure_logging", "get_logger"]
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
 
-class _DonjonHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _DonjonHandler(logging.StreamHandler[TextIO]):
     """The root handler :func:`configure_logging` installs (and replaces when called again)."""
 
 
@@ -94,7 +96,12 @@ def _route_stdlib(out: TextIO, level: str, shared: list[Processor], renderer: Pr
     root.addHandler(handler)
     root.setLevel(_LEVELS[level])
     logging.captureWarnings(True)  # a warning is a record too, not a bare line on stderr
+    sys.excepthook = _log_uncaught  # so is the traceback of an exception that ends the process
     return handler
+
+
+def _log_uncaught(kind: type[BaseException], error: BaseException, traceback: TracebackType | None) -> None:
+    logging.getLogger("donjon").critical("process.uncaught_exception", exc_info=(kind, error, traceback))
 
 
 def get_logger(**bound: Any) -> Any:

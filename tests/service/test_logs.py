@@ -7,6 +7,7 @@ import asyncio
 import io
 import json
 import logging
+import sys
 import warnings
 
 import pytest
@@ -22,7 +23,7 @@ from tests.service.conftest import hello, started_tiny
 def json_logs():
     """The service's production logging (JSON) into a buffer for the test; the suite's afterwards."""
     saved, root = structlog.get_config(), logging.getLogger()
-    level = root.level
+    level, excepthook = root.level, sys.excepthook
     stream = io.StringIO()
     handler = configure_logging("json", "info", stream=stream, node_id="node-9")
     # Loggers made at import must not keep this configuration after the test.
@@ -33,6 +34,7 @@ def json_logs():
         root.removeHandler(handler)
         root.setLevel(level)
         logging.captureWarnings(False)
+        sys.excepthook = excepthook
         structlog.configure(**saved)
 
 
@@ -47,13 +49,18 @@ async def test_every_line_of_a_real_app_is_json_the_standard_librarys_included(j
     except RuntimeError as exc:  # asyncio's own report of it goes to the stdlib logger "asyncio"
         loop.call_exception_handler({"message": "Task exception was never retrieved", "exception": exc})
     warnings.warn("a library is deprecated", DeprecationWarning, stacklevel=1)
+    try:
+        raise SystemError("the process ends")
+    except SystemError as exc:  # what the interpreter does with an exception nothing caught
+        sys.excepthook(type(exc), exc, exc.__traceback__)
     lines = json_logs.getvalue().splitlines()
     parsed = [json.loads(line) for line in lines]  # fails on the first line that is not JSON
     assert len(parsed) == len(lines) > 3
     for line in parsed:
         assert line["node_id"] == "node-9" and "timestamp" in line and "level" in line, line
     by_logger = {line.get("logger"): line for line in parsed}
-    assert {"aiohttp.access", "asyncio", "py.warnings"} <= set(by_logger)
+    assert {"aiohttp.access", "asyncio", "py.warnings", "donjon"} <= set(by_logger)
+    assert "SystemError: the process ends" in by_logger["donjon"]["exception"]
     assert f"/games/{game_id}" in by_logger["aiohttp.access"]["event"]
     failure = by_logger["asyncio"]
     assert failure["level"] == "error" and failure["event"] == "Task exception was never retrieved"
