@@ -31,7 +31,8 @@ import contextlib
 import time
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, AsyncIterator, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, AsyncIterator, Mapping, Sequence
 
 import msgpack
 import redis.asyncio as aioredis
@@ -129,7 +130,8 @@ class AppendResult:
 
 
 _CLIENT_ERRORS = (rexc.RedisError, OSError, asyncio.TimeoutError)
-"""What redis-py and the sockets under it raise; :func:`_translated` maps each to a store error."""
+"""What redis-py and the sockets under it raise; :func:`_translated` maps each to a store error
+(every call does, through :class:`_Call`)."""
 
 
 def _translated(exc: BaseException) -> BaseException:
@@ -148,15 +150,6 @@ def _translated(exc: BaseException) -> BaseException:
     return error
 
 
-@contextlib.contextmanager
-def _translate_errors() -> Iterator[None]:
-    """Raise the store's own error classes instead of redis-py and socket exceptions."""
-    try:
-        yield
-    except _CLIENT_ERRORS as exc:
-        raise _translated(exc) from exc
-
-
 def _pack_fields(fields: Mapping[str, Any]) -> list[Any]:
     flat: list[Any] = []
     for name, value in fields.items():
@@ -168,6 +161,34 @@ def _pack_fields(fields: Mapping[str, Any]) -> list[Any]:
 
 def _unpack_fields(raw: Mapping[bytes, bytes]) -> dict[str, Any]:
     return {name.decode(): msgpack.unpackb(value, raw=False) for name, value in raw.items()}
+
+
+class _Call:
+    """One call to the server: the store's errors instead of redis-py's, and at most ``budget``
+    seconds (``None``: the client's own timeouts only), whatever redis-py's reconnects and
+    retries would take. A class rather than a generator, since every store call pays for it."""
+
+    __slots__ = ("_budget", "_deadline")
+
+    def __init__(self, budget: float | None) -> None:
+        self._budget = budget
+        self._deadline: asyncio.Timeout | None = None
+
+    async def __aenter__(self) -> None:
+        if self._budget is not None:
+            self._deadline = asyncio.timeout(self._budget)
+            await self._deadline.__aenter__()
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if self._deadline is not None:
+            try:
+                await self._deadline.__aexit__(kind, error, traceback)
+            except TimeoutError as exc:  # the budget ran out, not one of redis-py's timeouts
+                raise StoreUnavailable(f"event store did not answer within {self._budget:g} s") from exc
+        if isinstance(error, _CLIENT_ERRORS):
+            raise _translated(error) from error
 
 
 class EventStore:
@@ -205,7 +226,9 @@ class EventStore:
         self._create_script = redis.register_script(_CREATE_LUA)
         self._update_meta_script = redis.register_script(_UPDATE_META_LUA)
         self._batcher = (
-            AppendBatcher(redis, self._append_script, max_batch=max_append_batch, translate=_translated)
+            AppendBatcher(
+                redis, self._append_script, max_batch=max_append_batch, translate=_translated, timeout=call_timeout
+            )
             if batch_appends
             else None
         )
@@ -249,20 +272,10 @@ class EventStore:
             max_append_batch=max_append_batch,
         )
 
-    @contextlib.asynccontextmanager
-    async def _call(self, budget: float | None = None) -> AsyncIterator[None]:
-        """One call to the server: the store's errors instead of redis-py's, and at most
-        ``budget`` seconds (the store's ``call_timeout`` by default; none if it has none), whatever
-        redis-py's reconnects and retries would take."""
-        budget = self._timeout if budget is None else budget
-        try:
-            with _translate_errors():
-                async with asyncio.timeout(budget):
-                    yield
-        except StoreUnavailable as exc:
-            if budget is not None and type(exc.__cause__) is TimeoutError:  # the budget, not redis-py
-                raise StoreUnavailable(f"event store did not answer within {budget:g} s") from exc.__cause__
-            raise
+    def _call(self, budget: float | None = None) -> _Call:
+        """One call to the server: ``async with self._call(): ...`` (see :class:`_Call`), within
+        ``budget`` seconds, or the store's ``call_timeout`` by default."""
+        return _Call(self._timeout if budget is None else budget)
 
     @property
     def append_batches(self) -> BatchStats | None:
@@ -363,8 +376,7 @@ class EventStore:
         keys = [events_key(game_id), cmds_key(game_id)]
         args = [expected_version, command_id or "", *bodies]
         if self._batcher is not None:
-            async with self._call():  # the batcher raises the store's errors already; this bounds the wait
-                reply = await self._batcher.call(keys, args)
+            reply = await self._batcher.call(keys, args)  # bounded and translated by the batcher
         else:
             async with self._call():
                 reply = await self._append_script(keys=keys, args=args)
