@@ -31,7 +31,8 @@ import contextlib
 import time
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, AsyncIterator, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, AsyncIterator, Mapping, Sequence
 
 import msgpack
 import redis.asyncio as aioredis
@@ -74,10 +75,23 @@ DEFAULT_MAX_APPEND_BATCH = 128
 """Most appends sent in one pipeline; a longer burst in one loop turn becomes several batches."""
 
 _MAX_BLOCK_MS = 5000
-"""Longest single XREAD BLOCK; longer waits loop, so the socket timeout never fires on a wait."""
+"""Longest single XREAD BLOCK; longer waits loop. A store whose client has a socket timeout
+blocks at most half of it per round trip (:func:`_block_cap_ms`), so the timeout never fires on
+a wait, only on a server that does not answer."""
+
+DEFAULT_TIMEOUT = 2.0
+"""Seconds one call waits for the server's reply before :class:`StoreUnavailable`."""
 
 # Replies that mean "the server cannot serve now", not "your request is wrong".
 _UNAVAILABLE_PREFIXES = ("OOM", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "LOADING", "BUSY")
+
+
+def _block_cap_ms(redis: aioredis.Redis) -> int:
+    """The longest XREAD BLOCK that stays well under the client's socket timeout."""
+    timeout = redis.connection_pool.connection_kwargs.get("socket_timeout")
+    if not timeout:
+        return _MAX_BLOCK_MS
+    return max(1, min(_MAX_BLOCK_MS, int(timeout * 1000 / 2)))
 
 
 def _check_game_id(game_id: str) -> str:
@@ -116,7 +130,8 @@ class AppendResult:
 
 
 _CLIENT_ERRORS = (rexc.RedisError, OSError, asyncio.TimeoutError)
-"""What redis-py and the sockets under it raise; :func:`_translated` maps each to a store error."""
+"""What redis-py and the sockets under it raise; :func:`_translated` maps each to a store error
+(every call does, through :class:`_Call`)."""
 
 
 def _translated(exc: BaseException) -> BaseException:
@@ -135,15 +150,6 @@ def _translated(exc: BaseException) -> BaseException:
     return error
 
 
-@contextlib.contextmanager
-def _translate_errors() -> Iterator[None]:
-    """Raise the store's own error classes instead of redis-py and socket exceptions."""
-    try:
-        yield
-    except _CLIENT_ERRORS as exc:
-        raise _translated(exc) from exc
-
-
 def _pack_fields(fields: Mapping[str, Any]) -> list[Any]:
     flat: list[Any] = []
     for name, value in fields.items():
@@ -157,6 +163,34 @@ def _unpack_fields(raw: Mapping[bytes, bytes]) -> dict[str, Any]:
     return {name.decode(): msgpack.unpackb(value, raw=False) for name, value in raw.items()}
 
 
+class _Call:
+    """One call to the server: the store's errors instead of redis-py's, and at most ``budget``
+    seconds (``None``: the client's own timeouts only), whatever redis-py's reconnects and
+    retries would take. A class rather than a generator, since every store call pays for it."""
+
+    __slots__ = ("_budget", "_deadline")
+
+    def __init__(self, budget: float | None) -> None:
+        self._budget = budget
+        self._deadline: asyncio.Timeout | None = None
+
+    async def __aenter__(self) -> None:
+        if self._budget is not None:
+            self._deadline = asyncio.timeout(self._budget)
+            await self._deadline.__aenter__()
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if self._deadline is not None:
+            try:
+                await self._deadline.__aexit__(kind, error, traceback)
+            except TimeoutError as exc:  # the budget ran out, not one of redis-py's timeouts
+                raise StoreUnavailable(f"event store did not answer within {self._budget:g} s") from exc
+        if isinstance(error, _CLIENT_ERRORS):
+            raise _translated(error) from error
+
+
 class EventStore:
     """Append-only event streams in a Redis-protocol server (Redis 7+, Valkey 7+).
 
@@ -168,7 +202,9 @@ class EventStore:
     With ``batch_appends`` (the default), the appends made in one event-loop turn go to the
     server as one pipeline of at most ``max_append_batch`` script calls
     (:mod:`events.batcher`); each keeps its own result and errors. ``batch_appends=False``
-    sends each append on its own, for comparison. Use a store from one event loop.
+    sends each append on its own, for comparison. ``call_timeout`` (seconds) bounds every call,
+    whatever redis-py's own timeouts and retries would take: :class:`StoreUnavailable` after it
+    (``None``: only the client's timeouts). Use a store from one event loop.
     """
 
     def __init__(
@@ -179,15 +215,20 @@ class EventStore:
         upcasters: codec.Upcasters = codec.UPCASTERS,
         batch_appends: bool = True,
         max_append_batch: int = DEFAULT_MAX_APPEND_BATCH,
+        call_timeout: float | None = None,
     ) -> None:
         self.redis = redis
+        self._timeout = call_timeout
+        self._max_block_ms = _block_cap_ms(redis)
         self._owns_client = owns_client
         self._upcasters = upcasters
         self._append_script = redis.register_script(_APPEND_LUA)
         self._create_script = redis.register_script(_CREATE_LUA)
         self._update_meta_script = redis.register_script(_UPDATE_META_LUA)
         self._batcher = (
-            AppendBatcher(redis, self._append_script, max_batch=max_append_batch, translate=_translated)
+            AppendBatcher(
+                redis, self._append_script, max_batch=max_append_batch, translate=_translated, timeout=call_timeout
+            )
             if batch_appends
             else None
         )
@@ -198,34 +239,43 @@ class EventStore:
         url: str,
         *,
         max_connections: int = 256,
-        socket_timeout: float = 10.0,
-        connect_timeout: float = 3.0,
+        call_timeout: float = DEFAULT_TIMEOUT,
         upcasters: codec.Upcasters = codec.UPCASTERS,
         batch_appends: bool = True,
         max_append_batch: int = DEFAULT_MAX_APPEND_BATCH,
     ) -> EventStore:
         """A store on its own connection pool to ``url`` (``redis://``, ``rediss://``, ``unix://``).
 
-        The pool waits for a free connection rather than failing when ``max_connections`` are busy.
-        One retry with a short backoff rides over a connection the server closed (a restart);
-        after that, :class:`StoreUnavailable`. Nothing is sent until the first call.
-        ``batch_appends`` and ``max_append_batch`` are the constructor's.
+        ``call_timeout`` (seconds) bounds each call as a whole (see the class): a server that does
+        not answer (hung, not dead) fails it with :class:`StoreUnavailable` after that long. It is
+        also the pool's wait for a free connection (the pool waits rather than failing when
+        ``max_connections`` are busy) and the socket timeouts. A timeout is not retried (asking
+        a hung server again only multiplies the wait); a connection the server closed or refused
+        (a restart) is retried twice with a short backoff, within the call's ``timeout``.
+        Nothing is sent until the first call. ``batch_appends`` and ``max_append_batch`` are the
+        constructor's.
         """
         pool = aioredis.BlockingConnectionPool.from_url(
             url,
             max_connections=max_connections,
-            timeout=socket_timeout,
-            socket_timeout=socket_timeout,
-            socket_connect_timeout=connect_timeout,
-            retry=Retry(ExponentialBackoff(cap=0.2, base=0.05), retries=2),
+            timeout=call_timeout,
+            socket_timeout=call_timeout,
+            socket_connect_timeout=call_timeout,
+            retry=Retry(ExponentialBackoff(cap=0.2, base=0.05), retries=2, supported_errors=(rexc.ConnectionError,)),
         )
         return cls(
             aioredis.Redis.from_pool(pool),
             owns_client=True,
+            call_timeout=call_timeout,
             upcasters=upcasters,
             batch_appends=batch_appends,
             max_append_batch=max_append_batch,
         )
+
+    def _call(self, budget: float | None = None) -> _Call:
+        """One call to the server: ``async with self._call(): ...`` (see :class:`_Call`), within
+        ``budget`` seconds, or the store's ``call_timeout`` by default."""
+        return _Call(self._timeout if budget is None else budget)
 
     @property
     def append_batches(self) -> BatchStats | None:
@@ -241,9 +291,10 @@ class EventStore:
             with contextlib.suppress(Exception):
                 await self.redis.aclose()
 
-    async def ping(self) -> None:
-        """Return when the server answers; raise :class:`StoreUnavailable` otherwise."""
-        with _translate_errors():
+    async def ping(self, budget: float | None = None) -> None:
+        """Return when the server answers, within ``budget`` seconds if given (else the store's
+        ``call_timeout``); raise :class:`StoreUnavailable` otherwise."""
+        async with self._call(budget):
             await self.redis.ping()
 
     # --- games and their metadata ----------------------------------------------------------
@@ -257,14 +308,14 @@ class EventStore:
         if not meta:
             raise ValueError("create_game needs at least one metadata field")
         keys = [meta_key(game_id), events_key(game_id)]
-        with _translate_errors():
+        async with self._call():
             created = await self._create_script(keys=keys, args=_pack_fields(meta))
         if not created:
             raise GameExists(game_id)
 
     async def get_meta(self, game_id: str) -> dict[str, Any] | None:
         """The game's metadata, or ``None`` when there is no such game."""
-        with _translate_errors():
+        async with self._call():
             raw = await self.redis.hgetall(meta_key(game_id))
         return _unpack_fields(raw) if raw else None
 
@@ -272,7 +323,7 @@ class EventStore:
         """Set some metadata fields of an existing game (:class:`UnknownGame` otherwise)."""
         if not fields:
             return
-        with _translate_errors():
+        async with self._call():
             updated = await self._update_meta_script(keys=[meta_key(game_id)], args=_pack_fields(fields))
         if not updated:
             raise UnknownGame(game_id)
@@ -325,9 +376,9 @@ class EventStore:
         keys = [events_key(game_id), cmds_key(game_id)]
         args = [expected_version, command_id or "", *bodies]
         if self._batcher is not None:
-            reply = await self._batcher.call(keys, args)  # raises the store's errors already
+            reply = await self._batcher.call(keys, args)  # bounded and translated by the batcher
         else:
-            with _translate_errors():
+            async with self._call():
                 reply = await self._append_script(keys=keys, args=args)
         outcome = reply[0].decode() if isinstance(reply[0], bytes) else reply[0]
         if outcome == "conflict":
@@ -339,7 +390,7 @@ class EventStore:
 
         The same answer a repeated :meth:`append` would give, without deciding the command again.
         """
-        with _translate_errors():
+        async with self._call():
             done = await self.redis.hget(cmds_key(game_id), command_id)
         if done is None:
             return None
@@ -354,7 +405,7 @@ class EventStore:
 
     async def head(self, game_id: str) -> tuple[int, str]:
         """``(version, hash)`` of the last event; ``(0, GENESIS_HASH)`` for an empty stream."""
-        with _translate_errors():
+        async with self._call():
             last = await self.redis.xrevrange(events_key(game_id), "+", "-", count=1)
         if not last:
             return 0, GENESIS_HASH
@@ -387,7 +438,7 @@ class EventStore:
         start = codec.entry_id(max(from_version, 1))
         end = "+" if to_version is None else codec.entry_id(to_version)
         while True:
-            with _translate_errors():
+            async with self._call():
                 page = await self.redis.xrange(key, start, end, count=_PAGE)
             for entry in page:
                 yield entry
@@ -407,9 +458,9 @@ class EventStore:
         """
         key = events_key(game_id)
         next_version = max(from_version, 1)
-        block = max(1, min(block_ms, _MAX_BLOCK_MS))
+        block = max(1, min(block_ms, self._max_block_ms))
         while True:
-            with _translate_errors():
+            async with self._call():
                 reply = await self.redis.xread({key: codec.entry_id(next_version - 1)}, count=_PAGE, block=block)
             for _stream, entries in reply or ():
                 for entry, fields in entries:
@@ -439,8 +490,8 @@ class EventStore:
             block = None
             if deadline is not None:
                 remaining_ms = int((deadline - time.monotonic()) * 1000)
-                block = max(1, min(remaining_ms, _MAX_BLOCK_MS))
-            with _translate_errors():
+                block = max(1, min(remaining_ms, self._max_block_ms))
+            async with self._call():
                 reply = await self.redis.xread(streams, count=count, block=block)
             if reply or deadline is None or time.monotonic() >= deadline:
                 break
@@ -468,7 +519,7 @@ class EventStore:
         listing (the creation time, say). Not atomic across the two keys: a crash in between
         leaves the game listed under both statuses until the next call.
         """
-        with _translate_errors():
+        async with self._call():
             old_raw = await self.redis.hget(meta_key(game_id), "status")
             old = msgpack.unpackb(old_raw, raw=False) if old_raw is not None else None
             async with self.redis.pipeline(transaction=False) as pipe:
@@ -484,11 +535,11 @@ class EventStore:
         """Game ids filed under ``status``, highest score first (lowest first if not ``newest_first``)."""
         if limit <= 0:
             return []
-        with _translate_errors():
+        async with self._call():
             ids = await self.redis.zrange(lobby_key(status), offset, offset + limit - 1, desc=newest_first)
         return [i.decode() for i in ids]
 
     async def count_games(self, status: str) -> int:
         """How many games are filed under ``status``."""
-        with _translate_errors():
+        async with self._call():
             return int(await self.redis.zcard(lobby_key(status)))

@@ -27,6 +27,7 @@ from aiohttp import WSCloseCode, web
 from events.embedded import EmbeddedServer
 from events.store import EventStore
 from games.base import Engine
+from service.bots import bots_for
 from service.game_service import GameService
 from service.http import error_middleware, setup_routes
 from service.keys import EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SOCKETS, STORE
@@ -35,6 +36,7 @@ from service.metrics import Metrics
 from service.node import Node
 from service.served import served_engines
 from service.settings import Settings
+from service.ws import websocket_handler
 
 __all__ = ["create_app"]
 
@@ -48,7 +50,7 @@ def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] |
     app = web.Application(middlewares=[error_middleware], client_max_size=settings.http_max_body)
     app[SETTINGS] = settings
     app[ENGINES] = served_engines(settings, engines)
-    app[METRICS] = Metrics()
+    app[METRICS] = Metrics(settings.node_id, {name: sorted(bots_for(engine)) for name, engine in app[ENGINES].items()})
     app[SOCKETS] = weakref.WeakSet()
     if settings.embedded:
         app.cleanup_ctx.append(_embedded_server)
@@ -56,7 +58,17 @@ def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] |
     app.cleanup_ctx.append(_node)
     app.on_shutdown.append(_close_sockets)
     setup_routes(app)
+    app[METRICS].touch_routes(_timed_routes(app))
     return app
+
+
+def _timed_routes(app: web.Application) -> list[tuple[str, str]]:
+    """``(method, route)`` of every route whose latency ``/metrics`` shows (sockets are not timed)."""
+    return [
+        (route.method, route.resource.canonical)
+        for route in app.router.routes()
+        if route.resource is not None and route.method != "HEAD" and route.handler is not websocket_handler
+    ]
 
 
 async def _embedded_server(app: web.Application) -> AsyncIterator[None]:
@@ -80,7 +92,7 @@ async def _stop_embedded(server: EmbeddedServer) -> None:
 async def _event_store(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     url = app[EMBEDDED].url if settings.embedded else settings.redis_url.reveal()  # type: ignore[union-attr]
-    store = await EventStore.connect(url)
+    store = await EventStore.connect(url, call_timeout=settings.store_timeout_ms / 1000)
     app[STORE] = store
     try:
         yield

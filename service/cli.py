@@ -102,7 +102,7 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
 
     from service.settings import SettingsError
 
-    configure_logging(settings.log_format, settings.log_level)
+    configure_logging(settings.log_format, settings.log_level, node_id=settings.node_id)
     try:
         app = create_app(settings, engines)
     except SettingsError as exc:  # an operator dataset that cannot be used: refuse to start

@@ -60,7 +60,8 @@ class ErrorCode(str, enum.Enum):
     NOT_FOUND = "not_found"
     """No game with that id (or no such route)."""
     INTERNAL = "internal"
-    """A bug: logged with details on the server, nothing was appended."""
+    """A bug: logged with details on the server. A command may or may not have been appended:
+    the client resends it with the same id, and a duplicate ``ack`` says it was."""
 
     @property
     def http_status(self) -> int:

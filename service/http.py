@@ -17,8 +17,9 @@ from projections import lobby
 from projections.game import Status
 from projections.views import events_for, view_for
 from service.errors import ErrorCode, ServiceError
-from service.keys import ENGINES, METRICS, SERVICE, STORE
+from service.keys import ENGINES, METRICS, SERVICE, SETTINGS, STORE
 from service.logs import get_logger
+from service.metrics import CONTENT_TYPE
 from service.ws import websocket_handler
 
 __all__ = ["setup_routes", "error_middleware", "bearer_token"]
@@ -110,7 +111,10 @@ async def error_middleware(
         log.exception("http.failed", method=request.method, path=request.path)
         response = error_response(ServiceError(ErrorCode.INTERNAL, "internal error (logged on the server)"))
     status = response.status
-    request.app[METRICS].http_requests.inc(method=request.method, route=route, status=str(status))
+    metrics = request.app[METRICS]
+    metrics.http_requests.inc(method=request.method, route=route, status=str(status))
+    if not isinstance(response, web.WebSocketResponse):  # a socket's "latency" would be its lifetime
+        metrics.http_request_seconds.observe(time.perf_counter() - started, method=request.method, route=route)
     if route not in _QUIET_ROUTES:
         log.info(
             "http.request",
@@ -131,9 +135,9 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    """Ready: the event store answers a PING now."""
+    """Ready: the event store answers a PING now (within ``DONJON_READY_TIMEOUT_MS``)."""
     try:
-        await request.app[STORE].ping()
+        await request.app[STORE].ping(request.app[SETTINGS].ready_timeout_ms / 1000)
     except StoreError as exc:
         request.app[METRICS].store_unavailable.inc()
         return _json(
@@ -144,9 +148,7 @@ async def readyz(request: web.Request) -> web.Response:
 
 
 async def metrics(request: web.Request) -> web.Response:
-    return web.Response(
-        text=request.app[METRICS].render(), content_type="text/plain", charset="utf-8", headers={"X-Format": "0.0.4"}
-    )
+    return web.Response(body=request.app[METRICS].render(), headers={"Content-Type": CONTENT_TYPE})
 
 
 # --- games -------------------------------------------------------------------------------------

@@ -156,7 +156,7 @@ class Node:
                 backoff = min(backoff * 2, _BACKOFF_MAX)
                 continue
             except Exception as exc:  # a store refusal or a bug: log it, keep the node's reader alive
-                self.log.error("reader.read_failed", error=repr(exc))
+                self.log.error("reader.read_failed", error=repr(exc), exc_info=True)
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
                 continue
@@ -183,7 +183,9 @@ class Node:
                 delivered = live.publish(envelopes)
             except Exception as exc:  # ProjectionError, or an engine bug in view/redact
                 # A stream this node cannot fold or show: stop watching it rather than loop on it.
-                self.log.error("reader.publish_failed", game_id=game_id, version=live.version, error=repr(exc))
+                self.log.error(
+                    "reader.publish_failed", game_id=game_id, version=live.version, error=repr(exc), exc_info=True
+                )
                 del self.games[game_id]
                 self._changed.set()
                 for subscriber in live.subscribers():

@@ -28,6 +28,12 @@ variable                       default                     meaning
 ``DONJON_BOT_TAKEOVER_MS``     ``3000``                    how long a bot's move may be overdue
                                                            before a node other than the last
                                                            appender makes it
+``DONJON_STORE_TIMEOUT_MS``    ``2000``                    how long one store call waits for
+                                                           the server: a hung store fails a
+                                                           command or a request with
+                                                           ``store_unavailable`` after that
+``DONJON_READY_TIMEOUT_MS``    ``1000``                    how long ``/readyz`` waits for the
+                                                           store's PING
 =============================  ==========================  =====================================
 
 ``DONJON_CASTLE_DATA`` names a corrected dataset file for The Castle (``games.castle.DATA_ENV``).
@@ -118,6 +124,8 @@ class Settings:
     castle_data: Path | None = field(default=None, metadata={"cast": _optional_path})
     bot_delay_ms: int = field(default=0, metadata={"cast": int})
     bot_takeover_ms: int = field(default=3000, metadata={"cast": int})
+    store_timeout_ms: int = field(default=2000, metadata={"cast": int})
+    ready_timeout_ms: int = field(default=1000, metadata={"cast": int})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -148,6 +156,9 @@ class Settings:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be positive, not {getattr(self, name)!r}")
         if not 0 <= self.port <= 65535:
             raise SettingsError(f"{PREFIX}PORT must be 0-65535, not {self.port!r}")
+        for name in ("store_timeout_ms", "ready_timeout_ms"):
+            if getattr(self, name) < 1:
+                raise SettingsError(f"{PREFIX}{name.upper()} must be at least 1, not {getattr(self, name)!r}")
         if self.read_block_ms < 1:
             raise SettingsError(f"{PREFIX}READ_BLOCK_MS must be at least 1, not {self.read_block_ms!r}")
         if self.bot_delay_ms < 0:

@@ -7,7 +7,8 @@ the live updates the node's stream reader fans out) is a whole websocket frame p
 the socket's transport while the socket keeps up, else through the connection's outbox by its
 own writer task, which waits on flow control. While a ``hello`` is being answered
 the live updates are held back, so the answer (``snapshot``, or ``update`` with what was missed
-since ``since``) is always the first frame and nothing is sent twice or skipped after it.
+since ``since``) is always the first frame and nothing is sent twice or skipped after it; a hello
+that fails drops what it held, since the client's retry reads it again.
 
 Limits: a frame above ``DONJON_WS_MAX_FRAME`` bytes gets ``frame_too_large`` (and from four
 times that, aiohttp closes the socket with 1009); more than ``DONJON_WS_RATE`` frames a second
@@ -180,6 +181,11 @@ class Connection:
         for item in held:
             self._enqueue(item)
 
+    def drop_held(self) -> None:
+        """Forget the updates held back: the hello failed, and the client's retry (with the same
+        ``since``) reads them from the stream again, so sending them now would send them twice."""
+        self._held = None
+
     def _enqueue(self, item: tuple[bytes, float]) -> None:
         """Queue a payload; the stamp (0 for direct replies) times how long updates wait here."""
         if self._closing:
@@ -310,7 +316,7 @@ class _Session:
                 conn.send(update_frame(projection, missed, seat))
         except BaseException:
             self.node.unsubscribe(self.game_id, conn)
-            conn.release()
+            conn.drop_held()
             raise
         conn.release()
         self.greeted = True

@@ -197,7 +197,7 @@ class BotScheduler:
             cached = self.cache.cached(game_id)
             if cached is not None:
                 self._failed[game_id] = cached.version
-            self.log.error("bot.failed", game_id=game_id, error=repr(exc))
+            self.log.error("bot.failed", game_id=game_id, error=repr(exc), exc_info=True)
         finally:
             self._forget_task(game_id, me)
 

@@ -333,6 +333,8 @@ async def test_a_bot_that_fails_is_logged_and_its_game_left_as_it_is(make_client
     while "bot.failed" not in caplog.text and loop.time() < deadline:
         await asyncio.sleep(0.01)
     assert "bot.failed" in caplog.text and "no idea" in caplog.text
+    failed = next(r.getMessage() for r in caplog.records if "bot.failed" in r.getMessage())
+    assert "Traceback" in failed and "in broken" in failed  # where the bot raised, not just what
     body = await (await client.get(f"/games/{game_id}")).json()
     assert (body["status"], body["version"]) == ("active", 6)
     assert client.app[SERVICE].bot_scheduler._failed == {game_id: 6}

@@ -186,12 +186,21 @@ async def test_an_oversized_body_is_refused_with_frame_too_large(make_client):
     assert (await response.json())["error"]["code"] == "frame_too_large"
 
 
-async def test_metrics_are_prometheus_text(client):
+async def test_metrics_are_prometheus_text(make_client):
+    client = await make_client(node_id="node-7")
+    before = await (await client.get("/metrics")).text()
+    assert 'donjon_games_created_total{game="tiny",node="node-7"} 0.0' in before.splitlines()
+    assert 'donjon_http_request_seconds_count{method="POST",node="node-7",route="/games"} 0.0' in before.splitlines()
     await create_tiny(client)
-    text = await (await client.get("/metrics")).text()
-    assert "# TYPE donjon_games_created_total counter" in text
-    assert 'donjon_games_created_total{game="tiny"} 1' in text
-    assert 'donjon_http_requests_total{method="POST",route="/games",status="201"} 1' in text
+    response = await client.get("/metrics")
+    assert response.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+    lines = (await response.text()).splitlines()
+    assert "# TYPE donjon_games_created_total counter" in lines
+    assert 'donjon_games_created_total{game="tiny",node="node-7"} 1.0' in lines
+    assert 'donjon_http_requests_total{method="POST",node="node-7",route="/games",status="201"} 1.0' in lines
+    assert 'donjon_http_request_seconds_count{method="POST",node="node-7",route="/games"} 1.0' in lines
+    assert any(line.startswith("donjon_build_info{") and 'node="node-7"' in line for line in lines)
+    assert not any("/games/{id}/ws" in line for line in lines if line.startswith("donjon_http_request_seconds"))
 
 
 async def test_a_lost_lobby_write_is_repaired_when_a_node_next_loads_the_game(client, make_client):
