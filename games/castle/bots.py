@@ -132,8 +132,9 @@ def _follower_value(engine: "CastleEngine", state: CastleState, seat: int, move:
 def _lands_on_tower(engine: "CastleEngine", state: CastleState, seat: int, move: Command) -> int:
     if move["type"] != "score":
         return 0
+    args = move["args"]
     placed = engine.placed(state)
-    feature = engine.feature_named(state, placed, move["args"]["feature"])
+    feature = engine.completed_feature(state, (args.get("x", placed.x), args.get("y", placed.y), args["feature"]))
     marker = state.seats[seat].marker
     step = engine.wall(state).advance(marker, _points(feature))
     return 1 if step.tower is not None and state.towers[step.tower] else 0

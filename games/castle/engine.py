@@ -5,8 +5,8 @@ A turn (seat 0 starts; seats alternate; an extra-turn wall tile repeats a seat):
 1. ``place_tile {"x", "y", "rotation"}``: the drawn tile goes on an empty interior space touching
    a placed tile or a start space along a full edge; only paths must match.
 2. ``place_follower {"at", "kind"}`` on a free feature of that tile, or ``pass``.
-3. Every path, house, tower and chapel the tile completed is scored, the placing player's own
-   features first, in the order that player picks with ``score {"feature"}`` when there is a
+3. Every path, house, tower and chapel the tile completed is scored (its own features and the
+   buildings of other kinds it closed from outside), the placing player's own features first, in the order that player picks with ``score {"feature"}`` when there is a
    choice; a doubling wall tile is played with ``use_wall_tile {"tile", "target"}`` before the
    feature is scored. Scores move markers on the wall; a marker ending exactly on a corner tower
    that still holds a wall tile takes it (drawn at that moment, face up).
@@ -45,7 +45,7 @@ from games.base import (
 from games.castle.board import CastleRules, initial_board
 from games.castle.data import Dataset, WallEffect, WallTileKind
 from games.castle.scoring import MARKET_POINTS, controllers, feature_points, largest_empty_area
-from games.castle.state import CastleState, HeldWallTile, Keep, Options, Phase, SeatState, with_seat
+from games.castle.state import CastleState, FeatureRef, HeldWallTile, Keep, Options, Phase, SeatState, with_seat
 from games.castle.track import Marker, Wall
 from games.tileboard import (
     ROTATIONS,
@@ -256,8 +256,11 @@ class CastleEngine(EngineBase):
             ]
             return spots + [command("pass")]
         if state.phase is Phase.SCORE:
-            moves = [command("score", feature=at) for at in self.scoring_choices(state)]
-            moves += [command("use_wall_tile", tile=kind, target=at) for kind, at in self.doubling_options(state)]
+            moves = [command("score", **self.naming_args(state, ref)) for ref in self.scoring_choices(state)]
+            moves += [
+                command("use_wall_tile", tile=kind, **self.naming_args(state, ref, "target"))
+                for kind, ref in self.doubling_options(state)
+            ]
             return moves
         moves = [command("use_wall_tile", tile=kind) for kind in self.extra_turn_tiles(state)]
         return moves + [command("end_turn")]
@@ -341,21 +344,19 @@ class CastleEngine(EngineBase):
         winners = controllers(feature.followers, ties_score=state.options.ties_score)
         return tuple(sorted(winners, key=lambda s: s != state.active))
 
-    def scoring_choices(self, state: CastleState) -> list[str]:
+    def scoring_choices(self, state: CastleState) -> list[FeatureRef]:
         """Features the active seat may score next: its own first, then the opponent's."""
         if state.phase is not Phase.SCORE:
             return []
-        assert state.board is not None
-        placed = self.placed(state)
         own, other = [], []
-        for at in state.pending:
-            winners = self.scorers(state, self.feature_named(state, placed, at))
+        for ref in state.pending:
+            winners = self.scorers(state, self.completed_feature(state, ref))
             if not winners:
-                return [at]
-            (own if state.active in winners else other).append(at)
+                return [ref]
+            (own if state.active in winners else other).append(ref)
         return own or other
 
-    def doubling_options(self, state: CastleState) -> list[tuple[str, str]]:
+    def doubling_options(self, state: CastleState) -> list[tuple[str, FeatureRef]]:
         """(wall tile kind, feature) pairs: a doubling tile the active seat may play now."""
         if state.phase is not Phase.SCORE:
             return []
@@ -363,19 +364,18 @@ class CastleEngine(EngineBase):
         kinds = [k for k in self.usable_wall_tiles(state, seat) if self._kinds[k].effect is WallEffect.DOUBLE]
         if not kinds:
             return []
-        placed = self.placed(state)
         out = []
-        for at in self.scoring_choices(state):
-            if at in state.doubled:
+        for ref in self.scoring_choices(state):
+            if ref in state.doubled:
                 continue
-            feature = self.feature_named(state, placed, at)
+            feature = self.completed_feature(state, ref)
             if seat not in self.scorers(state, feature):
                 continue
             if any(f.owner == seat and f.kind == "prince" for f in feature.followers):
                 continue  # a feature is doubled at most once; the prince already does it
             for kind in kinds:
                 if self._kinds[kind].feature == feature.kind:
-                    out.append((kind, at))
+                    out.append((kind, ref))
         return out
 
     def extra_turn_tiles(self, state: CastleState) -> list[str]:
@@ -391,11 +391,24 @@ class CastleEngine(EngineBase):
                 out.append(held.kind)
         return out
 
-    def feature_named(self, state: CastleState, placed: Placed, at: str) -> Feature:
-        """The feature ``at`` names on the placed tile (a name the engine itself wrote)."""
-        feature = feature_at(state.board, placed.x, placed.y, at)  # type: ignore[arg-type]
+    def completed_feature(self, state: CastleState, ref: FeatureRef) -> Feature:
+        """The feature a reference the engine itself wrote names."""
+        x, y, at = ref
+        feature = feature_at(state.board, x, y, at)  # type: ignore[arg-type]
         assert feature is not None
         return feature
+
+    @staticmethod
+    def naming_args(state: CastleState, ref: FeatureRef, key: str = "feature") -> dict[str, Any]:
+        """Command args naming a completed feature: ``{key: at}``, plus ``x`` and ``y`` when it is
+        named on a tile other than the one just placed (a building that tile closed)."""
+        x, y, at = ref
+        return {key: at} if (x, y) == state.placed else {key: at, "x": x, "y": y}
+
+    @staticmethod
+    def ref_text(state: CastleState, ref: FeatureRef) -> str:
+        x, y, at = ref
+        return at if (x, y) == state.placed else f"{at} at ({x}, {y})"
 
     def _tile_set(self, falcon: bool):
         return self.dataset.tiles + (self.dataset.falcon_tiles if falcon else ())
@@ -485,24 +498,36 @@ class CastleEngine(EngineBase):
 
     def _c_score(self, em: _Emit, seat: int, args: dict[str, Any]) -> None:
         self._need_phase(em, Phase.SCORE, "score")
-        at = str_arg(args, "feature", "score")
-        choices = self.scoring_choices(em.state)
-        target = self._completed_named(em.state, at, "score")
+        state = em.state
+        choices = self.scoring_choices(state)
+        target = self._completed_named(state, args, "feature", "score")
         if target not in choices:
-            raise IllegalMove(f"feature {at!r} cannot be scored now: the placing player's own features come first (next: {', '.join(choices)})")
+            raise IllegalMove(
+                f"feature {self.ref_text(state, target)!r} cannot be scored now: the placing player's own features "
+                f"come first (next: {', '.join(self.ref_text(state, r) for r in choices)})"
+            )
         self._score_feature(em, target)
         self._continue(em)
 
-    def _completed_named(self, state: CastleState, at: str, command: str) -> str:
-        """The canonical name of the completed feature a client names with ``at``."""
+    def _completed_named(self, state: CastleState, args: dict[str, Any], key: str, command: str) -> FeatureRef:
+        """The reference of the completed feature a client names with ``args[key]``: a port of it
+        on the tile at (``x``, ``y``), by default the tile just placed."""
+        at = str_arg(args, key, command)
         placed = self.placed(state)
-        seg = find_segment(placed, at)
+        x, y = placed.x, placed.y
+        if "x" in args or "y" in args:
+            x, y = int_arg(args, "x", command), int_arg(args, "y", command)
+        named = state.board.cells.get((x, y))  # type: ignore[union-attr]
+        seg = None if named is None else find_segment(named, at)
         if seg is not None:
-            fid = state.board.feature_of(placed.x, placed.y, seg).id  # type: ignore[union-attr]
-            for name in state.pending:
-                if self.feature_named(state, placed, name).id == fid:
-                    return name
-        raise IllegalMove(f"{command}: {at!r} is not a feature completed this turn and waiting to be scored (waiting: {', '.join(state.pending) or 'none'})")
+            fid = state.board.feature_of(x, y, seg).id  # type: ignore[union-attr]
+            for ref in state.pending:
+                if self.completed_feature(state, ref).id == fid:
+                    return ref
+        waiting = ", ".join(self.ref_text(state, r) for r in state.pending) or "none"
+        raise IllegalMove(
+            f"{command}: {at!r} at ({x}, {y}) is not a feature completed this turn and waiting to be scored (waiting: {waiting})"
+        )
 
     def _c_use_wall_tile(self, em: _Emit, seat: int, args: dict[str, Any]) -> None:
         kind_name = str_arg(args, "tile", "use_wall_tile")
@@ -517,14 +542,13 @@ class CastleEngine(EngineBase):
         if kind.effect is WallEffect.DOUBLE:
             if state.phase is not Phase.SCORE:
                 raise IllegalMove(f"use_wall_tile: {kind_name!r} doubles a {kind.feature} being scored on your turn; none is now")
-            target_arg = str_arg(args, "target", "use_wall_tile")
-            target = self._completed_named(state, target_arg, "use_wall_tile")
+            target = self._completed_named(state, args, "target", "use_wall_tile")
             if (kind_name, target) not in self.doubling_options(state):
                 raise IllegalMove(
-                    f"use_wall_tile: {kind_name!r} cannot double {target_arg!r} (it must be a {kind.feature} you score next, "
-                    "not already doubled, without your prince)"
+                    f"use_wall_tile: {kind_name!r} cannot double {self.ref_text(state, target)!r} (it must be a {kind.feature} "
+                    "you score next, not already doubled, without your prince)"
                 )
-            em("wall_tile_used", seat=seat, tile=kind_name, target=target)
+            em("wall_tile_used", seat=seat, tile=kind_name, **self.naming_args(state, target, "target"))
             self._continue(em)
             return
         if kind.effect is WallEffect.EXTRA_TURN:
@@ -558,10 +582,10 @@ class CastleEngine(EngineBase):
                 self._end_turn(em)
             return
 
-    def _score_feature(self, em: _Emit, at: str) -> None:
+    def _score_feature(self, em: _Emit, ref: FeatureRef) -> None:
         state = em.state
-        placed = self.placed(state)
-        feature = self.feature_named(state, placed, at)
+        x, y, at = ref
+        feature = self.completed_feature(state, ref)
         winners = self.scorers(state, feature)
         base = feature_points(feature.kind, tiles=feature.tile_count, fountains=feature.count("fountain"))
         points, doubled, aeries = [0, 0], [None, None], [0, 0]
@@ -569,7 +593,7 @@ class CastleEngine(EngineBase):
             factor = 1
             if any(f.owner == seat and f.kind == "prince" for f in feature.followers):
                 doubled[seat], factor = "prince", 2
-            elif seat == state.active and at in state.doubled:
+            elif seat == state.active and ref in state.doubled:
                 doubled[seat], factor = "wall_tile", 2
             points[seat] = base * factor
             if state.options.falcon:
@@ -580,8 +604,8 @@ class CastleEngine(EngineBase):
             "feature_scored",
             seat=state.active,
             feature=at,
-            x=placed.x,
-            y=placed.y,
+            x=x,
+            y=y,
             kind=feature.kind,
             tiles=[list(c) for c in sorted(feature.cells)],
             base=base,
@@ -634,10 +658,9 @@ class CastleEngine(EngineBase):
 
     def _end_turn(self, em: _Emit) -> None:
         state = em.state
-        placed = self.placed(state)
         back = []
-        for at in state.completed:
-            feature = self.feature_named(state, placed, at)
+        for ref in state.completed:
+            feature = self.completed_feature(state, ref)
             back.extend(follower_record(state.board, f) for f in feature.followers)  # type: ignore[arg-type]
         if back:
             em("followers_returned", followers=back)
@@ -812,22 +835,12 @@ class CastleEngine(EngineBase):
         return self._enter_scoring(state)
 
     def _enter_scoring(self, state: CastleState) -> CastleState:
-        board = state.board
-        placed = self.placed(state)
-        completed: list[str] = []
-        seen: set[int] = set()
-        for seg in range(len(placed.tile.segments)):
-            feature = board.feature_of(placed.x, placed.y, seg)  # type: ignore[union-attr]
-            if feature.id in seen:
-                continue
-            seen.add(feature.id)
-            if feature.complete and feature.kind in SCORED_KINDS:
-                completed.append(segment_name(placed, seg))
+        completed = completed_by_placement(state.board, *state.placed)  # type: ignore[arg-type, misc]
         phase = Phase.SCORE if completed else Phase.END_TURN
-        return state.but(completed=tuple(completed), scored=(), doubled=(), phase=phase)
+        return state.but(completed=completed, scored=(), doubled=(), phase=phase)
 
     def _e_feature_scored(self, state: CastleState, p: dict[str, Any]) -> CastleState:
-        state = state.but(scored=state.scored + (p["feature"],))
+        state = state.but(scored=state.scored + ((p["x"], p["y"], p["feature"]),))
         if not state.pending:
             state = state.but(phase=Phase.END_TURN)
         return state
@@ -851,7 +864,8 @@ class CastleEngine(EngineBase):
         state = with_seat(state, p["seat"], wall_tiles=tuple(held))
         if self._kinds[p["tile"]].effect is WallEffect.EXTRA_TURN:
             return state.but(extra_turns=state.extra_turns + 1)
-        return state.but(doubled=state.doubled + (p["target"],))
+        x, y = state.placed  # type: ignore[misc]
+        return state.but(doubled=state.doubled + ((p.get("x", x), p.get("y", y), p["target"]),))
 
     def _e_aeries_returned(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         for seat in (0, 1):
@@ -896,6 +910,18 @@ class CastleEngine(EngineBase):
 
     def _e_game_ended(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         return state.but(phase=Phase.OVER, tile=None, winners=tuple(p["winners"]))
+
+
+def completed_by_placement(board: Board, x: int, y: int) -> tuple[FeatureRef, ...]:
+    """Every path, house, tower and chapel the tile at (x, y) completed: its own features and the
+    buildings of other kinds it closed from outside (only paths must match, so a court tile
+    closes a house it faces without joining it). Each is named by its first segment found, on
+    the placed tile when it has one there (:meth:`Board.features_around`)."""
+    return tuple(
+        (sx, sy, segment_name(board.cells[(sx, sy)], seg))
+        for (sx, sy, seg), feature in board.features_around(x, y)
+        if feature.complete and feature.kind in SCORED_KINDS
+    )
 
 
 def _strictly_larger(values: list[int | None]) -> int | None:

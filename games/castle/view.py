@@ -66,13 +66,13 @@ def build_view(engine: "CastleEngine", state: CastleState, viewer: Viewer) -> di
         })
     pending = []
     if state.phase is Phase.SCORE:
-        placed = engine.placed(state)
         choices = engine.scoring_choices(state)
-        for at in state.pending:
-            feature = engine.feature_named(state, placed, at)
-            pending.append({"feature": at, "kind": feature.kind, "tiles": feature.tile_count,
-                            "scorers": list(engine.scorers(state, feature)), "next": at in choices,
-                            "doubled": at in state.doubled})
+        for ref in state.pending:
+            x, y, at = ref
+            feature = engine.completed_feature(state, ref)
+            pending.append({"feature": at, "x": x, "y": y, "kind": feature.kind, "tiles": feature.tile_count,
+                            "scorers": list(engine.scorers(state, feature)), "next": ref in choices,
+                            "doubled": ref in state.doubled})
     out: dict[str, Any] = {
         "game": engine.name,
         "dataset": state.dataset,
