@@ -645,16 +645,20 @@ class CastleEngine(EngineBase):
         em("wall_tile_taken", seat=seat, tower=step.tower, spaces=list(self.dataset.track.towers[step.tower].spaces), **info)
 
     def _take_aeries(self, em: _Emit, seat: int, count: int) -> None:
-        state = em.state
-        if count > state.aerie_supply:
-            # Only the difference matters: both hand back the same number (Falcon rules).
-            least = min(s.aeries for s in state.seats)
-            each = min(least, -(-(count - state.aerie_supply) // 2))
-            if each:
-                em("aeries_returned", each=each)
-        count = min(count, em.state.aerie_supply)
-        if count:
-            em("aeries_taken", seat=seat, count=count)
+        """``seat`` earns ``count`` aerie tokens. Only who holds more matters (Falcon rules): when
+        the 12 run out both hand back the same number, as few as make room, so the difference of
+        held tokens stays the difference earned. The other player can hand back only what it
+        holds; past that (a lead above 12) the tokens are counted beyond the 12 on the table.
+        The earner hands back first when it holds enough, else it takes first."""
+        held = [s.aeries for s in em.state.seats]
+        excess = sum(held) + count - self.dataset.aerie_tokens
+        each = min(held[1 - seat], -(-excess // 2)) if excess > 0 else 0
+        if each and held[seat] >= each:
+            em("aeries_returned", each=each)
+            each = 0
+        em("aeries_taken", seat=seat, count=count)
+        if each:
+            em("aeries_returned", each=each)
 
     def _end_turn(self, em: _Emit) -> None:
         state = em.state
@@ -870,11 +874,15 @@ class CastleEngine(EngineBase):
     def _e_aeries_returned(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         for seat in (0, 1):
             state = with_seat(state, seat, aeries=state.seats[seat].aeries - p["each"])
-        return state.but(aerie_supply=state.aerie_supply + 2 * p["each"])
+        return self._aerie_supply_left(state)
 
     def _e_aeries_taken(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         state = with_seat(state, p["seat"], aeries=state.seats[p["seat"]].aeries + p["count"])
-        return state.but(aerie_supply=state.aerie_supply - p["count"])
+        return self._aerie_supply_left(state)
+
+    def _aerie_supply_left(self, state: CastleState) -> CastleState:
+        """The tokens on the table that nobody holds (none once the held count passes the 12)."""
+        return state.but(aerie_supply=max(0, self.dataset.aerie_tokens - sum(s.aeries for s in state.seats)))
 
     def _e_keep_moved(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         return with_seat(state, p["seat"], keep=Keep(p["size"], tuple(tuple(c) for c in p["tiles"])))  # type: ignore[misc]
