@@ -33,11 +33,12 @@ from games.base import (
     BadCommand,
     EngineBase,
     Event,
-    GameOver,
     IllegalMove,
     NotYourTurn,
     OptionSpec,
     UnknownCommand,
+    UnknownEvent,
+    check_accepting,
     int_arg,
     parse_command,
     redact_secrets,
@@ -205,7 +206,7 @@ class CarcassonneEngine(EngineBase):
                 return self._apply_scoring(state, p)
             case "game_ended":
                 return state.but(phase=Phase.OVER, tile=None, placed=None, winners=tuple(p["winners"]))
-        raise ValueError(f"carcassonne: unknown event type {event.type!r}")
+        raise UnknownEvent(self.name, event.type)
 
     @staticmethod
     def _take(state: State, tile_id: str) -> dict[str, Any]:
@@ -246,13 +247,10 @@ class CarcassonneEngine(EngineBase):
         :raises NotYourTurn: another seat acts now, or this command is not the one owed.
         :raises IllegalMove: the placement or follower spot breaks the rules.
         """
+        check_accepting(started=state.phase is not Phase.NOT_STARTED, over=state.phase is Phase.OVER)
         kind, args = parse_command(cmd)
         if kind not in ("place_tile", "place_follower", "pass"):
             raise UnknownCommand(f"carcassonne has no command {kind!r}; use place_tile, place_follower or pass")
-        if state.phase is Phase.OVER:
-            raise GameOver(f"the game is over; {kind!r} is not accepted")
-        if state.phase is Phase.NOT_STARTED:
-            raise IllegalMove("the game has not started")
         if seat != state.current:
             raise NotYourTurn(f"it is seat {state.current}'s turn, not seat {seat!r}'s")
         if kind == "place_tile":

@@ -29,12 +29,14 @@ from games.base import (
     BadOptions,
     EngineBase,
     Event,
-    GameOver,
     IllegalMove,
     NotYourTurn,
     OptionSpec,
+    RuleError,
     UnknownCommand,
+    UnknownEvent,
     Viewer,
+    check_accepting,
     command,
     int_arg,
     parse_command,
@@ -218,14 +220,11 @@ class CastleEngine(EngineBase):
         :raises RuleError: ``bad_command`` (malformed args), ``unknown_command``,
             ``not_your_turn``, ``illegal_move`` (not possible now, or not allowed), ``game_over``.
         """
+        check_accepting(started=state.phase is not Phase.NOT_STARTED, over=state.phase is Phase.OVER)
         kind, args = parse_command(cmd)
         handler = self._commands.get(kind)
         if handler is None:
             raise UnknownCommand(f"castle has no command {kind!r} (commands: {', '.join(self._commands)})")
-        if state.phase is Phase.OVER:
-            raise GameOver(f"the game is over; {kind!r} is not accepted")
-        if state.phase is Phase.NOT_STARTED:
-            raise IllegalMove("the game has not started")
         if seat != state.active:
             raise NotYourTurn(f"it is seat {state.active}'s turn, not seat {seat!r}'s")
         em = _Emit(self, state, rng)
@@ -236,7 +235,7 @@ class CastleEngine(EngineBase):
         """Would ``decide`` accept ``cmd``? (Draws nothing: uses a throwaway rng.)"""
         try:
             self.decide(state, seat, cmd, random.Random(0))
-        except ValueError:
+        except RuleError:
             return False
         return True
 
@@ -779,9 +778,11 @@ class CastleEngine(EngineBase):
     # --- evolve ------------------------------------------------------------------------------------
 
     def evolve(self, state: CastleState, event: Event) -> CastleState:
-        """Apply one event; never mutates ``state``. Unknown event types leave it unchanged."""
+        """Apply one event; never mutates ``state``. :class:`UnknownEvent` for a type it does not know."""
         handler = self._evolvers.get(event.type)
-        return state if handler is None else handler(state, event.payload)
+        if handler is None:
+            raise UnknownEvent(self.name, event.type)
+        return handler(state, event.payload)
 
     def _e_game_started(self, state: CastleState, p: dict[str, Any]) -> CastleState:
         o = p["options"]

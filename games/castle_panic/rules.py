@@ -39,10 +39,10 @@ from typing import Any, Callable, Iterable, Mapping
 from games.base import (
     BadCommand,
     Event,
-    GameOver,
     IllegalMove,
     NotYourTurn,
     UnknownCommand,
+    check_accepting,
     command,
     int_arg,
     parse_command,
@@ -632,10 +632,8 @@ def decide(state: State, seat: int, cmd: Mapping[str, Any], rng: random.Random) 
 
     :raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move.
     """
-    if state.config is None:
-        raise IllegalMove("the game has not started")
-    if state.result is not None:
-        raise GameOver(f"the game is over ({state.result.outcome}: {state.result.reason})")
+    why_over = "" if state.result is None else f" ({state.result.outcome}: {state.result.reason})"
+    check_accepting(started=state.config is not None, over=state.result is not None, why_over=why_over)
     kind, args = parse_command(cmd)
     handler = _COMMANDS.get(kind)
     if handler is None:
