@@ -71,6 +71,7 @@ from games.castle_panic.data import (
     step,
 )
 from games.castle_panic.evolve import evolve
+from games.castle_panic.scoring import master_slayers, seat_scores
 from games.castle_panic.state import Monster, Options, Phase, State
 
 __all__ = [
@@ -409,18 +410,12 @@ def _check_end(run: _Run) -> bool:
 def _finish(run: _Run, outcome: str, reason: str) -> None:
     state = run.state
     assert state.config is not None
-    scores = []
-    for seat in state.config.castle_seats:
-        trophies = state.tokens.trophies[seat]
-        scores.append([seat, sum(TOKEN_KIND[t].vp for t in trophies), len(trophies)])
+    scores = seat_scores(state)
     slayers: list[int] = []
     if outcome == "win" and state.config.options.master_slayer:
-        living = set(living_castle_seats(state))
-        eligible = [row for row in scores if row[0] in living]
-        if eligible:
-            best = max((vp, slain) for _, vp, slain in eligible)
-            slayers = [seat for seat, vp, slain in eligible if (vp, slain) == best]
-    run.emit("game_ended", {"outcome": outcome, "reason": reason, "scores": scores, "master_slayers": slayers})
+        slayers = master_slayers(scores, living_castle_seats(state))
+    rows = [list(row) for row in scores]
+    run.emit("game_ended", {"outcome": outcome, "reason": reason, "scores": rows, "master_slayers": slayers})
 
 
 # --- monsters: damage, movement, tokens ----------------------------------------------------
