@@ -4,12 +4,41 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Mapping
 
+from games.base import OptionSpec, fill_options
 from games.carcassonne.tiles import TileSet, tile_set
 from games.tileboard import Board
 
-__all__ = ["FollowerKind", "Options", "Phase", "State", "Turn", "NORMAL_FOLLOWERS", "LARGE_FOLLOWERS"]
+__all__ = [
+    "FollowerKind",
+    "LARGE_FOLLOWERS",
+    "NORMAL_FOLLOWERS",
+    "OPTIONS",
+    "SECRET_OPTIONS",
+    "Options",
+    "Phase",
+    "State",
+    "Turn",
+    "options_from",
+]
+
+OPTIONS: Mapping[str, OptionSpec] = {
+    "inns_cathedrals": OptionSpec("bool", False, "Inns & Cathedrals: 18 more tiles, inns, cathedrals, "
+                                  "one large follower each, up to 6 players."),
+    "farmers": OptionSpec("bool", True, "Followers may be placed on fields; fields score 3 per adjacent "
+                          "completed city at the end."),
+    "tiny_city_points": OptionSpec("choice", 4, "Points per completed 2-tile city without pennants: 4 (2nd "
+                                   "edition) or 2 (1st edition: 1 per tile and pennant).", (4, 2)),
+    "junction_inn": OptionSpec("choice", "east", "Which legs of the I&C junction tile IC-C its inn belongs to "
+                               "(open question Q1): 'east' (recommended) or 'east_west'.", ("east", "east_west")),
+    "tile_order": OptionSpec("list", None, "Tile ids drawn in this order after the start tile (tutorials, "
+                             "puzzles, games played at a table); the game ends when the list is used up. "
+                             "Secret: never shown to players or spectators.", items="tile ids"),
+}
+"""The option table (the catalog shows it)."""
+
+SECRET_OPTIONS = frozenset({"tile_order"})
 
 NORMAL_FOLLOWERS = 7
 """Meeples a player may place (the eighth is the score marker)."""
@@ -63,6 +92,14 @@ class Options:
         if with_order:
             out["tile_order"] = None if self.tile_order is None else list(self.tile_order)
         return out
+
+
+def options_from(filled: Mapping[str, Any]) -> Options:
+    """:class:`Options` from option values as the engine normalises them or as ``game_started``
+    records them (missing ones take their defaults)."""
+    o = fill_options("carcassonne", OPTIONS, filled)
+    order = None if o["tile_order"] is None else tuple(o["tile_order"])
+    return Options(o["inns_cathedrals"], o["farmers"], o["tiny_city_points"], o["junction_inn"], order)
 
 
 @dataclass(frozen=True, slots=True)
