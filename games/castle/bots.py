@@ -24,7 +24,8 @@ import random
 from typing import TYPE_CHECKING, Any, Mapping
 
 from games.base import Bot
-from games.castle.scoring import controllers, feature_points
+from games.castle.rules import completed_feature, placed_tile
+from games.castle.scoring import PRINCE_FACTOR, controllers, feature_points
 from games.castle.state import CastleState, Phase
 from games.tileboard import feature_at
 
@@ -115,7 +116,7 @@ def _placement_value(engine: "CastleEngine", state: CastleState, seat: int, move
 def _follower_value(engine: "CastleEngine", state: CastleState, seat: int, move: Command) -> float:
     if move["type"] == "pass":
         return 0.5 if state.seats[seat].followers > 2 else 1.5
-    placed = engine.placed(state)
+    placed = placed_tile(state)
     feature = feature_at(state.board, placed.x, placed.y, move["args"]["at"])  # type: ignore[arg-type]
     kind = move["args"]["kind"]
     if feature is None:
@@ -125,7 +126,7 @@ def _follower_value(engine: "CastleEngine", state: CastleState, seat: int, move:
     points = _points(feature)
     if feature.complete:
         return 100.0 + points
-    bonus = 2.0 * points if kind == "prince" else feature.count("aeries") + (1 if kind == "falconer" else 0)
+    bonus = float(PRINCE_FACTOR * points) if kind == "prince" else feature.count("aeries") + (1 if kind == "falconer" else 0)
     return 1.0 + points + bonus
 
 
@@ -133,8 +134,8 @@ def _lands_on_tower(engine: "CastleEngine", state: CastleState, seat: int, move:
     if move["type"] != "score":
         return 0
     args = move["args"]
-    placed = engine.placed(state)
-    feature = engine.completed_feature(state, (args.get("x", placed.x), args.get("y", placed.y), args["feature"]))
+    placed = placed_tile(state)
+    feature = completed_feature(state, (args.get("x", placed.x), args.get("y", placed.y), args["feature"]))
     marker = state.seats[seat].marker
     step = engine.wall(state).advance(marker, _points(feature))
     return 1 if step.tower is not None and state.towers[step.tower] else 0
