@@ -16,7 +16,7 @@ from games.base import Event, UnknownEvent
 from games.carcassonne.board import start_board
 from games.carcassonne.scoring import segment_at
 from games.carcassonne.state import LARGE_FOLLOWERS, NORMAL_FOLLOWERS, FollowerKind, Phase, State, Turn, options_from
-from games.tileboard import Follower
+from games.tileboard import Follower, Placed
 
 __all__ = ["evolve"]
 
@@ -46,18 +46,18 @@ def evolve(state: State, event: Event) -> State:
             return state.but(**_take(state, p["tile"]), discarded=(*state.discarded, p["tile"]))
         case "tile_placed":
             tile = state.options.tiles.tiles[p["tile"]]
-            board = state.board.place(tile, p["x"], p["y"], p["rotation"], check=False)
+            board = state.table.place(tile, p["x"], p["y"], p["rotation"], check=False)
             return state.but(board=board, phase=Phase.PLACE_FOLLOWER, tile=None, placed=(p["x"], p["y"]))
         case "follower_placed":
-            placed = state.board.cells[(p["x"], p["y"])]
-            follower = Follower(p["seat"], p["kind"], p["x"], p["y"], segment_at(placed, p["at"]))
+            placed = state.table.cells[(p["x"], p["y"])]
+            follower = Follower(p["seat"], p["kind"], p["x"], p["y"], _segment(placed, p["at"]))
             normal, large = state.supply[p["seat"]]
             if p["kind"] == FollowerKind.LARGE.value:
                 large -= 1
             else:
                 normal -= 1
             return state.but(
-                board=state.board.with_follower(follower),
+                board=state.table.with_follower(follower),
                 supply=_set(state.supply, p["seat"], (normal, large)),
                 turns=(*state.turns, _turn(state, p["seat"], p["at"], p["kind"])),
                 phase=Phase.SCORING,
@@ -80,8 +80,8 @@ def _take(state: State, tile_id: str) -> dict[str, Any]:
 
 
 def _turn(state: State, seat: int, at: str | None, kind: str | None) -> Turn:
-    x, y = state.placed
-    placed = state.board.cells[(x, y)]
+    x, y = state.placed_at
+    placed = state.table.cells[(x, y)]
     return Turn(seat, placed.tile.id, x, y, placed.rotation, at, kind)
 
 
@@ -90,12 +90,19 @@ def _apply_scoring(state: State, p: dict[str, Any]) -> State:
     for seat in p["winners"]:
         scores[seat] += p["points"]
     supply = [list(s) for s in state.supply]
-    board = state.board
+    board = state.table
     gone = set()
     for seat, x, y, at, kind in p["followers_returned"]:
         supply[seat][1 if kind == FollowerKind.LARGE.value else 0] += 1
-        gone.add(board.seg_feature[(x, y, segment_at(board.cells[(x, y)], at))])
+        gone.add(board.seg_feature[(x, y, _segment(board.cells[(x, y)], at))])
     return state.but(scores=tuple(scores), supply=tuple(tuple(s) for s in supply), board=board.without_followers(gone))
+
+
+def _segment(placed: Placed, at: str) -> int:
+    """The segment an event names (the engine wrote the name, so it exists)."""
+    segment = segment_at(placed, at)
+    assert segment is not None
+    return segment
 
 
 def _set(values: tuple, index: int, value: Any) -> tuple:

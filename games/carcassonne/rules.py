@@ -89,10 +89,10 @@ def _decide_place_tile(state: State, seat: int, args: dict[str, Any]) -> list[Ev
     x, y, rotation = (int_arg(args, k, "place_tile") for k in ("x", "y", "rotation"))
     if rotation not in ROTATIONS:
         raise BadCommand(f"place_tile: rotation must be one of {list(ROTATIONS)}, got {rotation!r}")
-    tile = state.options.tiles.tiles[state.tile]
-    if (x, y) in state.board.cells:
+    tile = state.options.tiles.tiles[state.tile_to_place]
+    if (x, y) in state.table.cells:
         raise IllegalMove(f"place_tile: ({x}, {y}) already holds a tile")
-    if not state.board.is_legal(tile, x, y, rotation):
+    if not state.table.is_legal(tile, x, y, rotation):
         raise IllegalMove(f"place_tile: tile {state.tile} rotated {rotation} does not fit at ({x}, {y}): "
                           "it must touch a placed tile along an edge and every touching side must match")
     return [Event("tile_placed", {"seat": seat, "tile": state.tile, "x": x, "y": y, "rotation": rotation})]
@@ -109,8 +109,8 @@ def _decide_follower(state: State, seat: int, args: dict[str, Any], rng: random.
         raise BadCommand(f"place_follower: kind must be 'normal' or 'large', got {kind!r}")
     if at not in PORT_NAMES and at not in (MONASTERY, INNER_FIELD):
         raise BadCommand(f"place_follower: unknown spot {at!r}; use a port name, 'monastery' or 'inner_field'")
-    x, y = state.placed
-    placed = state.board.cells[(x, y)]
+    x, y = state.placed_at
+    placed = state.table.cells[(x, y)]
     segment = segment_at(placed, at)
     if segment is None:
         raise IllegalMove(f"place_follower: tile {placed.tile.id} has no {at!r}")
@@ -118,7 +118,7 @@ def _decide_follower(state: State, seat: int, args: dict[str, Any], rng: random.
         raise IllegalMove(f"place_follower: seat {seat} has no {kind} follower to place")
     if placed.tile.segments[segment].kind == FIELD and not state.options.farmers:
         raise IllegalMove(f"place_follower: farmers are off in this game; {at!r} is a field")
-    if state.board.feature_of(x, y, segment).followers:
+    if state.table.feature_of(x, y, segment).followers:
         raise IllegalMove(f"place_follower: the feature at {at!r} already holds a follower")
     event = Event("follower_placed", {"seat": seat, "x": x, "y": y, "at": spot_name(placed, segment), "kind": kind})
     return _end_turn(state, event, rng)
@@ -132,8 +132,8 @@ def _allowed_kind(state: State, seat: int, kind: str) -> bool:
 def _end_turn(state: State, first: Event, rng: random.Random) -> list[Event]:
     events = [first]
     state = evolve(state, first)
-    x, y = state.placed
-    for _, payload in completed_scorings(state.board, x, y, state.options):
+    x, y = state.placed_at
+    for _, payload in completed_scorings(state.table, x, y, state.options):
         scored = Event("feature_scored", payload)
         events.append(scored)
         state = evolve(state, scored)
@@ -146,7 +146,7 @@ def _draw(state: State, seat: int, rng: random.Random) -> tuple[list[Event], Sta
     events: list[Event] = []
     tiles = state.options.tiles
     drawn = draw_sequence(rng, tuple(zip(tiles.ids, state.pile, strict=False)), state.order)
-    discarded, tile_id = draw_until_placeable(state.board, tiles.tiles.__getitem__, drawn)
+    discarded, tile_id = draw_until_placeable(state.table, tiles.tiles.__getitem__, drawn)
     for kind, tid in [*(("tile_discarded", t) for t in discarded), ("tile_drawn", tile_id)]:
         if tid is None:
             break
@@ -155,7 +155,7 @@ def _draw(state: State, seat: int, rng: random.Random) -> tuple[list[Event], Sta
         state = evolve(state, event)
     if tile_id is not None:
         return events, state
-    for _, payload in final_scorings(state.board, state.options):
+    for _, payload in final_scorings(state.table, state.options):
         event = Event("feature_scored", payload)
         events.append(event)
         state = evolve(state, event)
@@ -178,9 +178,9 @@ def legal_moves(state: State, seat: int | None) -> list[Command]:
     if seat != state.current:
         return []
     if state.phase is Phase.PLACE_TILE:
-        tile = state.options.tiles.tiles[state.tile]
+        tile = state.options.tiles.tiles[state.tile_to_place]
         return [{"type": "place_tile", "args": {"x": x, "y": y, "rotation": r}}
-                for x, y, r in state.board.legal_placements(tile)]
+                for x, y, r in state.table.legal_placements(tile)]
     if state.phase is Phase.PLACE_FOLLOWER:
         return [*follower_moves(state, seat), {"type": "pass", "args": {}}]
     return []
@@ -191,10 +191,10 @@ def follower_moves(state: State, seat: int) -> list[Command]:
     kinds = [k.value for k in FollowerKind if _allowed_kind(state, seat, k.value)]
     if not kinds:
         return []
-    x, y = state.placed
+    x, y = state.placed_at
     farmers = state.options.farmers
-    out = []
-    for spot in free_spots(state.board, x, y, middle_first=True):
+    out: list[Command] = []
+    for spot in free_spots(state.table, x, y, middle_first=True):
         if not farmers and spot.feature.kind == FIELD:
             continue
         out.extend({"type": "place_follower", "args": {"at": spot.at, "kind": k}} for k in kinds)

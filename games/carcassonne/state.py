@@ -145,6 +145,23 @@ class State:
         """Tiles still in the draw pile (the tile to place is not counted)."""
         return len(self.order) if self.order is not None else sum(self.pile)
 
+    @property
+    def table(self) -> Board:
+        """The board of a started game (typed for the rules: ``board`` is ``None`` only before)."""
+        assert self.board is not None
+        return self.board
+
+    @property
+    def placed_at(self) -> tuple[int, int]:
+        """The cell of the tile placed this turn (only asked for after ``tile_placed``)."""
+        assert self.placed is not None
+        return self.placed
+
+    @property
+    def tile_to_place(self) -> str:
+        assert self.tile is not None
+        return self.tile
+
     def remaining_by_tile(self) -> dict[str, int]:
         """Per-id counts of the pile: public knowledge at a real table, never the order."""
         ids = self.options.tiles.ids

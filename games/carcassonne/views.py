@@ -19,7 +19,7 @@ __all__ = ["redact", "summary", "view"]
 def view(state: State, viewer: int | None) -> dict[str, Any]:
     if state.phase is Phase.NOT_STARTED:
         return {"game": "carcassonne", "phase": state.phase.value, "legal": []}
-    board = state.board
+    board = state.table
     on_cell: dict[tuple[int, int], list[dict[str, Any]]] = {}
     for f in board.followers():
         on_cell.setdefault((f.x, f.y), []).append(

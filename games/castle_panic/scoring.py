@@ -7,7 +7,8 @@ points (then the most monsters slain) is Master Slayer. A tie after both shares 
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 from games.castle_panic.data import TOKEN_KIND
 from games.castle_panic.state import State
