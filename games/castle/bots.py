@@ -12,8 +12,8 @@ an operator's dataset. The functions :func:`random_bot` and :func:`greedy_bot` t
 explicitly (``(engine, state, seat, rng)``) for harnesses that already hold one.
 
 The greedy bot looks one step ahead: it places the tile where the features completed at once
-bring it the most points (counting a follower it could still put on a completed, empty
-feature), puts followers where they score now or on the feature worth the most so far (courts
+(its own and the buildings it closes from outside) bring it the most points (counting a follower
+it could still put on a completed, empty feature of the tile), puts followers where they score now or on the feature worth the most so far (courts
 by their markets), scores its features in an order that lands on a corner tower when one can,
 and always plays its doubling and extra-turn wall tiles.
 """
@@ -95,14 +95,17 @@ def _placement_value(engine: "CastleEngine", state: CastleState, seat: int, move
     value = 0.0
     best_free = 0
     has_follower = state.seats[seat].followers > 0
-    for feature in board.features_on(args["x"], args["y"]):
+    here = (args["x"], args["y"])
+    # The tile's own features, then the buildings it closes from outside without joining them.
+    for (x, y, _), feature in board.features_around(*here):
+        on_tile = (x, y) == here
         if feature.kind == "court":
-            value += 0.1 * feature.count("markets") if not feature.followers else 0
+            value += 0.1 * feature.count("markets") if on_tile and not feature.followers else 0
             continue
         if not feature.complete:
             continue
         if not feature.followers:
-            if has_follower:
+            if has_follower and on_tile:
                 best_free = max(best_free, _points(feature))
             continue
         winners = controllers(feature.followers, ties_score=state.options.ties_score)
