@@ -238,12 +238,12 @@ def move_marker(em: Emitter, seat: int, points: int, *, final: bool = False) -> 
 def take_aeries(em: Emitter, seat: int, count: int) -> None:
     """``seat`` earns ``count`` aerie tokens. Only who holds more matters (Falcon rules): when
     the 12 run out both hand back the same number, as few as make room, so the difference of
-    held tokens stays the difference earned. The other player can hand back only what it
-    holds; past that (a lead above 12) the tokens are counted beyond the 12 on the table.
-    The earner hands back first when it holds enough, else it takes first."""
+    held tokens stays the difference earned. Each can hand back only what it holds (the earner
+    what it holds once it has taken); past that (a lead above 12) the tokens are counted beyond
+    the 12 on the table. The earner hands back first when it holds enough, else it takes first."""
     held = [s.aeries for s in em.state.seats]
     excess = sum(held) + count - em.engine.dataset.aerie_tokens
-    each = min(held[1 - seat], -(-excess // 2)) if excess > 0 else 0
+    each = min(held[1 - seat], held[seat] + count, -(-excess // 2)) if excess > 0 else 0
     if each and held[seat] >= each:
         em("aeries_returned", each=each)
         each = 0
