@@ -295,7 +295,8 @@ def _finished_game(name: str):
 @pytest.mark.parametrize("name", SERVED)
 def test_every_engine_refuses_to_fold_an_unknown_event_type_by_name(name):
     engine = find_engine(name)
-    started = fold(engine, engine.setup(engine.normalize_options({}, engine.min_seats), engine.min_seats, random.Random(1)))
+    seats = engine.min_seats
+    started = fold(engine, engine.setup(engine.normalize_options({}, seats), seats, random.Random(1)))
     for state in (engine.initial_state(), started):
         with pytest.raises(UnknownEvent, match=rf"^{name} cannot fold unknown event type 'feature_scord'$") as caught:
             engine.evolve(state, Event("feature_scord", {}))  # a misspelt type

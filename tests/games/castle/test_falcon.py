@@ -216,6 +216,7 @@ def test_a_lead_beyond_the_twelve_tokens_is_still_counted():
     game.turn(2, 0, 0, at="N", kind="falconer")  # seat 0: falconer on the path from S1
     game.turn(2, 1, 0)
     events = game.turn(3, 1, 270)                # seat 0 closes it: 3 tokens, seat 1 holds none to hand back
-    assert [(e.type, e.payload) for e in events if e.type.startswith("aeries")] == [("aeries_taken", {"seat": 0, "count": 3})]
+    aerie_events = [(e.type, e.payload) for e in events if e.type.startswith("aeries")]
+    assert aerie_events == [("aeries_taken", {"seat": 0, "count": 3})]
     assert [s.aeries for s in game.state.seats] == [15, 0]
     assert game.state.aerie_supply == 0
