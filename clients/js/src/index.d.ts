@@ -389,3 +389,12 @@ export declare namespace msgpack {
   function encode(value: unknown): Uint8Array;
   function decode(data: Uint8Array | ArrayBuffer): unknown;
 }
+
+/**
+ * Play a seat from `legal` alone until the game is finished (resolves with the connection);
+ * rejects with the first error other than a lost race (`conflict`). Default choice: at random.
+ */
+export declare function playFromLegal(
+  conn: GameConnection,
+  options?: { choose?: (legal: Command[], conn: GameConnection) => Command },
+): Promise<GameConnection>;
