@@ -132,7 +132,18 @@ export class GameConnection extends EventTarget {
     socket.addEventListener("open", () => this.socket === socket && this.onOpen());
     socket.addEventListener("message", (event) => this.socket === socket && this.onMessage(event.data));
     socket.addEventListener("close", (event) => this.socket === socket && this.onClose(event.code, event.reason));
-    socket.addEventListener("error", () => {}); // a "close" always follows; that is where it is handled
+    // Browsers follow an error with a close; Node 20's WebSocket does not when the connection is
+    // refused (it stays CONNECTING), so an error ends the socket here and its close is ignored.
+    socket.addEventListener("error", () => this.socket === socket && this.abandon(socket));
+  }
+
+  abandon(socket) {
+    this.onClose(1006, "connection failed"); // first: this.socket no longer names it, so its events are ignored
+    try {
+      socket.close();
+    } catch {
+      // closing a socket that never opened may throw; it is dropped either way
+    }
   }
 
   onOpen() {
