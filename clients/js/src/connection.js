@@ -22,13 +22,20 @@ const RESEND_CODES = new Set(["rate_limited", "store_unavailable", "internal"]);
 /** Errors answering a hello that a later hello may not get. */
 const RETRY_HELLO_CODES = new Set(["rate_limited", "store_unavailable", "internal"]);
 
+/** How long an open socket's close may lag behind its error before the socket is given up. */
+const CLOSE_AFTER_ERROR_MS = 2000;
+
 const DEFAULTS = Object.freeze({
   // Below the server's documented 20 frames/s, burst 40 per socket (DONJON_WS_RATE, DONJON_WS_BURST).
   rate: 16,
   burst: 20,
   reconnect: { initialDelay: 200, maxDelay: 5000, factor: 2, jitter: 0.25 },
   maxResends: 8,
+  maxFrame: 65536, // the server's default DONJON_WS_MAX_FRAME
 });
+
+const utf8 = new TextEncoder();
+const utf8Length = (text) => utf8.encode(text).byteLength;
 
 const CODECS = {
   json: { protocols: [], encode: (frame) => JSON.stringify(frame), decode: (data) => JSON.parse(data) },
@@ -51,7 +58,7 @@ export class GameConnection extends EventTarget {
    * @param {string} gameId
    * @param {{token?: string, since?: number, codec?: "json"|"msgpack", rate?: number, burst?: number,
    *          reconnect?: false | {initialDelay?: number, maxDelay?: number, factor?: number, jitter?: number},
-   *          maxResends?: number}} [options]
+   *          maxResends?: number, maxFrame?: number}} [options]
    */
   constructor(client, gameId, options = {}) {
     super();
@@ -64,6 +71,7 @@ export class GameConnection extends EventTarget {
     this.codec = CODECS[codecName];
     this.reconnectPolicy = options.reconnect === false ? null : { ...DEFAULTS.reconnect, ...options.reconnect };
     this.maxResends = options.maxResends ?? DEFAULTS.maxResends;
+    this.maxFrame = options.maxFrame ?? DEFAULTS.maxFrame;
     this.bucket = new TokenBucket(options.rate ?? DEFAULTS.rate, options.burst ?? DEFAULTS.burst);
 
     this.version = options.since ?? null;
@@ -76,7 +84,7 @@ export class GameConnection extends EventTarget {
 
     this.idPrefix = randomPrefix();
     this.nextId = 1;
-    /** @type {Map<string, {frame: object, resolve: Function, reject: Function, resends: number}>} */
+    /** @type {Map<string, {id: string, data: string | Uint8Array, resolve: Function, reject: Function, resends: number}>} */
     this.pending = new Map();
     this.outbox = []; // frames waiting for a token of the bucket, in order
     this.pumpTimer = null;
@@ -132,9 +140,17 @@ export class GameConnection extends EventTarget {
     socket.addEventListener("open", () => this.socket === socket && this.onOpen());
     socket.addEventListener("message", (event) => this.socket === socket && this.onMessage(event.data));
     socket.addEventListener("close", (event) => this.socket === socket && this.onClose(event.code, event.reason));
-    // Browsers follow an error with a close; Node 20's WebSocket does not when the connection is
-    // refused (it stays CONNECTING), so an error ends the socket here and its close is ignored.
-    socket.addEventListener("error", () => this.socket === socket && this.abandon(socket));
+    socket.addEventListener("error", () => this.socket === socket && this.onSocketError(socket));
+  }
+
+  /**
+   * Browsers follow an error with a close that carries the code; Node 20's WebSocket does not
+   * when the connection is refused (it stays CONNECTING), so a socket that never opened ends
+   * here, and an open one if its close does not follow soon.
+   */
+  onSocketError(socket) {
+    if (socket.readyState === 0) this.abandon(socket);
+    else setTimeout(() => this.socket === socket && this.abandon(socket), CLOSE_AFTER_ERROR_MS);
   }
 
   abandon(socket) {
@@ -150,7 +166,7 @@ export class GameConnection extends EventTarget {
     const hello = { type: "hello" };
     if (this.token) hello.token = this.token;
     if (this.version !== null) hello.since = this.version;
-    this.queueFrame(hello);
+    this.queue(this.codec.encode(hello));
   }
 
   onClose(code, reason) {
@@ -218,8 +234,9 @@ export class GameConnection extends EventTarget {
 
   // --- sending, paced ------------------------------------------------------------------------
 
-  queueFrame(frame) {
-    this.outbox.push(frame);
+  /** Queue an encoded frame; it leaves when the bucket has a token. */
+  queue(data) {
+    this.outbox.push(data);
     this.pump();
   }
 
@@ -235,7 +252,7 @@ export class GameConnection extends EventTarget {
         return;
       }
       this.bucket.take();
-      this.socket.send(this.codec.encode(this.outbox.shift()));
+      this.socket.send(this.outbox.shift());
     }
   }
 
@@ -254,16 +271,24 @@ export class GameConnection extends EventTarget {
     }
     const frame = { type: "command", id: commandId, command: { type: command.type, args: command.args ?? {} } };
     if (expectedVersion !== undefined && expectedVersion !== null) frame.expected_version = expectedVersion;
+    const data = this.codec.encode(frame);
+    const size = typeof data === "string" ? utf8Length(data) : data.byteLength;
+    if (size > this.maxFrame) {
+      // The server would answer frame_too_large without the id (it does not read the frame), or
+      // close the socket (1009): refuse it here, where the answer can name the command.
+      const message = `the command frame is ${size} bytes, above the limit of ${this.maxFrame}`;
+      return Promise.reject(new DonjonError("frame_too_large", message, { id: commandId }));
+    }
     return new Promise((resolve, reject) => {
-      this.pending.set(commandId, { frame, resolve, reject, resends: 0 });
-      if (this.greeted) this.queueFrame(frame);
+      this.pending.set(commandId, { id: commandId, data, resolve, reject, resends: 0 });
+      if (this.greeted) this.queue(data);
     });
   }
 
   resendLater(entry, delay) {
     entry.resends += 1;
     setTimeout(() => {
-      if (this.greeted && this.pending.get(entry.frame.id) === entry) this.queueFrame(entry.frame);
+      if (this.greeted && this.pending.get(entry.id) === entry) this.queue(entry.data);
     }, delay);
   }
 
@@ -327,7 +352,7 @@ export class GameConnection extends EventTarget {
     this.greeted = true;
     this.attempt = 0;
     this.setState("open");
-    for (const entry of this.pending.values()) this.queueFrame(entry.frame);
+    for (const entry of this.pending.values()) this.queue(entry.data);
   }
 
   onAck(frame) {

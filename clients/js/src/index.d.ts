@@ -300,6 +300,8 @@ export interface ConnectOptions {
   reconnect?: false | ReconnectPolicy;
   /** times a command is sent again after rate_limited, store_unavailable or internal (8) */
   maxResends?: number;
+  /** bytes a command frame may have; larger ones reject with frame_too_large unsent (65536, the server's default) */
+  maxFrame?: number;
 }
 
 export declare class DonjonClient {
