@@ -387,9 +387,9 @@ export class GameConnection extends EventTarget {
       setTimeout(() => this.socket && !this.greeted && this.onOpen(), this.backoff(this.attempt++));
       return;
     }
-    if (error.code === "bad_frame" && this.version !== null && /since/.test(error.message)) {
-      // The game is behind the version this client saw (a store that lost its last writes):
-      // start again from a snapshot rather than never connecting.
+    if (error.code === "bad_frame" && this.version !== null) {
+      // The only bad_frame this client's hello can get: `since` is ahead of the game (a store
+      // that lost its last writes). Start again from a snapshot rather than never connecting.
       this.emit("error", error);
       this.version = null;
       this.onOpen();

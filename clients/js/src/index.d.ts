@@ -367,7 +367,7 @@ export declare class GameConnection extends EventTarget {
   readonly version: number | null;
   readonly status: GameStatus | null;
   readonly seats: SeatEntry[];
-  /** this connection's seat; null: spectator */
+  /** this connection's seat (from the snapshot; a connection opened with `since` gets none, so null); null: spectator */
   readonly seat: number | null;
   readonly view: View | null;
   readonly game: string | null;

@@ -5,6 +5,7 @@ import { after, before, describe, test } from "node:test";
 
 import { DonjonClient, playFromLegal } from "../src/index.js";
 import { DonjonServer } from "./support/server.js";
+import { assertShape } from "./support/shapes.js";
 import { seatedGame } from "./support/watch.js";
 
 describe("lobby routes", () => {
@@ -19,7 +20,7 @@ describe("lobby routes", () => {
   test("catalog, create with options and bots, seats, list, get", { timeout: 30_000 }, async () => {
     const { games } = await client.catalog();
     assert.deepEqual(games.map((g) => g.id), ["carcassonne", "castle", "castle_panic"]);
-    assert.ok(games.every((g) => Array.isArray(g.bots) && g.min_seats <= g.max_seats));
+    games.forEach((entry) => assertShape("catalog", entry));
 
     const created = await client.createGame({
       game: "carcassonne",
@@ -30,15 +31,18 @@ describe("lobby routes", () => {
     assert.match(created.id, /^\w+$/);
     const first = await client.takeSeat(created.id, { name: "Ada" });
     assert.deepEqual([first.seat, first.status], [0, "open"]);
+    assertShape("seatTaken", first);
     assert.equal(first.token.length, 43);
     const open = await client.listGames({ status: "open", limit: 200 });
     const entry = open.games.find((g) => g.id === created.id);
+    assertShape("lobby", entry);
     assert.deepEqual(entry.names, ["Ada", null, "random bot"]);
     assert.deepEqual(entry.bots, [null, null, "random"]);
     const second = await client.takeSeat(created.id, { name: "Bo" });
     assert.deepEqual([second.seat, second.status], [1, "active"]);
 
     const spectatorView = await client.getGame(created.id);
+    assertShape("game", spectatorView);
     assert.equal(spectatorView.seat, null);
     assert.deepEqual(spectatorView.view.legal, []);
     const seatView = await client.getGame(created.id, { token: second.token });
@@ -57,6 +61,7 @@ describe("lobby routes", () => {
     const { version } = await client.getGame(id);
 
     const page = await client.events(id, { from: 1, limit: 10 });
+    assertShape("events", page);
     assert.equal(page.version, version);
     assert.deepEqual(page.events.map((e) => e.version), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     assert.equal(page.next, 11);
@@ -67,6 +72,7 @@ describe("lobby routes", () => {
     assert.deepEqual(all, Array.from({ length: version }, (_, i) => i + 1));
 
     const at5 = await client.state(id, { at: 5 });
+    assertShape("state", at5);
     assert.equal(at5.version, 5);
     assert.deepEqual(at5.view.legal, []);
     const now = await client.state(id);
