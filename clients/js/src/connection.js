@@ -137,10 +137,18 @@ export class GameConnection extends EventTarget {
     }
     socket.binaryType = "arraybuffer";
     this.socket = socket;
-    socket.addEventListener("open", () => this.socket === socket && this.onOpen());
+    let opened = false;
+    socket.addEventListener("open", () => {
+      opened = true;
+      if (this.socket === socket) this.onOpen();
+    });
     socket.addEventListener("message", (event) => this.socket === socket && this.onMessage(event.data));
-    socket.addEventListener("close", (event) => this.socket === socket && this.onClose(event.code, event.reason));
-    socket.addEventListener("error", () => this.socket === socket && this.onSocketError(socket));
+    socket.addEventListener("close", (event) => {
+      if (this.socket !== socket) return;
+      if (!opened) this.checkGameExists();
+      this.onClose(event.code, event.reason);
+    });
+    socket.addEventListener("error", () => this.socket === socket && this.onSocketError(socket, opened));
   }
 
   /**
@@ -148,9 +156,24 @@ export class GameConnection extends EventTarget {
    * when the connection is refused (it stays CONNECTING), so a socket that never opened ends
    * here, and an open one if its close does not follow soon.
    */
-  onSocketError(socket) {
-    if (socket.readyState === 0) this.abandon(socket);
-    else setTimeout(() => this.socket === socket && this.abandon(socket), CLOSE_AFTER_ERROR_MS);
+  onSocketError(socket, opened) {
+    if (opened) {
+      setTimeout(() => this.socket === socket && this.abandon(socket), CLOSE_AFTER_ERROR_MS);
+      return;
+    }
+    this.checkGameExists();
+    this.abandon(socket);
+  }
+
+  /**
+   * A socket refused before it opened says nothing (browsers show no HTTP status): ask the route,
+   * so that a game that does not exist ends the connection with not_found instead of retrying.
+   */
+  checkGameExists() {
+    this.client.getGame(this.gameId).then(
+      () => {},
+      (error) => error.code === "not_found" && !this.closedByUser && this.fail(error),
+    );
   }
 
   abandon(socket) {
@@ -204,6 +227,10 @@ export class GameConnection extends EventTarget {
   /** Stop for good: reject what waits, and say so once. */
   fail(error) {
     this.closedByUser = true;
+    clearTimeout(this.retryTimer);
+    const socket = this.socket;
+    this.socket = null;
+    if (socket && socket.readyState <= 1) socket.close(1000, "closing");
     this.rejectAll(error);
     this.rejectReady(error);
     this.emit("error", error);
@@ -396,7 +423,6 @@ export class GameConnection extends EventTarget {
       return;
     }
     this.fail(error);
-    this.socket?.close(1000, "hello refused");
   }
 
   backoff(attempt) {

@@ -85,6 +85,12 @@ describe("errors", () => {
     assert.ok(!seen.states.some(({ state }) => state === "reconnecting"), JSON.stringify(seen.states));
   });
 
+  test("a game that does not exist: ready rejects not_found, no reconnect loop", { timeout: 30_000 }, async () => {
+    const conn = client.connect("no-such-game", { reconnect: { initialDelay: 50, maxDelay: 100 } });
+    await rejectsWith(conn.ready, "not_found");
+    assert.equal(conn.state, "closed");
+  });
+
   test("1009 (a frame far too large) ends the connection instead of looping", { timeout: 30_000 }, async () => {
     const { id, tokens } = await seatedGame(client, "castle_panic", 1);
     const conn = client.connect(id, { token: tokens[0], maxFrame: Infinity });
