@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 
 import { DonjonClient, msgpack } from "../src/index.js";
-import { DonjonServer } from "./support/server.js";
+import { DonjonServer, PYTHON } from "./support/server.js";
 import { seatedGame, waitFor } from "./support/watch.js";
 
 const SAMPLES = [
@@ -25,7 +25,7 @@ function pythonPacked(samples) {
     "for value in json.load(sys.stdin):",
     "    print(msgpack.packb(value, use_bin_type=True).hex())",
   ].join("\n");
-  return execFileSync("python3", ["-c", script], { input: JSON.stringify(samples), maxBuffer: 1 << 26 })
+  return execFileSync(PYTHON, ["-c", script], { input: JSON.stringify(samples), maxBuffer: 1 << 26 })
     .toString()
     .trim()
     .split("\n");
