@@ -52,6 +52,15 @@ function randomPrefix() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** Close a socket in whatever state it is; one that never opened may throw, and is dropped either way. */
+function closeQuietly(socket, code, reason) {
+  try {
+    if (socket.readyState <= 1) socket.close(code, reason);
+  } catch {
+    // nothing more to do with it
+  }
+}
+
 export class GameConnection extends EventTarget {
   /**
    * @param {import("./client.js").DonjonClient} client
@@ -92,7 +101,7 @@ export class GameConnection extends EventTarget {
     this.socket = null;
     this.greeted = false;
     this.attempt = 0;
-    this.closedByUser = false;
+    this.closedForGood = false;
 
     this.ready = new Promise((resolve, reject) => {
       this.resolveReady = resolve;
@@ -125,7 +134,7 @@ export class GameConnection extends EventTarget {
   // --- the socket --------------------------------------------------------------------------
 
   open() {
-    if (this.closedByUser) return;
+    if (this.closedForGood) return;
     this.greeted = false;
     this.outbox = [];
     let socket;
@@ -172,17 +181,13 @@ export class GameConnection extends EventTarget {
   checkGameExists() {
     this.client.getGame(this.gameId).then(
       () => {},
-      (error) => error.code === "not_found" && !this.closedByUser && this.fail(error),
+      (error) => error.code === "not_found" && !this.closedForGood && this.fail(error),
     );
   }
 
   abandon(socket) {
     this.onClose(1006, "connection failed"); // first: this.socket no longer names it, so its events are ignored
-    try {
-      socket.close();
-    } catch {
-      // closing a socket that never opened may throw; it is dropped either way
-    }
+    closeQuietly(socket);
   }
 
   onOpen() {
@@ -197,7 +202,7 @@ export class GameConnection extends EventTarget {
     this.greeted = false;
     clearTimeout(this.pumpTimer);
     this.pumpTimer = null;
-    if (this.closedByUser) return;
+    if (this.closedForGood) return;
     if (FATAL_CLOSE_CODES.has(code)) {
       this.fail(new DonjonError(CLIENT_CODES.CLOSED, `the server closed the socket (${code} ${reason}): not retrying`, {
         closeCode: code,
@@ -224,39 +229,33 @@ export class GameConnection extends EventTarget {
     }, delay);
   }
 
-  /** Stop for good: reject what waits, and say so once. */
+  /** Stop for good because of `error`: reject what waits, and say so once. */
   fail(error) {
-    this.closedByUser = true;
-    clearTimeout(this.retryTimer);
-    const socket = this.socket;
-    this.socket = null;
-    if (socket && socket.readyState <= 1) socket.close(1000, "closing");
-    this.rejectAll(error);
-    this.rejectReady(error);
+    if (this.closedForGood) return;
+    this.shutdown(error);
     this.emit("error", error);
     this.setState("closed", { code: error.closeCode ?? null, reason: error.message });
   }
 
-  rejectAll(error) {
-    for (const [id, entry] of this.pending) {
-      entry.reject(new DonjonError(error.code, error.message, { id, closeCode: error.closeCode }));
-    }
-    this.pending.clear();
-  }
-
   /** Close the socket and stop reconnecting; pending commands reject with code "closed". */
   close() {
-    if (this.closedByUser) return;
-    this.closedByUser = true;
+    if (this.closedForGood) return;
+    this.shutdown(new DonjonError(CLIENT_CODES.CLOSED, "the connection was closed by the client"));
+    this.setState("closed", { code: 1000, reason: "client closed" });
+  }
+
+  shutdown(error) {
+    this.closedForGood = true;
     clearTimeout(this.retryTimer);
     clearTimeout(this.pumpTimer);
     const socket = this.socket;
     this.socket = null;
-    if (socket && socket.readyState <= 1) socket.close(1000, "client closed");
-    const error = new DonjonError(CLIENT_CODES.CLOSED, "the connection was closed by the client");
-    this.rejectAll(error);
+    if (socket) closeQuietly(socket, 1000, "closing");
+    for (const [id, entry] of this.pending) {
+      entry.reject(new DonjonError(error.code, error.message, { id, closeCode: error.closeCode }));
+    }
+    this.pending.clear();
     this.rejectReady(error);
-    this.setState("closed", { code: 1000, reason: "client closed" });
   }
 
   // --- sending, paced ------------------------------------------------------------------------
@@ -289,7 +288,7 @@ export class GameConnection extends EventTarget {
    * @param {{expectedVersion?: number, id?: string}} [options]
    */
   send(command, { expectedVersion, id } = {}) {
-    if (this.closedByUser) {
+    if (this.closedForGood) {
       return Promise.reject(new DonjonError(CLIENT_CODES.CLOSED, "the connection is closed", { id }));
     }
     const commandId = id ?? `${this.idPrefix}-${this.nextId++}`;
