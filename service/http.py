@@ -32,6 +32,10 @@ from service.ws import websocket_handler
 __all__ = ["setup_routes", "error_middleware", "bearer_token", "json_errors_for_unreadable_requests", "CONTRACTS"]
 
 MAX_PAGE = 1000
+MAX_OFFSET = 1_000_000_000
+MAX_VERSION = 2**53 - 1
+"""Bounds of ``offset`` and version parameters: far above any lobby or stream, and within what
+the store's ranges and a JSON number carry exactly (the store refuses ranges beyond int64)."""
 CREATE_FIELDS = frozenset({"game", "options", "seats", "bots", "bots_only"})
 SEAT_FIELDS = frozenset({"name"})
 CONTRACTS = {"/openapi.json": "openapi.json", "/asyncapi.json": "asyncapi.json"}
@@ -206,7 +210,7 @@ async def list_games(request: web.Request) -> web.Response:
     except ValueError:
         raise ServiceError(ErrorCode.BAD_REQUEST, f"status must be open, active or finished, not {raw!r}") from None
     limit = _int_param(request, "limit", 50, 1, 200)
-    offset = _int_param(request, "offset", 0, 0)
+    offset = _int_param(request, "offset", 0, 0, MAX_OFFSET)
     entries = await lobby.list_lobby(request.app[STORE], status, limit, offset)
     return _json({"status": status.value, "games": entries, "offset": offset, "limit": limit})
 
@@ -233,7 +237,7 @@ async def get_events(request: web.Request) -> web.Response:
     service = request.app[SERVICE]
     game_id = request.match_info["id"]
     seat = await service.authenticate(game_id, bearer_token(request))
-    start = max(1, _int_param(request, "from", 1, 0))  # from=0: from the start, as since=0 is
+    start = max(1, _int_param(request, "from", 1, 0, MAX_VERSION))  # from=0: from the start, as since=0 is
     limit = _int_param(request, "limit", MAX_PAGE, 1, MAX_PAGE)
     projection = await service.load(game_id)
     envelopes = await request.app[STORE].read(game_id, start, start + limit - 1)
@@ -255,7 +259,7 @@ async def get_state(request: web.Request) -> web.Response:
     service = request.app[SERVICE]
     game_id = request.match_info["id"]
     latest = await service.load(game_id)
-    at = _int_param(request, "at", latest.version, 1)
+    at = _int_param(request, "at", latest.version, 1, MAX_VERSION)
     if at > latest.version:
         raise ServiceError(ErrorCode.BAD_REQUEST, f"at={at} is beyond game {game_id!r}'s version {latest.version}")
     projection = await service.projection_at(game_id, at)
