@@ -16,7 +16,8 @@ variable                       default                     meaning
 ``DONJON_LOG_FORMAT``          ``auto``                    ``auto`` (console on a TTY), ``json``, ``console``
 ``DONJON_LOG_LEVEL``           ``info``                    ``debug``, ``info``, ``warning``, ``error``
 ``DONJON_WS_MAX_FRAME``        ``65536``                   largest client frame in bytes
-``DONJON_WS_RATE``             ``20``                      client frames per second per socket
+``DONJON_WS_RATE``             ``20``                      frames per second per socket sent before
+                                                           the answer to the previous one
 ``DONJON_WS_BURST``            ``40``                      burst allowance of that rate limit
 ``DONJON_WS_OUTBOX``           ``1000``                    frames queued to one slow socket before closing it
 ``DONJON_HTTP_MAX_BODY``       ``65536``                   largest HTTP request body in bytes

@@ -10,9 +10,10 @@ the live updates are held back, so the answer (``snapshot``, or ``update`` with 
 since ``since``) is always the first frame and nothing is sent twice or skipped after it.
 
 Limits: a frame above ``DONJON_WS_MAX_FRAME`` bytes gets ``frame_too_large`` (and from four
-times that, aiohttp closes the socket with 1009); more than ``DONJON_WS_RATE`` frames a second
-(burst ``DONJON_WS_BURST``) get ``rate_limited``, and a socket that keeps flooding is closed
-with 1008; a socket too slow to take its updates (``DONJON_WS_OUTBOX`` frames queued) is closed
+times that, aiohttp closes the socket with 1009); frames sent before the answer to the previous
+one (already waiting when it was done) count against ``DONJON_WS_RATE`` frames a second (burst
+``DONJON_WS_BURST``) and get ``rate_limited`` beyond it, so a client that waits for each answer is
+never limited; a socket that keeps flooding is closed with 1008; a socket too slow to take its updates (``DONJON_WS_OUTBOX`` frames queued) is closed
 with 1013 and may reconnect with ``since``.
 """
 

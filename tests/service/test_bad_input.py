@@ -283,3 +283,31 @@ async def test_fuzzed_frames_never_answer_internal(client):
         assert reply["type"] == "error" and reply["code"] != "internal", (index, reply)
         await asyncio.sleep(0)  # let the socket go idle: these are not a flood
     assert await version_of(client, game_id) == 6
+
+
+async def test_fuzzed_msgpack_frames_never_answer_internal(client):
+    """The same on the msgpack codec: byte mutations of valid frames, deep nesting among them."""
+    import random
+
+    rng = random.Random(11)
+    game_id, tokens = await started_tiny(client)
+    ws = await client.ws_connect(f"/games/{game_id}/ws", protocols=("donjon.msgpack",))
+    await ws.send_bytes(msgpack.packb({"type": "hello", "token": tokens[1]}))
+    assert msgpack.unpackb((await ws.receive()).data)["type"] == "snapshot"
+    seeds = [
+        msgpack.packb({"type": "command", "id": "z", "command": {"type": "draw", "args": {}}}),
+        msgpack.packb({"type": "hello", "since": 3}),
+    ]
+    for index in range(300):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 4)):
+            position = rng.randrange(len(data) + 1)
+            if rng.random() < 0.2:
+                data[position:position] = rng.choice([b"\x91", b"\x81\xa1x"]) * rng.randint(30, 3_000)
+            else:
+                data[position:position] = bytes([rng.randrange(256)])
+        await ws.send_bytes(bytes(data))
+        reply = msgpack.unpackb((await ws.receive()).data)
+        assert reply["type"] == "error" and reply["code"] != "internal", (index, reply)
+        await asyncio.sleep(0)
+    assert await version_of(client, game_id) == 6

@@ -282,3 +282,11 @@ async def test_a_header_too_long_to_read_is_a_json_error_logged_below_error(clie
     error = (await response.json())["error"]
     assert (response.status, error["code"]) == (400, "bad_request") and "8190" in error["message"]
     assert (await client.get("/healthz")).status == 200
+
+
+async def test_a_broken_websocket_handshake_is_a_json_error(client):
+    game_id = await create_tiny(client)
+    headers = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13"}  # no key
+    response = await client.get(f"/games/{game_id}/ws", headers=headers)
+    error = (await response.json())["error"]
+    assert (response.status, error["code"]) == (400, "bad_request"), error
