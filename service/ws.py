@@ -13,8 +13,8 @@ Limits: a frame above ``DONJON_WS_MAX_FRAME`` bytes gets ``frame_too_large`` (an
 times that, aiohttp closes the socket with 1009); frames sent before the answer to the previous
 one (already waiting when it was done) count against ``DONJON_WS_RATE`` frames a second (burst
 ``DONJON_WS_BURST``) and get ``rate_limited`` beyond it, so a client that waits for each answer is
-never limited; a socket that keeps flooding is closed with 1008; a socket too slow to take its updates (``DONJON_WS_OUTBOX`` frames queued) is closed
-with 1013 and may reconnect with ``since``.
+never limited; a socket that keeps flooding is closed with 1008; a socket too slow to take its
+updates (``DONJON_WS_OUTBOX`` frames queued) is closed with 1013 and may reconnect with ``since``.
 """
 
 from __future__ import annotations
