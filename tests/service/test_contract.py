@@ -168,6 +168,7 @@ def served(embedded_redis_url: str, tmp_path_factory: pytest.TempPathFactory) ->
         [sys.executable, "-m", "service", "serve", "--port", str(port)], cwd=ROOT, env=variables, stdout=log, stderr=log
     )
     base = f"http://127.0.0.1:{port}"
+    log_path = log.name
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -183,6 +184,9 @@ def served(embedded_redis_url: str, tmp_path_factory: pytest.TempPathFactory) ->
         process.terminate()
         process.wait(30)
         log.close()
+    # Bad input is the client's fault: whatever schemathesis sent, nothing is logged as an error.
+    errors = [line for line in open(log_path, encoding="utf-8") if '"level": "error"' in line or "Traceback" in line]
+    assert not errors, f"donjon serve logged errors: {errors[:3]}"
 
 
 @pytest.fixture(scope="module")
@@ -246,3 +250,12 @@ def test_the_websocket_route_answers_a_plain_get_as_documented(served: str, live
         assert body["error"]["code"] == ("bad_request" if status == 400 else "not_found")
         jsonschema.validate(body, {"$ref": "#/components/schemas/Error", "components": OPENAPI["components"]})
     assert json.loads(requests.get(f"{served}/asyncapi.json").text) == ASYNCAPI
+
+
+def test_donjon_serve_answers_an_unreadable_request_with_the_json_error(served: str) -> None:
+    """The JSON answer to a request aiohttp cannot read holds in ``donjon serve`` (web.run_app),
+    not only in the test servers."""
+    response = requests.get(f"{served}/healthz", headers={"X-Padding": "x" * 9000}, timeout=5)
+    assert (response.status_code, response.headers["Content-Type"].split(";")[0]) == (400, "application/json")
+    assert response.json()["error"]["code"] == "bad_request"
+    assert requests.get(f"{served}/healthz", timeout=5).status_code == 200
