@@ -206,6 +206,13 @@ class Metrics:
             )
         )
         self.games_watched: Gauge = add(Gauge("donjon_games_watched", "Games with live sockets on this node."))
+        self.cache_games: Gauge = add(Gauge("donjon_cache_games", "Game projections in this node's cache."))
+        self.cache_bytes: Gauge = add(
+            Gauge("donjon_cache_bytes", "Estimated bytes of the projections in this node's cache.")
+        )
+        self.cache_evictions: Counter = add(
+            Counter("donjon_cache_evictions_total", "Games this node's cache forgot to stay within its bounds.")
+        )
         self.stream_reads: Counter = add(Counter("donjon_stream_reads_total", "Node stream reader XREAD calls."))
         self.store_unavailable: Counter = add(
             Counter("donjon_store_unavailable_total", "Store calls that failed because the store was unreachable.")

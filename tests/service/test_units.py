@@ -127,7 +127,7 @@ def test_metrics_render_the_prometheus_text_format():
     assert histogram.quantile(0.99, since=before) == pytest.approx(0.099)
     with pytest.raises(ValueError):
         counter.inc(wrong="label")
-    assert Metrics().render().count("# TYPE") == 19
+    assert Metrics().render().count("# TYPE") == 22
 
 
 # --- logs --------------------------------------------------------------------------------------
