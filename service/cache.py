@@ -33,7 +33,7 @@ from events.due import DueBots
 from games.base import Engine
 from projections import lobby
 from projections.game import GameProjection, Status
-from service.auth import seat_tokens
+from service.auth import seat_key, seat_tokens
 from service.bots import owes_bot
 from service.decisions import Batch
 from service.errors import ErrorCode, ServiceError
@@ -79,6 +79,8 @@ class GameMeta:
     options: dict[str, Any] | None = None
     """The full normalized options, secret ones included (``None`` in metas that predate them)."""
     tokens: dict[str, int] = field(default_factory=dict)
+    seat_key: bytes = b""
+    """The key the tokens of seat requests with a ``request_id`` derive from (see :mod:`service.auth`)."""
 
     def full_options(self, projection: GameProjection) -> dict[str, Any]:
         return self.options if self.options is not None else dict(projection.options)
@@ -284,11 +286,13 @@ class GameCache:
         if raw is None or "game" not in raw or "seed" not in raw:
             raise ServiceError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
         options = raw.get("options")
+        seed = bytes.fromhex(raw["seed"])
         meta = GameMeta(
             game=raw["game"],
-            seed=bytes.fromhex(raw["seed"]),
+            seed=seed,
             options=dict(options) if isinstance(options, dict) else None,
             tokens=seat_tokens(raw),
+            seat_key=seat_key(raw, seed),
         )
         self._meta[game_id] = meta
         return meta

@@ -124,9 +124,9 @@ class GameService:
         """See :meth:`Seating.create_game`."""
         return await self.seating.create_game(game, options, seats, bots, bots_only)
 
-    async def take_seat(self, game_id: str, name: Any) -> tuple[int, str, GameProjection]:
+    async def take_seat(self, game_id: str, name: Any, request_id: Any = None) -> tuple[int, str, GameProjection]:
         """See :meth:`Seating.take_seat`."""
-        return await self.seating.take_seat(game_id, name)
+        return await self.seating.take_seat(game_id, name, request_id)
 
     async def authenticate(self, game_id: str, token: str | None) -> int | None:
         """See :func:`service.auth.authenticate`."""

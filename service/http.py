@@ -168,7 +168,9 @@ async def create_game(request: web.Request) -> web.Response:
 
 async def take_seat(request: web.Request) -> web.Response:
     body = await _body(request)
-    seat, token, projection = await request.app[SERVICE].take_seat(request.match_info["id"], body.get("name"))
+    seat, token, projection = await request.app[SERVICE].take_seat(
+        request.match_info["id"], body.get("name"), body.get("request_id")
+    )
     return _json({"seat": seat, "token": token, "version": projection.version, "status": projection.status.value})
 
 
