@@ -31,6 +31,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from events.due import DueBots
 from events.embedded import EmbeddedServer
 from events.store import EventStore
 from service.replay import replay_game
@@ -57,15 +58,7 @@ class Nodes:
         environ["DONJON_REDIS_URL"] = self.url
         environ["DONJON_BOT_TAKEOVER_MS"] = str(TAKEOVER_MS)
         environ.update({f"DONJON_{key.upper()}": str(value) for key, value in settings.items()})
-        log = self.logs / f"node-{len(self.procs)}.log"
-        proc = subprocess.Popen(
-            [sys.executable, "-c", LAUNCH, "serve", "--port", str(port)],
-            cwd=ROOT,
-            env=environ,
-            stdout=log.open("ab"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        proc = _spawn(port, environ, self.logs / f"node-{len(self.procs)}.log")
         self.procs.append(proc)
         base = f"http://127.0.0.1:{port}"
         await wait_ready(session, base)
@@ -82,6 +75,17 @@ class Nodes:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+
+
+def _spawn(port: int, environ: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=environ,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 @pytest.fixture
@@ -114,9 +118,9 @@ async def spectate(session: aiohttp.ClientSession, base: str, game_id: str) -> a
     return ws
 
 
-async def frames_until(ws: aiohttp.ClientWebSocketResponse, done: Any, timeout: float) -> dict[str, Any]:
-    """Read frames until ``done(frame)``; that frame. Fails after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
+async def frames_until(ws: aiohttp.ClientWebSocketResponse, done: Any, within: float) -> dict[str, Any]:
+    """Read frames until ``done(frame)``; that frame. Fails after ``within`` seconds."""
+    deadline = time.monotonic() + within
     while True:
         frame = await ws.receive_json(timeout=max(0.01, deadline - time.monotonic()))
         if done(frame):
@@ -146,14 +150,14 @@ async def test_a_watching_node_finishes_a_bot_game_whose_driver_was_killed(nodes
         body = {"game": "tiny", "seats": 2, "bots": {"0": "random", "1": "random"}, "bots_only": True}
         game_id = (await post(session, f"{base_a}/games", body))["id"]
         ws = await spectate(session, base_b, game_id)
-        seen = await frames_until(ws, lambda f: f.get("version", 0) >= 9, timeout=20)
+        seen = await frames_until(ws, lambda f: f.get("version", 0) >= 9, within=20)
         assert seen["status"] == "active", "the game ended before the driver could be killed"
         nodes.kill(driver)
         killed_at, version_then = time.monotonic(), seen["version"]
-        moved = await frames_until(ws, lambda f: f.get("version", 0) > version_then + 1, timeout=FIRST_MOVE_WITHIN + 5)
+        moved = await frames_until(ws, lambda f: f.get("version", 0) > version_then + 1, within=FIRST_MOVE_WITHIN + 5)
         first_move_after = time.monotonic() - killed_at
         if moved["status"] != "finished":
-            await frames_until(ws, lambda f: f.get("status") == "finished", timeout=30)
+            await frames_until(ws, lambda f: f.get("status") == "finished", within=30)
         await ws.close()
     # The killed node may have had one move in flight; what came after is the watcher's.
     assert first_move_after <= FIRST_MOVE_WITHIN, f"the first move after the kill took {first_move_after:.1f} s"
@@ -197,7 +201,7 @@ async def test_the_driver_killed_right_after_a_humans_move_that_followed_a_bot_t
         game_id = (await post(session, f"{base_a}/games", {"game": "tiny", "seats": 2, "bots": {"0": "first"}}))["id"]
         token = (await post(session, f"{base_a}/games/{game_id}/seats", {"name": "ann"}))["token"]
         spectator = await spectate(session, base_b, game_id)
-        await frames_until(spectator, lambda f: f["type"] == "snapshot", timeout=10)
+        await frames_until(spectator, lambda f: f["type"] == "snapshot", within=10)
         ws, first = await human_seat(session, base_a, game_id, token)
         acked = await play_when_my_turn(ws, first, acks=2)
         assert acked > 0, "the game ended before the human moved twice"
@@ -209,7 +213,7 @@ async def test_the_driver_killed_right_after_a_humans_move_that_followed_a_bot_t
         finally:
             await store.close()
         assert after_human == [], "the driver made the bot's move before it was killed; nothing was tested"
-        bot_move = await frames_until(spectator, lambda f: f.get("version", 0) > acked, timeout=FIRST_MOVE_WITHIN + 5)
+        bot_move = await frames_until(spectator, lambda f: f.get("version", 0) > acked, within=FIRST_MOVE_WITHIN + 5)
         took = time.monotonic() - killed_at
         assert took <= FIRST_MOVE_WITHIN, f"the bot's move after the kill took {took:.1f} s"
         assert bot_move["status"] in ("active", "finished")
@@ -238,7 +242,7 @@ async def test_after_a_full_restart_bot_games_resume_without_any_request(nodes: 
             stalled = {game_id: await store.version(game_id) for game_id in games}
             for game_id, version in stalled.items():
                 assert (await store.read(game_id, version))[-1].type != "game.finished", "ended before the kill"
-            restarted, base = await nodes.start(session, bot_sweep_ms=200)
+            _, base = await nodes.start(session, bot_sweep_ms=200)
             deadline = time.monotonic() + 60
             finished: set[str] = set()
             while finished != set(games) and time.monotonic() < deadline:
@@ -253,21 +257,21 @@ async def test_after_a_full_restart_bot_games_resume_without_any_request(nodes: 
             await store.close()
         async with session.get(f"{base}/metrics") as response:
             text = await response.text()
-        routes = {line.split('route="')[1].split('"')[0] for line in text.splitlines() if "http_requests_total{" in line}
+        counted = [line for line in text.splitlines() if line.startswith("donjon_http_requests_total{")]
+        routes = {line.split('route="')[1].split('"')[0] for line in counted}
         assert routes == {"/readyz"}, f"requests other than readiness probes reached the node: {routes}"
     for game_id in games:
         await check_log(nodes.url, game_id)
 
 
-async def _due_listings(store: EventStore, timeout: float = 10.0) -> int:
-    """How many games the due-bots index still lists, once the sweep had time to unlist them."""
-    from events.due import DueBots
-
+async def _due_listings(store: EventStore) -> int:
+    """How many games the due-bots index still lists, once the sweep had 10 s to unlist them."""
     due = DueBots(store)
-    deadline = time.monotonic() + timeout
-    while (count := await due.count()) and time.monotonic() < deadline:
+    for _ in range(50):
+        if not await due.count():
+            return 0
         await asyncio.sleep(0.2)
-    return count
+    return await due.count()
 
 
 @pytest.mark.timeout(90)
