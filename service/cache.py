@@ -52,6 +52,7 @@ BYTES_PER_EVENT = 640
 shared objects left out): Carcassonne ~143 KB for 233 events (~610 B each), The Castle ~113 KB
 for 277 events (~410 B), Castle Panic ~5 KB for 153 events. So the estimate fits the heaviest
 game and overstates the light ones, which only makes the bound stricter."""
+_MAX_PASSED = 64
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """What a game id may look like (the service makes 16 hex digits); anything else is not found."""
 
@@ -163,10 +164,12 @@ class GameCache:
         return len(self._projections) > self.max_games or self.bytes > self.max_bytes
 
     def _trim(self) -> None:
-        """Forget games until the cache is within its bounds, finished ones first; games that
-        must stay go to the recent end of their list, so each is passed over once."""
+        """Forget games until the cache is within its bounds, finished ones first. Games that
+        must stay go to the recent end of their list, and at most ``_MAX_PASSED`` are passed
+        over per list and call, so a cache held above its bounds by such games costs little
+        per call, and the next calls look at the ones after them."""
         for listing in (self._finished, self._others):
-            passes = len(listing)
+            passes = min(len(listing), _MAX_PASSED)
             while self._over_bound() and listing and passes > 0:
                 passes -= 1
                 game_id = next(iter(listing))
