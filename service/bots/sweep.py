@@ -108,9 +108,9 @@ class DueBotsSweep:
                     return 0
                 if self.scheduler.overdue(projection):
                     self.scheduler.watch(projection)
-                if self.scheduler.busy(game_id):
-                    self.log.info("bots.resumed", game_id=game_id, version=projection.version)
-                    return 1
+                    if self.scheduler.busy(game_id):
+                        self.log.info("bots.resumed", game_id=game_id, version=projection.version)
+                        return 1
         except ServiceError as exc:
             if exc.code != ErrorCode.NOT_FOUND.value:
                 raise
