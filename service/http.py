@@ -17,6 +17,7 @@ from projections import lobby
 from projections.game import Status
 from projections.views import events_for, view_for
 from service.errors import ErrorCode, ServiceError
+from service.export import export_game
 from service.keys import ENGINES, METRICS, SERVICE, STORE
 from service.logs import get_logger
 from service.ws import websocket_handler
@@ -242,6 +243,13 @@ async def get_state(request: web.Request) -> web.Response:
     )
 
 
+async def get_export(request: web.Request) -> web.Response:
+    """A finished game's whole log with the stored bodies and hashes (:mod:`service.export`)."""
+    game_id = request.match_info["id"]
+    projection = await request.app[SERVICE].load(game_id)
+    return _json(await export_game(request.app[STORE], game_id, projection.game))
+
+
 def setup_routes(app: web.Application) -> None:
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
@@ -252,5 +260,6 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_post("/games/{id}/seats", take_seat)
     app.router.add_get("/games/{id}/events", get_events)
     app.router.add_get("/games/{id}/state", get_state)
+    app.router.add_get("/games/{id}/export", get_export)
     app.router.add_get("/games/{id}/ws", websocket_handler)
     app.router.add_get("/games/{id}", get_game)
