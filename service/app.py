@@ -35,6 +35,7 @@ from service.metrics import Metrics
 from service.node import Node
 from service.served import served_engines
 from service.settings import Settings
+from service.web import setup_web
 
 __all__ = ["create_app"]
 
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] |
     app.cleanup_ctx.append(_node)
     app.on_shutdown.append(_close_sockets)
     setup_routes(app)
+    setup_web(app)
     return app
 
 
