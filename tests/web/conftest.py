@@ -165,3 +165,109 @@ def page(browser: Any) -> Iterator[Any]:
 def shots() -> Path:
     SHOTS.mkdir(parents=True, exist_ok=True)
     return SHOTS
+
+
+# --- helpers for the web app's tests -------------------------------------------------------------
+
+
+def new_served(tmp_path: Path, name: str = "data", **env: str) -> ServedDonjon:
+    """A started ``donjon serve`` with extra ``DONJON_*`` settings (the caller stops it)."""
+    donjon = ServedDonjon(tmp_path / name, free_port(), env=env)
+    donjon.start()
+    return donjon
+
+
+@pytest.fixture
+def slow_bots(tmp_path: Path) -> Iterator[ServedDonjon]:
+    """A service whose bots pause 25 ms between moves, so a bot-only game can be watched live."""
+    donjon = new_served(tmp_path, "slow", DONJON_BOT_DELAY_MS="25")
+    try:
+        yield donjon
+    finally:
+        donjon.stop()
+
+
+def game_root(page: Any) -> Any:
+    return page.locator("#game")
+
+
+def version_of(page: Any) -> int:
+    return int(page.get_attribute("#game", "data-game-version") or 0)
+
+
+def status_of(page: Any) -> str:
+    return page.get_attribute("#game", "data-game-status") or ""
+
+
+def open_game(page: Any, served: ServedDonjon, game_id: str, query: str = "") -> None:
+    page.goto(f"{served.base}/app/games/{game_id}{query}")
+    page.wait_for_function("Number(document.querySelector('#game')?.dataset.gameVersion) > 0", timeout=15000)
+
+
+def seat_in_browser(page: Any, served: ServedDonjon, game_id: str, name: str = "Ada") -> dict[str, Any]:
+    """Take a seat over HTTP and keep its token as the lobby would (this origin's localStorage)."""
+    taken = served.request("POST", f"/games/{game_id}/seats", {"name": name})
+    page.goto(f"{served.base}/")
+    page.evaluate(
+        "([id, seat]) => localStorage.setItem(`donjon.seat.${id}`, JSON.stringify(seat))",
+        [game_id, {"seat": taken["seat"], "token": taken["token"], "name": name}],
+    )
+    return taken
+
+
+def visible_commands(page: Any) -> list[Any]:
+    """The controls the page shows that send a command: the board's, else the plain list's."""
+    on_board = [c for c in page.locator("#board [data-command]").all() if c.is_visible() and c.is_enabled()]
+    if on_board:
+        return on_board
+    box = page.locator("#legal-box")
+    if box.count() and box.get_attribute("open") is None and page.locator("#legal [data-command]").count():
+        page.locator("#legal-box > summary").click()
+    return [c for c in page.locator("#legal [data-command]").all() if c.is_visible() and c.is_enabled()]
+
+
+def visible_selects(page: Any) -> list[Any]:
+    return [c for c in page.locator("#board [data-select]").all() if c.is_visible()]
+
+
+def click_one(page: Any, rng: Any) -> bool:
+    """Click one control the page offers (narrowing a choice first when the board asks for it); False if none."""
+    commands = visible_commands(page)
+    if not commands:
+        selects = visible_selects(page)
+        if not selects:
+            return False
+        rng.choice(selects).click()
+        commands = visible_commands(page)
+        if not commands:
+            return False
+    before = version_of(page)
+    control = rng.choice(commands)
+    command = json.loads(control.get_attribute("data-command") or "null")
+    legal = page.evaluate("() => donjonApp.drawnState.legal")
+    assert command in legal, f"a control sends {command}, which legal does not offer"
+    control.click()
+    page.wait_for_function(
+        f"() => Number(document.querySelector('#game').dataset.gameVersion) > {before}"
+        " || !document.querySelector('#game .alert[role=alert]').hidden",
+        timeout=15000,
+    )
+    return True
+
+
+def wait_for_status(page: Any, status: str, timeout: float = 60000) -> None:
+    page.wait_for_function(f"document.querySelector('#game').dataset.gameStatus === '{status}'", timeout=timeout)
+
+
+def finished_bot_game(served: ServedDonjon, game: str, seats: int = 2, timeout: float = 60.0, **options: Any) -> str:
+    """Create a bot-only game and wait for its end over HTTP; its id."""
+    bots = {str(seat): "random" for seat in range(seats)}
+    created = served.request(
+        "POST", "/games", {"game": game, "seats": seats, "bots": bots, "bots_only": True, "options": options}
+    )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if served.request("GET", f"/games/{created['id']}")["status"] == "finished":
+            return str(created["id"])
+        time.sleep(0.1)
+    raise AssertionError(f"bot game {created['id']} did not finish in {timeout} s")
