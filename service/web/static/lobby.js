@@ -81,7 +81,13 @@ function createForm(client, entry) {
     autocomplete: "nickname" });
   const redrawSeats = () => {
     const count = Math.max(entry.min_seats, Math.min(entry.max_seats, Number.parseInt(seatCount.value, 10) || entry.min_seats));
+    const rows = seatsBox.querySelectorAll("select[data-seat]");
+    if (rows.length === count) return;
+    const chosen = [...rows].map((select) => select.value);
     seatsBox.replaceChildren(h("legend", {}, "Who sits where"), ...seatRows(entry, count));
+    seatsBox.querySelectorAll("select[data-seat]").forEach((select, seat) => {
+      if (seat < chosen.length) select.value = chosen[seat];
+    });
   };
   seatCount.addEventListener("change", redrawSeats);
   const form = h("form", { class: "create", "data-game": entry.id, "aria-label": `New ${entry.title} game` },
