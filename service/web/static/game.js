@@ -289,7 +289,7 @@ class GamePage {
   // -- replay --
 
   replayControls() {
-    const button = (label, action, key) => h("button", { type: "button", "data-replay": key, "aria-label": label, onclick: action }, label);
+    const button = (label, action, key) => h("button", { type: "button", "data-replay": key, onclick: action }, label);
     this.slider = h("input", { type: "range", id: "replay-slider", min: 1, max: 1, value: 1, "aria-label": "Version shown" });
     this.slider.addEventListener("input", () => this.showReplay(Number(this.slider.value)));
     this.speed = h("select", { id: "replay-speed", "aria-label": "Playback speed" },
