@@ -401,7 +401,7 @@ class GamePage {
       h("a", { class: "button secondary", href: `/games/${encodeURIComponent(this.gameId)}/export`, download: `${this.gameId}.json` }, "Download the export"),
       h("div", { class: "field" }, h("label", { for: "audit-file" }, "Or verify a file you have: "), file),
       this.auditResult,
-      h("details", {}, h("summary", {}, "What `donjon replay` checks beyond this"),
+      h("details", {}, h("summary", {}, "What ", h("code", {}, "donjon replay"), " checks beyond this"),
         h("ul", {}, REPLAY_CHECKS_BEYOND.map((line) => h("li", {}, line))),
         h("p", {}, "Run it where the store is: ", h("code", {}, `donjon replay ${this.gameId}`))));
   }
