@@ -59,7 +59,7 @@ async function loadModule(game) {
 
 async function loadAssets(game) {
   try {
-    const response = await fetch(`/games/${encodeURIComponent(game)}/assets`);
+    const response = await fetch(`/games/catalog/${encodeURIComponent(game)}/assets`);
     return response.ok ? await response.json() : null;
   } catch {
     return null;
