@@ -159,6 +159,16 @@ async def catalog(request: web.Request) -> web.Response:
     return _json({"games": [dict(engines[name].catalog_entry(), bots=service.bot_names(name)) for name in sorted(engines)]})
 
 
+async def game_assets(request: web.Request) -> web.Response:
+    """What a client needs to draw a game (tile designs), from the served engine's own data."""
+    game = request.match_info["game"]
+    engine = request.app[ENGINES].get(game)
+    if engine is None:
+        raise ServiceError(ErrorCode.NOT_FOUND, f"no game {game!r} in the catalog")
+    build = getattr(engine, "assets", None)
+    return _json(build() if build is not None else {"game": game})
+
+
 async def create_game(request: web.Request) -> web.Response:
     body = await _body(request)
     projection = await request.app[SERVICE].create_game(
@@ -255,6 +265,7 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/games/catalog", catalog)
+    app.router.add_get("/games/catalog/{game}/assets", game_assets)
     app.router.add_get("/games", list_games)
     app.router.add_post("/games", create_game)
     app.router.add_post("/games/{id}/seats", take_seat)

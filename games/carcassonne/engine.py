@@ -59,6 +59,7 @@ from games.carcassonne.state import (
     State,
     Turn,
 )
+from games.carcassonne.assets import assets as tile_assets
 from games.carcassonne.tiles import FIELD, MONASTERY, START_TILE, TileSet, tile_set
 from games.tileboard import (
     PORT_NAMES,
@@ -405,6 +406,10 @@ class CarcassonneEngine(EngineBase):
             "winners": list(state.winners),
             "legal": [] if viewer is SPECTATOR else self.legal_moves(state, viewer),
         }
+
+    def assets(self) -> dict[str, Any]:
+        """The tile designs clients draw (``GET /games/catalog/carcassonne/assets``)."""
+        return tile_assets()
 
     def redact(self, event: Event, viewer: int | None) -> Event | None:
         if event.type == "game_started":

@@ -42,6 +42,7 @@ from games.base import (
     secret_fields,
     str_arg,
 )
+from games.castle.assets import assets as dataset_assets
 from games.castle.board import CastleRules, initial_board
 from games.castle.data import Dataset, WallEffect, WallTileKind
 from games.castle.scoring import MARKET_POINTS, controllers, feature_points, largest_empty_area
@@ -188,6 +189,10 @@ class CastleEngine(EngineBase):
             "wall_tiles": [self.wall_tile_info(k.name) for k in self.dataset.wall_tiles],
             "commands": ["place_tile", "place_follower", "pass", "score", "use_wall_tile", "end_turn"],
         }
+
+    def assets(self) -> dict[str, Any]:
+        """The tile designs and start spaces clients draw (``GET /games/catalog/castle/assets``)."""
+        return dataset_assets(self.dataset)
 
     def check_options(self, options: dict[str, Any], seats: int) -> dict[str, Any]:
         if options["halt_at_gates"] and not options["falcon"]:
