@@ -22,13 +22,20 @@ const RESEND_CODES = new Set(["rate_limited", "store_unavailable", "internal"]);
 /** Errors answering a hello that a later hello may not get. */
 const RETRY_HELLO_CODES = new Set(["rate_limited", "store_unavailable", "internal"]);
 
+/** How long an open socket's close may lag behind its error before the socket is given up. */
+const CLOSE_AFTER_ERROR_MS = 2000;
+
 const DEFAULTS = Object.freeze({
   // Below the server's documented 20 frames/s, burst 40 per socket (DONJON_WS_RATE, DONJON_WS_BURST).
   rate: 16,
   burst: 20,
   reconnect: { initialDelay: 200, maxDelay: 5000, factor: 2, jitter: 0.25 },
   maxResends: 8,
+  maxFrame: 65536, // the server's default DONJON_WS_MAX_FRAME
 });
+
+const utf8 = new TextEncoder();
+const utf8Length = (text) => utf8.encode(text).byteLength;
 
 const CODECS = {
   json: { protocols: [], encode: (frame) => JSON.stringify(frame), decode: (data) => JSON.parse(data) },
@@ -45,13 +52,22 @@ function randomPrefix() {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** Close a socket in whatever state it is; one that never opened may throw, and is dropped either way. */
+function closeQuietly(socket, code, reason) {
+  try {
+    if (socket.readyState <= 1) socket.close(code, reason);
+  } catch {
+    // nothing more to do with it
+  }
+}
+
 export class GameConnection extends EventTarget {
   /**
    * @param {import("./client.js").DonjonClient} client
    * @param {string} gameId
    * @param {{token?: string, since?: number, codec?: "json"|"msgpack", rate?: number, burst?: number,
    *          reconnect?: false | {initialDelay?: number, maxDelay?: number, factor?: number, jitter?: number},
-   *          maxResends?: number}} [options]
+   *          maxResends?: number, maxFrame?: number}} [options]
    */
   constructor(client, gameId, options = {}) {
     super();
@@ -64,6 +80,7 @@ export class GameConnection extends EventTarget {
     this.codec = CODECS[codecName];
     this.reconnectPolicy = options.reconnect === false ? null : { ...DEFAULTS.reconnect, ...options.reconnect };
     this.maxResends = options.maxResends ?? DEFAULTS.maxResends;
+    this.maxFrame = options.maxFrame ?? DEFAULTS.maxFrame;
     this.bucket = new TokenBucket(options.rate ?? DEFAULTS.rate, options.burst ?? DEFAULTS.burst);
 
     this.version = options.since ?? null;
@@ -76,7 +93,7 @@ export class GameConnection extends EventTarget {
 
     this.idPrefix = randomPrefix();
     this.nextId = 1;
-    /** @type {Map<string, {frame: object, resolve: Function, reject: Function, resends: number}>} */
+    /** @type {Map<string, {id: string, data: string | Uint8Array, resolve: Function, reject: Function, resends: number}>} */
     this.pending = new Map();
     this.outbox = []; // frames waiting for a token of the bucket, in order
     this.pumpTimer = null;
@@ -84,7 +101,7 @@ export class GameConnection extends EventTarget {
     this.socket = null;
     this.greeted = false;
     this.attempt = 0;
-    this.closedByUser = false;
+    this.closedForGood = false;
 
     this.ready = new Promise((resolve, reject) => {
       this.resolveReady = resolve;
@@ -117,7 +134,7 @@ export class GameConnection extends EventTarget {
   // --- the socket --------------------------------------------------------------------------
 
   open() {
-    if (this.closedByUser) return;
+    if (this.closedForGood) return;
     this.greeted = false;
     this.outbox = [];
     let socket;
@@ -129,17 +146,55 @@ export class GameConnection extends EventTarget {
     }
     socket.binaryType = "arraybuffer";
     this.socket = socket;
-    socket.addEventListener("open", () => this.socket === socket && this.onOpen());
+    let opened = false;
+    socket.addEventListener("open", () => {
+      opened = true;
+      if (this.socket === socket) this.onOpen();
+    });
     socket.addEventListener("message", (event) => this.socket === socket && this.onMessage(event.data));
-    socket.addEventListener("close", (event) => this.socket === socket && this.onClose(event.code, event.reason));
-    socket.addEventListener("error", () => {}); // a "close" always follows; that is where it is handled
+    socket.addEventListener("close", (event) => {
+      if (this.socket !== socket) return;
+      if (!opened) this.checkGameExists();
+      this.onClose(event.code, event.reason);
+    });
+    socket.addEventListener("error", () => this.socket === socket && this.onSocketError(socket, opened));
+  }
+
+  /**
+   * Browsers follow an error with a close that carries the code; Node 20's WebSocket does not
+   * when the connection is refused (it stays CONNECTING), so a socket that never opened ends
+   * here, and an open one if its close does not follow soon.
+   */
+  onSocketError(socket, opened) {
+    if (opened) {
+      setTimeout(() => this.socket === socket && this.abandon(socket), CLOSE_AFTER_ERROR_MS);
+      return;
+    }
+    this.checkGameExists();
+    this.abandon(socket);
+  }
+
+  /**
+   * A socket refused before it opened says nothing (browsers show no HTTP status): ask the route,
+   * so that a game that does not exist ends the connection with not_found instead of retrying.
+   */
+  checkGameExists() {
+    this.client.getGame(this.gameId).then(
+      () => {},
+      (error) => error.code === "not_found" && !this.closedForGood && this.fail(error),
+    );
+  }
+
+  abandon(socket) {
+    this.onClose(1006, "connection failed"); // first: this.socket no longer names it, so its events are ignored
+    closeQuietly(socket);
   }
 
   onOpen() {
     const hello = { type: "hello" };
     if (this.token) hello.token = this.token;
     if (this.version !== null) hello.since = this.version;
-    this.queueFrame(hello);
+    this.queue(this.codec.encode(hello));
   }
 
   onClose(code, reason) {
@@ -147,7 +202,7 @@ export class GameConnection extends EventTarget {
     this.greeted = false;
     clearTimeout(this.pumpTimer);
     this.pumpTimer = null;
-    if (this.closedByUser) return;
+    if (this.closedForGood) return;
     if (FATAL_CLOSE_CODES.has(code)) {
       this.fail(new DonjonError(CLIENT_CODES.CLOSED, `the server closed the socket (${code} ${reason}): not retrying`, {
         closeCode: code,
@@ -174,41 +229,40 @@ export class GameConnection extends EventTarget {
     }, delay);
   }
 
-  /** Stop for good: reject what waits, and say so once. */
+  /** Stop for good because of `error`: reject what waits, and say so once. */
   fail(error) {
-    this.closedByUser = true;
-    this.rejectAll(error);
-    this.rejectReady(error);
+    if (this.closedForGood) return;
+    this.shutdown(error);
     this.emit("error", error);
     this.setState("closed", { code: error.closeCode ?? null, reason: error.message });
   }
 
-  rejectAll(error) {
-    for (const [id, entry] of this.pending) {
-      entry.reject(new DonjonError(error.code, error.message, { id, closeCode: error.closeCode }));
-    }
-    this.pending.clear();
-  }
-
   /** Close the socket and stop reconnecting; pending commands reject with code "closed". */
   close() {
-    if (this.closedByUser) return;
-    this.closedByUser = true;
+    if (this.closedForGood) return;
+    this.shutdown(new DonjonError(CLIENT_CODES.CLOSED, "the connection was closed by the client"));
+    this.setState("closed", { code: 1000, reason: "client closed" });
+  }
+
+  shutdown(error) {
+    this.closedForGood = true;
     clearTimeout(this.retryTimer);
     clearTimeout(this.pumpTimer);
     const socket = this.socket;
     this.socket = null;
-    if (socket && socket.readyState <= 1) socket.close(1000, "client closed");
-    const error = new DonjonError(CLIENT_CODES.CLOSED, "the connection was closed by the client");
-    this.rejectAll(error);
+    if (socket) closeQuietly(socket, 1000, "closing");
+    for (const [id, entry] of this.pending) {
+      entry.reject(new DonjonError(error.code, error.message, { id, closeCode: error.closeCode }));
+    }
+    this.pending.clear();
     this.rejectReady(error);
-    this.setState("closed", { code: 1000, reason: "client closed" });
   }
 
   // --- sending, paced ------------------------------------------------------------------------
 
-  queueFrame(frame) {
-    this.outbox.push(frame);
+  /** Queue an encoded frame; it leaves when the bucket has a token. */
+  queue(data) {
+    this.outbox.push(data);
     this.pump();
   }
 
@@ -224,7 +278,7 @@ export class GameConnection extends EventTarget {
         return;
       }
       this.bucket.take();
-      this.socket.send(this.codec.encode(this.outbox.shift()));
+      this.socket.send(this.outbox.shift());
     }
   }
 
@@ -234,7 +288,7 @@ export class GameConnection extends EventTarget {
    * @param {{expectedVersion?: number, id?: string}} [options]
    */
   send(command, { expectedVersion, id } = {}) {
-    if (this.closedByUser) {
+    if (this.closedForGood) {
       return Promise.reject(new DonjonError(CLIENT_CODES.CLOSED, "the connection is closed", { id }));
     }
     const commandId = id ?? `${this.idPrefix}-${this.nextId++}`;
@@ -243,16 +297,24 @@ export class GameConnection extends EventTarget {
     }
     const frame = { type: "command", id: commandId, command: { type: command.type, args: command.args ?? {} } };
     if (expectedVersion !== undefined && expectedVersion !== null) frame.expected_version = expectedVersion;
+    const data = this.codec.encode(frame);
+    const size = typeof data === "string" ? utf8Length(data) : data.byteLength;
+    if (size > this.maxFrame) {
+      // The server would answer frame_too_large without the id (it does not read the frame), or
+      // close the socket (1009): refuse it here, where the answer can name the command.
+      const message = `the command frame is ${size} bytes, above the limit of ${this.maxFrame}`;
+      return Promise.reject(new DonjonError("frame_too_large", message, { id: commandId }));
+    }
     return new Promise((resolve, reject) => {
-      this.pending.set(commandId, { frame, resolve, reject, resends: 0 });
-      if (this.greeted) this.queueFrame(frame);
+      this.pending.set(commandId, { id: commandId, data, resolve, reject, resends: 0 });
+      if (this.greeted) this.queue(data);
     });
   }
 
   resendLater(entry, delay) {
     entry.resends += 1;
     setTimeout(() => {
-      if (this.greeted && this.pending.get(entry.frame.id) === entry) this.queueFrame(entry.frame);
+      if (this.greeted && this.pending.get(entry.id) === entry) this.queue(entry.data);
     }, delay);
   }
 
@@ -316,7 +378,7 @@ export class GameConnection extends EventTarget {
     this.greeted = true;
     this.attempt = 0;
     this.setState("open");
-    for (const entry of this.pending.values()) this.queueFrame(entry.frame);
+    for (const entry of this.pending.values()) this.queue(entry.data);
   }
 
   onAck(frame) {
@@ -351,16 +413,15 @@ export class GameConnection extends EventTarget {
       setTimeout(() => this.socket && !this.greeted && this.onOpen(), this.backoff(this.attempt++));
       return;
     }
-    if (error.code === "bad_frame" && this.version !== null && /since/.test(error.message)) {
-      // The game is behind the version this client saw (a store that lost its last writes):
-      // start again from a snapshot rather than never connecting.
+    if (error.code === "bad_frame" && this.version !== null) {
+      // The only bad_frame this client's hello can get: `since` is ahead of the game (a store
+      // that lost its last writes). Start again from a snapshot rather than never connecting.
       this.emit("error", error);
       this.version = null;
       this.onOpen();
       return;
     }
     this.fail(error);
-    this.socket?.close(1000, "hello refused");
   }
 
   backoff(attempt) {

@@ -300,6 +300,8 @@ export interface ConnectOptions {
   reconnect?: false | ReconnectPolicy;
   /** times a command is sent again after rate_limited, store_unavailable or internal (8) */
   maxResends?: number;
+  /** bytes a command frame may have; larger ones reject with frame_too_large unsent (65536, the server's default) */
+  maxFrame?: number;
 }
 
 export declare class DonjonClient {
@@ -365,7 +367,7 @@ export declare class GameConnection extends EventTarget {
   readonly version: number | null;
   readonly status: GameStatus | null;
   readonly seats: SeatEntry[];
-  /** this connection's seat; null: spectator */
+  /** this connection's seat (from the snapshot; a connection opened with `since` gets none, so null); null: spectator */
   readonly seat: number | null;
   readonly view: View | null;
   readonly game: string | null;
@@ -389,3 +391,12 @@ export declare namespace msgpack {
   function encode(value: unknown): Uint8Array;
   function decode(data: Uint8Array | ArrayBuffer): unknown;
 }
+
+/**
+ * Play a seat from `legal` alone until the game is finished (resolves with the connection);
+ * rejects with the first error other than a lost race (`conflict`). Default choice: at random.
+ */
+export declare function playFromLegal(
+  conn: GameConnection,
+  options?: { choose?: (legal: Command[], conn: GameConnection) => Command },
+): Promise<GameConnection>;

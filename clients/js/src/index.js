@@ -4,3 +4,4 @@ export { GameConnection, MSGPACK_SUBPROTOCOL } from "./connection.js";
 export { DonjonError, CLIENT_CODES } from "./errors.js";
 export { TokenBucket } from "./bucket.js";
 export * as msgpack from "./msgpack.js";
+export { playFromLegal } from "./autoplay.js";

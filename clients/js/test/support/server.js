@@ -2,20 +2,32 @@
 // process group (so a test can SIGKILL exactly it and its embedded server, and start it again).
 
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..");
 
-/** `donjon` when it is on PATH (an active venv), else `python3 -m service` from the repository. */
-function serveCommand() {
-  const probe = spawnSync("donjon", ["--help"], { stdio: "ignore" });
-  if (probe.status === 0) return ["donjon", []];
-  return ["python3", ["-m", "service"]];
+/** The `donjon` on PATH (an active virtualenv), or null. */
+function donjonOnPath() {
+  for (const folder of (process.env.PATH ?? "").split(delimiter)) {
+    const candidate = join(folder, "donjon");
+    if (folder && existsSync(candidate) && spawnSync(candidate, ["--help"], { stdio: "ignore" }).status === 0) return candidate;
+  }
+  return null;
 }
+
+const DONJON = donjonOnPath();
+
+/** `donjon` when it is on PATH, else `python3 -m service` from the repository. */
+function serveCommand() {
+  return DONJON ? [DONJON, []] : ["python3", ["-m", "service"]];
+}
+
+/** The Python that runs the service (its virtualenv's, beside `donjon`), for tests that need its packages. */
+export const PYTHON = DONJON && existsSync(join(dirname(DONJON), "python3")) ? join(dirname(DONJON), "python3") : "python3";
 
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -52,7 +64,7 @@ export class DonjonServer {
       cwd: REPO,
       detached: true, // its own process group: kill() reaches it and its embedded server only
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, DONJON_LOG_FORMAT: "json", DONJON_LOG_LEVEL: "warning", ...this.env },
+      env: { ...process.env, DONJON_LOG_FORMAT: "json", DONJON_LOG_LEVEL: process.env.DONJON_LOG_LEVEL ?? "warning", ...this.env },
     });
     this.child = child;
     const keep = (chunk) => {
