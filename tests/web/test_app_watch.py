@@ -113,3 +113,55 @@ def test_nothing_hidden_reaches_a_spectator_page(served, browser, shots):
     finally:
         for context in contexts:
             context.close()
+
+
+def lists_in(value):
+    if isinstance(value, list):
+        yield value
+        for item in value:
+            yield from lists_in(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from lists_in(item)
+
+
+def values_named(value, key):
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if name == key:
+                yield item
+            yield from values_named(item, key)
+    elif isinstance(value, list):
+        for item in value:
+            yield from values_named(item, key)
+
+
+def test_a_carcassonne_tile_order_stays_secret_from_spectator_and_seat_until_the_end(served, browser):
+    order = ["D", "E", "B", "K", "H", "E", "L", "J"]
+    created = served.request("POST", "/games", {"game": "carcassonne", "seats": 2, "bots": {"1": "random"},
+                                                "options": {"tile_order": order}})
+    contexts = [browser.new_context() for _ in range(2)]
+    try:
+        spectator, player = (context.new_page() for context in contexts)
+        watched, played = record_frames(spectator), record_frames(player)
+        open_game(spectator, served, created["id"])
+        seat_in_browser(player, served, created["id"])
+        open_game(player, served, created["id"])
+        rng, deadline = random.Random(2), time.monotonic() + 30
+        while status_of(player) != "finished":
+            assert time.monotonic() < deadline
+            if not click_one(player, rng):
+                player.wait_for_timeout(30)
+        spectator.wait_for_function("document.querySelector('#game').dataset.gameStatus === 'finished'")
+        futures = [order[i:] for i in range(len(order) - 1)]
+        for frames in (watched, played):
+            before_end = [f for f in frames if f.get("status") != "finished"]
+            assert len(before_end) >= 3
+            for frame in before_end:
+                assert not [lst for lst in lists_in(frame) if lst in futures], f"version {frame.get('version')} shows the order"
+                assert all(v is None for v in values_named(frame, "tile_order")), "a tile_order before the end"
+        revealed = [e for f in watched for e in f.get("events", []) if e["type"] == "game.finished"]
+        assert revealed and revealed[0]["payload"]["secret_options"] == {"tile_order": order}
+    finally:
+        for context in contexts:
+            context.close()
