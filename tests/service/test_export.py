@@ -23,7 +23,8 @@ async def test_the_export_of_a_finished_game_verifies_chain_and_seed_commitment(
     entries = [(e["version"], base64.b64decode(e["body"]), e["prev_hash"], e["hash"]) for e in export["events"]]
     assert entries[0][2] == GENESIS_HASH == export["chain"]["genesis"]
     assert verify_bodies(game_id, entries) == export["chain"]["head"]
-    assert export["chain"]["version"] == len(entries) == (await (await client.get(f"/games/{game_id}")).json())["version"]
+    game = await (await client.get(f"/games/{game_id}")).json()
+    assert export["chain"]["version"] == len(entries) == game["version"]
     bodies = [msgpack.unpackb(body, raw=False) for _, body, _, _ in entries]
     assert bodies[0]["type"] == "game.created" and bodies[-1]["type"] == "game.finished"
     assert bodies[-1]["payload"]["seed"] == export["seed"]

@@ -32,7 +32,8 @@ def rechained(exported, change):
     for body in bodies:
         raw = msgpack.packb(body, use_bin_type=True)
         digest = link_hash(prev, raw)
-        events.append({"version": body["version"], "body": base64.b64encode(raw).decode(), "prev_hash": prev, "hash": digest})
+        encoded = base64.b64encode(raw).decode()
+        events.append({"version": body["version"], "body": encoded, "prev_hash": prev, "hash": digest})
         prev = digest
     return {**exported, "events": events, "chain": {**exported["chain"], "head": prev}}
 

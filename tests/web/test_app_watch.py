@@ -15,7 +15,7 @@ def record_frames(page):
     frames = []
 
     def on_socket(ws):
-        ws.on("framereceived", lambda payload: frames.append(json.loads(payload) if isinstance(payload, str) else payload))
+        ws.on("framereceived", lambda data: frames.append(json.loads(data) if isinstance(data, str) else data))
 
     page.on("websocket", on_socket)
     return frames
@@ -57,7 +57,7 @@ def test_nothing_hidden_reaches_a_spectator_page(served, browser, shots):
     contexts = [browser.new_context(viewport={"width": 1000, "height": 800}) for _ in range(3)]
     try:
         players, seat_frames = [], []
-        for context, name in zip(contexts[:2], ("Ada", "Ovid")):
+        for context, name in zip(contexts[:2], ("Ada", "Ovid"), strict=True):
             player = context.new_page()
             seat_in_browser(player, served, game_id, name)
             seat_frames.append(record_frames(player))
@@ -158,7 +158,8 @@ def test_a_carcassonne_tile_order_stays_secret_from_spectator_and_seat_until_the
             before_end = [f for f in frames if f.get("status") != "finished"]
             assert len(before_end) >= 3
             for frame in before_end:
-                assert not [lst for lst in lists_in(frame) if lst in futures], f"version {frame.get('version')} shows the order"
+                shown = [lst for lst in lists_in(frame) if lst in futures]
+                assert not shown, f"version {frame.get('version')} shows the order"
                 assert all(v is None for v in values_named(frame, "tile_order")), "a tile_order before the end"
         revealed = [e for f in watched for e in f.get("events", []) if e["type"] == "game.finished"]
         assert revealed and revealed[0]["payload"]["secret_options"] == {"tile_order": order}
