@@ -201,6 +201,7 @@ class GamePage {
     } catch (error) {
       this.say(`The log could not be read: ${error.message}`);
     }
+    this.historyLoaded = true;
   }
 
   addEvent(event) {
@@ -209,6 +210,7 @@ class GamePage {
     const text = safely(() => this.module.describeEvent(event, this.ctx), null) ?? plainDescribe(event, this.ctx);
     const item = h("li", { "data-version": event.version }, h("span", { class: "v" }, `${event.version}`), " ", text);
     const after = [...this.log.children].find((li) => Number(li.dataset.version) > event.version);
+    if (this.historyLoaded && !after) item.classList.add("fresh"); // a live arrival: fades in (app.css)
     this.log.insertBefore(item, after ?? null);
     this.markLog();
     if (this.replayAt === null && !after) item.scrollIntoView?.({ block: "nearest" });
