@@ -124,3 +124,122 @@ def click_one_legal(page: Any, rng: random.Random, prefer: Any = None) -> str:
         page.locator(f"[data-select={json.dumps(select)}]").first.click()
     page.locator(f"[data-command={json.dumps(key)}]").first.click()
     return key
+
+
+def sent(page: Any) -> list[Any]:
+    return page.evaluate("() => window.__sent")
+
+
+def play_by_clicking(page: Any, served: ServedDonjon, game_id: str, rng: random.Random, *, prefer: Any = None,
+                     shots: Path | None = None, name: str = "", shot_every: int = 0, max_steps: int = 600) -> int:
+    """Play the harness seat's part of a whole game by clicking controls only. At every step the
+    commands the board offers (through its selectors) are exactly ``legal``, and the click sends
+    exactly the command chosen. Returns how many commands were sent."""
+    steps = 0
+    while True:
+        wait_for_turn_or_end(page, drawn_version(page) - 1)
+        if page.get_attribute("#game", "data-game-status") == "finished":
+            break
+        version = drawn_version(page)
+        assert as_canonical(reachable_commands(page)) == canonical(state(page)["legal"]), f"step {steps}"
+        chosen = click_one_legal(page, rng, prefer)
+        page.wait_for_function("(v) => Number(document.getElementById('game').dataset.gameVersion) > v", arg=version)
+        assert json.dumps(sent(page)[-1], separators=(",", ":")) == chosen
+        steps += 1
+        if shots is not None and shot_every and steps % shot_every == 0:
+            page.screenshot(path=str(shots / f"{name}-step{steps:03d}.png"))
+        assert steps < max_steps, "the game did not end"
+    final = served.request("GET", f"/games/{game_id}")
+    assert final["status"] == "finished" and drawn_version(page) == final["version"]
+    assert page.eval_on_selector_all("[data-command],[data-select]", "els => els.length") == 0
+    return steps
+
+
+def drawn_rotations(page: Any) -> list[dict[str, Any]]:
+    """Each drawn tile's cell and the rotation matrix of its art, as the browser applies it."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('[data-tile]')].map((g) => {
+             const m = g.querySelector('.tile-art').transform.baseVal.consolidate().matrix;
+             const [x, y] = g.getAttribute('data-tile').split(',').map(Number);
+             return {x, y, a: m.a, b: m.b, c: m.c, d: m.d}; })""")
+
+
+def port_midpoint(port: int) -> tuple[float, float]:
+    """The middle of a port on a 100-unit tile centred on (0, 0), y down (as drawn)."""
+    side, pos = divmod(port, 3)
+    f = (pos + 0.5) / 3 * 100 - 50
+    return [(f, -50.0), (50.0, f), (-f, 50.0), (-50.0, -f)][side]
+
+
+def drawn_port_map(matrix: dict[str, float]) -> list[int]:
+    """Where the drawing puts each design port: the board port whose midpoint it lands on."""
+    out = []
+    for port in range(12):
+        x, y = port_midpoint(port)
+        tx, ty = matrix["a"] * x + matrix["c"] * y, matrix["b"] * x + matrix["d"] * y
+        out.append(min(range(12), key=lambda p: (port_midpoint(p)[0] - tx) ** 2 + (port_midpoint(p)[1] - ty) ** 2))
+    return out
+
+
+def check_drawn_edges(page: Any, tiles: dict[str, Any], board: list[dict[str, Any]], tile_key: str, must_match: Any) -> int:
+    """Every drawn tile is turned as the engine turns it ((p + 3r/90) mod 12), and, read from the
+    drawing alone, every pair of neighbours meets as the engine's edge matching demands. Returns the
+    number of shared edges checked."""
+    drawn = {(d["x"], d["y"]): drawn_port_map(d) for d in drawn_rotations(page)}
+    kinds: dict[tuple[int, int], list[str | None]] = {}
+    for placed in board:
+        cell = (placed["x"], placed["y"])
+        design = tiles[placed[tile_key]]
+        mapping = drawn[cell]
+        assert mapping == [(p + 3 * placed["rotation"] // 90) % 12 for p in range(12)], (placed, mapping)
+        at_board: list[str | None] = [None] * 12
+        for port, segment in enumerate(design["ports"]):
+            at_board[mapping[port]] = None if segment is None else design["segments"][segment]["kind"]
+        kinds[cell] = at_board
+    checked = 0
+    for (x, y), mine in kinds.items():
+        for side, (dx, dy) in enumerate([(0, -1), (1, 0), (0, 1), (-1, 0)]):
+            theirs = kinds.get((x + dx, y + dy))
+            if theirs is None:
+                continue
+            facing = 3 * ((side + 2) % 4) + 1
+            assert must_match(mine[3 * side + 1], theirs[facing]), ((x, y), side, mine, theirs)
+            checked += 1
+    return checked
+
+
+def finished_bot_game(served: ServedDonjon, game: str, seats: int, options: dict[str, Any], bots: dict[str, str],
+                      timeout: float = 90.0) -> dict[str, Any]:
+    """A game the service's bots play to its end; its final ``GET /games/{id}`` body."""
+    import time
+
+    game_id, _, _ = new_game(served, game, seats, options, bots)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        body = served.request("GET", f"/games/{game_id}")
+        if body["status"] == "finished":
+            return body
+        time.sleep(0.2)
+    raise AssertionError(f"the bots did not finish game {game_id}")
+
+
+def described(page: Any) -> list[list[str]]:
+    return page.evaluate("() => window.__described")
+
+
+def assert_events_in_words(page: Any) -> None:
+    """Every event of the log was put in words (never the raw fallback ``type {json}``)."""
+    texts = described(page)
+    assert texts
+    for event_type, text in texts:
+        assert text and not text.startswith(f"{event_type} {{"), (event_type, text)
+
+
+def on_a_phone(page: Any, shots: Path, name: str) -> None:
+    """A phone-sized viewport: the board fits its width (no sideways scrolling)."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(100)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    box = page.locator(".board-figure svg").bounding_box()
+    assert box is not None and box["width"] <= 390 and box["width"] > 300
+    page.screenshot(path=str(shots / f"{name}-phone.png"), full_page=True)

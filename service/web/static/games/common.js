@@ -344,7 +344,8 @@ export function areaPath(ports) {
 export function segmentAnchor(geometry, index, lineKinds) {
   const seg = geometry.segments[index];
   const ports = segmentPorts(geometry, index);
-  if (!ports.length) return [0, 0];
+  // Port-less pieces (a monastery, a chapel) are drawn in the middle: their follower stands beside.
+  if (!ports.length) return seg.attrs.name === "inner_field" ? [0, 0] : [22, 24];
   if (lineKinds.has(seg.kind)) {
     if (ports.length === 1) return lerp(portMidpoint(ports[0]), [0, 0], 0.42);
     if (ports.length === 2) {
@@ -355,7 +356,7 @@ export function segmentAnchor(geometry, index, lineKinds) {
   }
   const mids = ports.map(portMidpoint);
   const avg = [mids.reduce((s, m) => s + m[0], 0) / mids.length, mids.reduce((s, m) => s + m[1], 0) / mids.length];
-  if (Math.hypot(avg[0], avg[1]) < 8) return ports.length === 12 ? [0, 0] : [-30, 30];
+  if (Math.hypot(avg[0], avg[1]) < 8) return ports.length === 12 ? [-22, 22] : [-30, 30];
   const runs = runsOf(ports);
   if (runs.length === 1 && runs[0][1] <= 6) {
     const [start, len] = runs[0];

@@ -144,7 +144,7 @@ export function createTileBoard(container, ctx, game) {
         g.append(art);
         g.append(svg("rect", { x: -23, y: -23, width: 46, height: 46, class: "focus-ring" }));
         g.append(svg("text", {
-          x: 0, y: 4, "text-anchor": "middle", "font-size": 11, "font-weight": 700, fill: "#fff",
+          x: 21, y: 20, "text-anchor": "end", "font-size": 9, "font-weight": 700, fill: "#fff",
           stroke: "#000", "stroke-width": 2.5, "paint-order": "stroke", "pointer-events": "none", text: `${command.args.rotation}°`,
         }));
         layer.append(asCommand(g, command, `place ${view.tile} at ${x}, ${y} turned ${command.args.rotation} degrees`));
