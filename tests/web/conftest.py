@@ -215,32 +215,51 @@ def seat_in_browser(page: Any, served: ServedDonjon, game_id: str, name: str = "
     return taken
 
 
-def visible_commands(page: Any) -> list[Any]:
-    """The controls the page shows that send a command: the board's, else the plain list's."""
-    on_board = [c for c in page.locator("#board [data-command]").all() if c.is_visible() and c.is_enabled()]
-    if on_board:
+def _usable(locator: Any) -> list[Any]:
+    return [c for c in locator.all() if c.is_visible() and c.is_enabled()]
+
+
+def visible_commands(page: Any, *, plain_list: bool = True) -> list[Any]:
+    """The controls the page shows that send a command: the board's, else (``plain_list``) the plain list's."""
+    on_board = _usable(page.locator("#board [data-command]"))
+    if on_board or not plain_list:
         return on_board
     box = page.locator("#legal-box")
     if box.count() and box.get_attribute("open") is None and page.locator("#legal [data-command]").count():
         page.locator("#legal-box > summary").click()
-    return [c for c in page.locator("#legal [data-command]").all() if c.is_visible() and c.is_enabled()]
+    return _usable(page.locator("#legal [data-command]"))
 
 
-def visible_selects(page: Any) -> list[Any]:
-    return [c for c in page.locator("#board [data-select]").all() if c.is_visible()]
+OFFERS = "() => donjonApp.drawnState.legal.length > 0"
 
 
-def click_one(page: Any, rng: Any) -> bool:
-    """Click one control the page offers (narrowing a choice first when the board asks for it); False if none."""
-    commands = visible_commands(page)
+def board_commands(page: Any, rng: Any, attempts: int = 10) -> list[Any]:
+    """The board's command controls, after narrowing with one of its selectors if need be. Boards draw on
+    an animation frame after each update, so a moment without controls is retried a few times."""
+    for _ in range(attempts):
+        if not page.evaluate(OFFERS):
+            return []
+        commands = visible_commands(page, plain_list=False)
+        if commands:
+            return commands
+        keys = [c.get_attribute("data-select") for c in _usable(page.locator("#board [data-select]:not([aria-pressed=true])"))]
+        if keys:
+            with contextlib.suppress(Exception):  # the board may redraw under the click
+                page.locator(f"#board [data-select={json.dumps(rng.choice(keys))}]").first.click(timeout=2000)
+        page.wait_for_timeout(50)
+    return []
+
+
+def click_one(page: Any, rng: Any) -> str | None:
+    """Click one control the page offers: the board's (narrowing a choice first when the board asks for it),
+    else the plain list's. Which one it was (``"board"``, ``"list"``), or None when nothing is offered."""
+    if not page.evaluate(OFFERS):
+        return None
+    commands, where = board_commands(page, rng), "board"
+    if not commands and page.evaluate(OFFERS):
+        commands, where = visible_commands(page), "list"
     if not commands:
-        selects = visible_selects(page)
-        if not selects:
-            return False
-        rng.choice(selects).click()
-        commands = visible_commands(page)
-        if not commands:
-            return False
+        return None
     before = version_of(page)
     control = rng.choice(commands)
     command = json.loads(control.get_attribute("data-command") or "null")
@@ -252,7 +271,7 @@ def click_one(page: Any, rng: Any) -> bool:
         " || !document.querySelector('#game .alert[role=alert]').hidden",
         timeout=15000,
     )
-    return True
+    return where
 
 
 def wait_for_status(page: Any, status: str, timeout: float = 60000) -> None:

@@ -151,7 +151,7 @@ class GamePage {
     this.rootEl = h("section", { class: "game-page", id: "game", "data-game-id": this.gameId, "data-game-version": 0,
       "data-game-status": this.status, "data-game": this.game, "data-seat": this.seat ?? "spectator" },
       h("div", { class: "game-head" }, title, h("a", { href: "/", class: "button secondary" }, "Lobby"),
-        h("span", { class: "who" }, this.seat === null ? "You are watching." : h("span", {}, seatMark(this.seat), ` You play seat ${this.seat + 1}.`))),
+        h("span", { class: "who" }, this.seat === null ? "You are watching." : h("span", {}, seatMark(this.seat), ` You play ${seatStyle(this.seat).label}.`))),
       this.banner, this.statusLine, this.alert,
       h("div", { class: "game-layout" },
         h("div", { class: "main-col" }, this.boardBox, this.replayBox),
@@ -242,12 +242,14 @@ class GamePage {
     const points = new Map((summary.scores ?? []).map((s) => [s.seat, s.points]));
     this.scoreboard.replaceChildren(...(this.seats ?? []).map(({ seat, name, bot }) =>
       h("li", { class: seat === summary.turn ? "to-play" : "", "data-seat": seat, "aria-current": seat === summary.turn ? "true" : undefined },
-        seatMark(seat), " ", h("span", { class: "name" }, name ?? "free seat"), bot ? h("small", {}, " (bot)") : null,
+        seatMark(seat), " ", h("span", { class: "name" }, name ?? "free seat"), h("small", {}, ` ${seatStyle(seat).label}`),
         h("span", { class: "points" }, points.has(seat) ? String(points.get(seat)) : "–"),
         seat === summary.turn ? h("span", { class: "badge" }, "to play") : null)));
-    const turn = summary.turn === null || summary.turn === undefined ? "" : `${seatName(this.seats, summary.turn)} to play. `;
+    // The game module's text says whose turn it is in the game's words; the names are the fallback.
+    const hasTurn = summary.turn !== null && summary.turn !== undefined;
+    const turn = summary.text || (hasTurn ? `${seatName(this.seats, summary.turn)} to play.` : "");
     const mine = this.seat !== null && summary.turn === this.seat && this.replayAt === null ? "Your turn. " : "";
-    this.turnLine.textContent = `${mine}${turn}${summary.text ?? ""}`.trim() || (this.status === "finished" ? "The game is over." : "");
+    this.turnLine.textContent = `${mine}${turn}`.trim() || (this.status === "finished" ? "The game is over." : "");
   }
 
   drawLegal(legal) {

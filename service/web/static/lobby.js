@@ -65,7 +65,7 @@ function seatRows(entry, count) {
   return Array.from({ length: count }, (_, seat) => {
     const id = `seat-${entry.id}-${seat}`;
     return h("div", { class: "field seat-row" },
-      h("label", { for: id }, `Seat ${seat + 1}`),
+      h("label", { for: id }, `Seat ${seat}`),
       h("select", { id, name: `seat-${seat}`, "data-seat": seat },
         h("option", { value: "", selected: seat === 0 }, "a person"),
         (entry.bots ?? []).map((bot) => h("option", { value: bot, selected: seat > 0 && bot === entry.bots[0] }, `${bot} bot`))));
@@ -147,7 +147,7 @@ function catalogSection(client, games) {
 // --- the lists ----------------------------------------------------------------------------------
 
 function seatsText(entry) {
-  return (entry.names ?? []).map((n, i) => `${i + 1}: ${n ?? "free"}`).join(" · ");
+  return (entry.names ?? []).map((n, i) => `seat ${i}: ${n ?? "free"}`).join(" · ");
 }
 
 function scoreText(entry) {
@@ -160,7 +160,7 @@ function listItem(client, entry, titles, refresh) {
   const title = titles.get(entry.game) ?? entry.game;
   const mine = storedSeat(entry.id);
   const actions = [];
-  if (mine) actions.push(h("a", { class: "button", href: gameUrl(entry.id) }, `Play (seat ${mine.seat + 1})`));
+  if (mine) actions.push(h("a", { class: "button", href: gameUrl(entry.id) }, `Play (seat ${mine.seat})`));
   if (entry.status === "open" && !mine) {
     const alert = alertBox();
     const nameId = `join-${entry.id}`;

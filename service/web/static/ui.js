@@ -41,7 +41,7 @@ const NAMES = ["blue", "orange", "green", "pink", "sky", "vermilion"];
 
 function fallbackSeatStyle(seat) {
   const i = ((seat ?? 0) % PALETTE.length + PALETTE.length) % PALETTE.length;
-  return { color: PALETTE[i], shape: SHAPES[i], pattern: null, label: `${NAMES[i]} ${SHAPES[i]}` };
+  return { color: PALETTE[i], shape: SHAPES[i], pattern: null, label: `seat ${seat} (${NAMES[i]} ${SHAPES[i]})` };
 }
 
 let seatStyleFn = fallbackSeatStyle;
