@@ -242,7 +242,8 @@ def board_commands(page: Any, rng: Any, attempts: int = 10) -> list[Any]:
         commands = visible_commands(page, plain_list=False)
         if commands:
             return commands
-        keys = [c.get_attribute("data-select") for c in _usable(page.locator("#board [data-select]:not([aria-pressed=true])"))]
+        unpressed = _usable(page.locator("#board [data-select]:not([aria-pressed=true])"))
+        keys = [c.get_attribute("data-select") for c in unpressed]
         if keys:
             with contextlib.suppress(Exception):  # the board may redraw under the click
                 page.locator(f"#board [data-select={json.dumps(rng.choice(keys))}]").first.click(timeout=2000)
