@@ -242,7 +242,7 @@ class GamePage {
     const points = new Map((summary.scores ?? []).map((s) => [s.seat, s.points]));
     this.scoreboard.replaceChildren(...(this.seats ?? []).map(({ seat, name, bot }) =>
       h("li", { class: seat === summary.turn ? "to-play" : "", "data-seat": seat, "aria-current": seat === summary.turn ? "true" : undefined },
-        seatMark(seat), " ", h("span", { class: "name" }, name ?? "free seat"), h("small", {}, ` ${seatStyle(seat).label}`),
+        seatMark(seat), " ", h("span", { class: "name" }, name ?? "free seat"), bot ? h("small", {}, " (bot)") : null,
         h("span", { class: "points" }, points.has(seat) ? String(points.get(seat)) : "–"),
         seat === summary.turn ? h("span", { class: "badge" }, "to play") : null)));
     // The game module's text says whose turn it is in the game's words; the names are the fallback.

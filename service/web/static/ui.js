@@ -73,7 +73,8 @@ const SHAPE_PATHS = {
 /** A small SVG mark of a seat: its colour and its shape, with the style's label for screen readers. */
 export function seatMark(seat) {
   const style = seatStyle(seat);
-  const span = h("span", { class: "seat-mark", role: "img", "aria-label": style.label ?? `seat ${seat + 1}` });
+  const label = style.label ?? `seat ${seat}`;
+  const span = h("span", { class: "seat-mark", role: "img", "aria-label": label, title: label });
   const shape = SHAPE_PATHS[style.shape] ?? SHAPE_PATHS.circle;
   span.innerHTML = `<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true"><g fill="${style.color}" stroke="#000" stroke-width="1">${shape}</g></svg>`;
   return span;
