@@ -25,8 +25,9 @@ from service.ws import websocket_handler
 __all__ = ["setup_routes", "error_middleware", "bearer_token"]
 
 MAX_PAGE = 1000
-_QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics", "/games/{id}/ws"})
-"""Not logged per request: probes and scrapes (frequent, in the metrics anyway) and sockets (logged by ws)."""
+_QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics", "/games/{id}/ws", "/app/static", "/app/client"})
+"""Not logged per request: probes and scrapes (frequent, in the metrics anyway), sockets (logged by ws) and
+the web app's static files (a dozen per page load; counted in the metrics under their prefix)."""
 log = get_logger()
 
 
