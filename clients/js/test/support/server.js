@@ -42,6 +42,19 @@ export function freePort() {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Process groups of the servers this test process started and that still run: a test file that
+ * crashes or is forced to exit must not leave a detached server behind. */
+const running = new Set();
+process.on("exit", () => {
+  for (const pid of running) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+});
+
 export class DonjonServer {
   constructor({ env = {} } = {}) {
     this.dataDir = mkdtempSync(join(tmpdir(), "donjon-js-"));
@@ -72,7 +85,9 @@ export class DonjonServer {
     };
     child.stdout.on("data", keep);
     child.stderr.on("data", keep);
+    running.add(child.pid);
     const exited = new Promise((resolve) => child.once("exit", resolve));
+    exited.then(() => running.delete(child.pid));
     this.exited = exited;
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
