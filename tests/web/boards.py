@@ -43,6 +43,7 @@ def page_errors(page: Any) -> list[str]:
 
 def start_board(page: Any, game: str, game_id: str, token: str | None = None, seat: int | None = None,
                 at: int | None = None) -> None:
+    page.evaluate("() => { document.getElementById('game').dataset.gameVersion = '0'; }")
     page.evaluate("(args) => window.startBoard(args)", {"game": game, "id": game_id, "token": token, "seat": seat, "at": at})
     page.wait_for_function("() => document.getElementById('game').dataset.gameVersion !== '0'")
 
