@@ -25,12 +25,13 @@ def open_harness(page: Any, served: ServedDonjon) -> None:
         if not file.is_file():
             route.fulfill(status=404, body="no such file")
             return
-        route.fulfill(status=200, body=file.read_bytes(), content_type=TYPES.get(file.suffix, "application/octet-stream"))
+        kind = TYPES.get(file.suffix, "application/octet-stream")
+        route.fulfill(status=200, body=file.read_bytes(), content_type=kind)
 
     page.route(f"{served.base}/__boards__/**", fulfil)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.__board_errors = errors  # type: ignore[attr-defined]
+    page.__board_errors = errors
     # The document comes from the service itself (then replaced by the harness), so Chromium treats
     # the page as the service's own and lets its websocket reach 127.0.0.1.
     page.goto(f"{served.base}/healthz")
@@ -38,13 +39,14 @@ def open_harness(page: Any, served: ServedDonjon) -> None:
 
 
 def page_errors(page: Any) -> list[str]:
-    return list(page.__board_errors)  # type: ignore[attr-defined]
+    return list(page.__board_errors)
 
 
 def start_board(page: Any, game: str, game_id: str, token: str | None = None, seat: int | None = None,
                 at: int | None = None) -> None:
     page.evaluate("() => { document.getElementById('game').dataset.gameVersion = '0'; }")
-    page.evaluate("(args) => window.startBoard(args)", {"game": game, "id": game_id, "token": token, "seat": seat, "at": at})
+    args = {"game": game, "id": game_id, "token": token, "seat": seat, "at": at}
+    page.evaluate("(args) => window.startBoard(args)", args)
     page.wait_for_function("() => document.getElementById('game').dataset.gameVersion !== '0'")
 
 
@@ -99,27 +101,7 @@ def click_one_legal(page: Any, rng: random.Random, prefer: Any = None) -> str:
     choices = [c for c in legal if prefer(c)] if prefer else []
     command = rng.choice(choices or legal)
     key = json.dumps(command, separators=(",", ":"))
-    target = page.evaluate(
-        """async (want) => {
-             const tick = () => new Promise((r) => setTimeout(r, 0));
-             const find = () => [...document.querySelectorAll('[data-command]')].findIndex(e => e.getAttribute('data-command') === want);
-             if (find() >= 0) return {path: []};
-             const keys = () => [...document.querySelectorAll('[data-select]')].map(e => e.getAttribute('data-select'));
-             const click = (k) => [...document.querySelectorAll('[data-select]')].find(e => e.getAttribute('data-select') === k).dispatchEvent(new MouseEvent('click', {bubbles: true}));
-             for (const k of keys()) {
-               const before = new Set(keys());
-               click(k); await tick();
-               if (find() >= 0) { click(k); await tick(); return {path: [k]}; }
-               for (const inner of keys().filter(x => !before.has(x))) {
-                 click(inner); await tick();
-                 if (find() >= 0) { click(inner); await tick(); click(k); await tick(); return {path: [k, inner]}; }
-                 click(inner); await tick();
-               }
-               if (document.querySelector('[data-select][aria-pressed="true"]')) { click(k); await tick(); }
-             }
-             return null; }""",
-        key,
-    )
+    target = page.evaluate("(want) => window.__pathTo(want)", key)
     assert target is not None, f"no control leads to the legal command {key}"
     for select in target["path"]:
         page.locator(f"[data-select={json.dumps(select)}]").first.click()
@@ -182,7 +164,9 @@ def drawn_port_map(matrix: dict[str, float]) -> list[int]:
     return out
 
 
-def check_drawn_edges(page: Any, tiles: dict[str, Any], board: list[dict[str, Any]], tile_key: str, must_match: Any) -> int:
+def check_drawn_edges(
+    page: Any, tiles: dict[str, Any], board: list[dict[str, Any]], tile_key: str, must_match: Any
+) -> int:
     """Every drawn tile is turned as the engine turns it ((p + 3r/90) mod 12), and, read from the
     drawing alone, every pair of neighbours meets as the engine's edge matching demands. Returns the
     number of shared edges checked."""

@@ -21,7 +21,9 @@ from tests.web.conftest import ServedDonjon
 TILE_ORDER = ["B10", "F02", "B01", "B14", "F10", "B06", "B11", "B02", "F03", "B15", "B03", "B12", "B07", "F01"]
 
 
-def test_the_castle_is_drawn_from_the_dataset_turned_as_the_engine_turns_it(served: ServedDonjon, page: Any, shots: Any) -> None:
+def test_the_castle_is_drawn_from_the_dataset_turned_as_the_engine_turns_it(
+    served: ServedDonjon, page: Any, shots: Any
+) -> None:
     final = finished_bot_game(served, "castle", 2, {"falcon": True}, {"0": "greedy", "1": "random"})
     open_harness(page, served)
     start_board(page, "castle", final["id"], at=final["version"])

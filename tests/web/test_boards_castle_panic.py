@@ -49,7 +49,9 @@ def test_a_whole_game_with_hidden_hands_by_clicking(served: ServedDonjon, page: 
     assert page_errors(page) == []
 
 
-def test_the_overlord_plays_its_hidden_tokens_by_clicking(served: ServedDonjon, page: Any, shots: Any, browser: Any) -> None:
+def test_the_overlord_plays_its_hidden_tokens_by_clicking(
+    served: ServedDonjon, page: Any, shots: Any, browser: Any
+) -> None:
     game_id, seat, token = new_game(served, "castle_panic", 3, {"overlord": True, "my_home_is_my_castle": True},
                                     {"0": "heuristic", "1": "random"})
     assert seat == 2

@@ -192,9 +192,9 @@ export function createBoard(container, ctx) {
         const rows = n > 3 ? 2 : 1;
         const perRow = Math.ceil(n / rows);
         const row = Math.floor(i / perRow), col = i % perRow;
-        const r = m.ring === 0 ? 80 : rows === 1 ? (ring.inner + ring.outer) / 2 : ring.inner + (ring.outer - ring.inner) * (row ? 0.72 : 0.3);
+        const r = m.ring === 0 ? 86 : rows === 1 ? (ring.inner + ring.outer) / 2 : ring.inner + (ring.outer - ring.inner) * (row ? 0.72 : 0.3);
         const [x, y] = polar(r, angleOf(m.arc, (col + 0.5) / perRow));
-        const token = monsterToken(m, x, y, n > 3 ? 14 : 19);
+        const token = monsterToken(m, x, y, n > 3 || m.ring === 0 ? 14 : 19);
         const c = onMonster.get(m.id);
         if (c) layer.append(asCommand(token, c, commandLabel(c, view)));
         else layer.append(token);
