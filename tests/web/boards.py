@@ -7,6 +7,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 from tests.web.conftest import ROOT, ServedDonjon
 
 STATIC = ROOT / "service" / "web" / "static"
@@ -94,19 +96,38 @@ def wait_for_turn_or_end(page: Any, after: int, timeout: float = 20_000) -> None
         arg=after, timeout=timeout)
 
 
-def click_one_legal(page: Any, rng: random.Random, prefer: Any = None) -> str:
+def click_one_legal(page: Any, rng: random.Random, prefer: Any = None) -> str | None:
     """Activate controls as a person would: pick a legal command, click the selectors that lead
-    to it, then the control itself. Returns the command's JSON."""
+    to it, then the control itself. Returns the command's JSON, or None when the game moved on
+    before the click (another seat's move took the control away)."""
     legal = state(page)["legal"]
     choices = [c for c in legal if prefer(c)] if prefer else []
     command = rng.choice(choices or legal)
     key = json.dumps(command, separators=(",", ":"))
+    version = drawn_version(page)
     target = page.evaluate("(want) => window.__pathTo(want)", key)
+    if target is None and drawn_version(page) > version:
+        return None
     assert target is not None, f"no control leads to the legal command {key}"
-    for select in target["path"]:
-        page.locator(f"[data-select={json.dumps(select)}]").first.click()
-    page.locator(f"[data-command={json.dumps(key)}]").first.click()
+    try:
+        for select in target["path"]:
+            page.locator(f"[data-select={json.dumps(select)}]").first.click(timeout=3000)
+        page.locator(f"[data-command={json.dumps(key)}]").first.click(timeout=3000)
+    except PlaywrightTimeout:
+        # Another seat (a bot) moved meanwhile and the control went with its turn.
+        if drawn_version(page) > version:
+            return None
+        raise
     return key
+
+
+def covered_controls(page: Any) -> list[str]:
+    """The board's commands whose control is hidden at its own centre by another element."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('svg [data-command]')].filter((el) => {
+             const box = el.getBoundingClientRect();
+             const hit = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+             return !(hit && el.contains(hit)); }).map((el) => el.getAttribute('aria-label'))""")
 
 
 def sent(page: Any) -> list[Any]:
@@ -124,10 +145,22 @@ def play_by_clicking(page: Any, served: ServedDonjon, game_id: str, rng: random.
         if page.get_attribute("#game", "data-game-status") == "finished":
             break
         version = drawn_version(page)
-        assert as_canonical(reachable_commands(page)) == canonical(state(page)["legal"]), f"step {steps}"
+        reachable, legal, covered = reachable_commands(page), state(page)["legal"], covered_controls(page)
+        if drawn_version(page) != version:
+            continue  # a bot moved while the controls were read: read them again
+        assert as_canonical(reachable) == canonical(legal), f"step {steps}"
+        assert covered == [], (steps, covered)
+        errors = len(page.evaluate("() => window.__errors"))
         chosen = click_one_legal(page, rng, prefer)
-        page.wait_for_function("(v) => Number(document.getElementById('game').dataset.gameVersion) > v", arg=version)
+        if chosen is None:
+            continue
         assert json.dumps(sent(page)[-1], separators=(",", ":")) == chosen
+        page.wait_for_function(
+            "([v, e]) => Number(document.getElementById('game').dataset.gameVersion) > v || window.__errors.length > e",
+            arg=[version, errors])
+        refused = page.evaluate("() => window.__errors")[errors:]
+        # A refusal is only acceptable when another seat's move made the command stale.
+        assert not refused or served.request("GET", f"/games/{game_id}")["version"] > version, refused
         steps += 1
         if shots is not None and shot_every and steps % shot_every == 0:
             page.screenshot(path=str(shots / f"{name}-step{steps:03d}.png"))
