@@ -32,7 +32,8 @@ async def test_carcassonne_assets_are_the_rules_tile_table(aiohttp_client, embed
     assert body["tiles"]["IC-K"]["segments"][0]["attrs"] == {"cathedral": True}
     east_west = body["variants"]["junction_inn"]["east_west"]
     assert list(east_west) == ["IC-C"]
-    assert [s["attrs"].get("inn", False) for s in east_west["IC-C"]["segments"] if s["kind"] == "road"] == [True, False, True]
+    roads = [s for s in east_west["IC-C"]["segments"] if s["kind"] == "road"]
+    assert [s["attrs"].get("inn", False) for s in roads] == [True, False, True]
 
 
 async def test_castle_assets_follow_the_served_dataset(aiohttp_client, embedded_redis_url, tmp_path):
@@ -41,7 +42,8 @@ async def test_castle_assets_follow_the_served_dataset(aiohttp_client, embedded_
     dataset = client.app[ENGINES]["castle"].dataset
     assert body["dataset"] == "castle-ops" == dataset.name
     assert set(body["tiles"]) == {t.id for t in dataset.tiles + dataset.falcon_tiles}
-    assert body["tiles"]["B10"]["segments"][1] == {"kind": "path", "token": "p", "attrs": {"end": "square"}, "touches": []}
+    square_path = {"kind": "path", "token": "p", "attrs": {"end": "square"}, "touches": []}
+    assert body["tiles"]["B10"]["segments"][1] == square_path
     base = body["start_spaces"]["base"]
     assert [(s["id"], s["x"], s["y"], s["gate"]) for s in base] == [
         (s.id, s.x, s.y, s.gate) for s in dataset.boards["base"].start_spaces
@@ -50,7 +52,9 @@ async def test_castle_assets_follow_the_served_dataset(aiohttp_client, embedded_
     assert sum(s["gate"] for s in body["start_spaces"]["falcon"]) == 2
 
 
-async def test_a_game_without_tiles_has_bare_assets_and_an_unknown_game_is_not_found(aiohttp_client, embedded_redis_url):
+async def test_a_game_without_tiles_has_bare_assets_and_an_unknown_game_is_not_found(
+    aiohttp_client, embedded_redis_url
+):
     client = await _client(aiohttp_client, embedded_redis_url)
     assert await (await client.get("/games/catalog/castle_panic/assets")).json() == {"game": "castle_panic"}
     response = await client.get("/games/catalog/chess/assets")

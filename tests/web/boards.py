@@ -7,6 +7,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 from tests.web.conftest import ROOT, ServedDonjon
 
 STATIC = ROOT / "service" / "web" / "static"
@@ -25,12 +27,13 @@ def open_harness(page: Any, served: ServedDonjon) -> None:
         if not file.is_file():
             route.fulfill(status=404, body="no such file")
             return
-        route.fulfill(status=200, body=file.read_bytes(), content_type=TYPES.get(file.suffix, "application/octet-stream"))
+        kind = TYPES.get(file.suffix, "application/octet-stream")
+        route.fulfill(status=200, body=file.read_bytes(), content_type=kind)
 
     page.route(f"{served.base}/__boards__/**", fulfil)
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.__board_errors = errors  # type: ignore[attr-defined]
+    page.__board_errors = errors
     # The document comes from the service itself (then replaced by the harness), so Chromium treats
     # the page as the service's own and lets its websocket reach 127.0.0.1.
     page.goto(f"{served.base}/healthz")
@@ -38,12 +41,14 @@ def open_harness(page: Any, served: ServedDonjon) -> None:
 
 
 def page_errors(page: Any) -> list[str]:
-    return list(page.__board_errors)  # type: ignore[attr-defined]
+    return list(page.__board_errors)
 
 
 def start_board(page: Any, game: str, game_id: str, token: str | None = None, seat: int | None = None,
                 at: int | None = None) -> None:
-    page.evaluate("(args) => window.startBoard(args)", {"game": game, "id": game_id, "token": token, "seat": seat, "at": at})
+    page.evaluate("() => { document.getElementById('game').dataset.gameVersion = '0'; }")
+    args = {"game": game, "id": game_id, "token": token, "seat": seat, "at": at}
+    page.evaluate("(args) => window.startBoard(args)", args)
     page.wait_for_function("() => document.getElementById('game').dataset.gameVersion !== '0'")
 
 
@@ -91,39 +96,38 @@ def wait_for_turn_or_end(page: Any, after: int, timeout: float = 20_000) -> None
         arg=after, timeout=timeout)
 
 
-def click_one_legal(page: Any, rng: random.Random, prefer: Any = None) -> str:
+def click_one_legal(page: Any, rng: random.Random, prefer: Any = None) -> str | None:
     """Activate controls as a person would: pick a legal command, click the selectors that lead
-    to it, then the control itself. Returns the command's JSON."""
+    to it, then the control itself. Returns the command's JSON, or None when the game moved on
+    before the click (another seat's move took the control away)."""
     legal = state(page)["legal"]
     choices = [c for c in legal if prefer(c)] if prefer else []
     command = rng.choice(choices or legal)
     key = json.dumps(command, separators=(",", ":"))
-    target = page.evaluate(
-        """async (want) => {
-             const tick = () => new Promise((r) => setTimeout(r, 0));
-             const find = () => [...document.querySelectorAll('[data-command]')].findIndex(e => e.getAttribute('data-command') === want);
-             if (find() >= 0) return {path: []};
-             const keys = () => [...document.querySelectorAll('[data-select]')].map(e => e.getAttribute('data-select'));
-             const click = (k) => [...document.querySelectorAll('[data-select]')].find(e => e.getAttribute('data-select') === k).dispatchEvent(new MouseEvent('click', {bubbles: true}));
-             for (const k of keys()) {
-               const before = new Set(keys());
-               click(k); await tick();
-               if (find() >= 0) { click(k); await tick(); return {path: [k]}; }
-               for (const inner of keys().filter(x => !before.has(x))) {
-                 click(inner); await tick();
-                 if (find() >= 0) { click(inner); await tick(); click(k); await tick(); return {path: [k, inner]}; }
-                 click(inner); await tick();
-               }
-               if (document.querySelector('[data-select][aria-pressed="true"]')) { click(k); await tick(); }
-             }
-             return null; }""",
-        key,
-    )
+    version = drawn_version(page)
+    target = page.evaluate("(want) => window.__pathTo(want)", key)
+    if target is None and drawn_version(page) > version:
+        return None
     assert target is not None, f"no control leads to the legal command {key}"
-    for select in target["path"]:
-        page.locator(f"[data-select={json.dumps(select)}]").first.click()
-    page.locator(f"[data-command={json.dumps(key)}]").first.click()
+    try:
+        for select in target["path"]:
+            page.locator(f"[data-select={json.dumps(select)}]").first.click(timeout=3000)
+        page.locator(f"[data-command={json.dumps(key)}]").first.click(timeout=3000)
+    except PlaywrightTimeout:
+        # Another seat (a bot) moved meanwhile and the control went with its turn.
+        if drawn_version(page) > version:
+            return None
+        raise
     return key
+
+
+def covered_controls(page: Any) -> list[str]:
+    """The board's commands whose control is hidden at its own centre by another element."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('svg [data-command]')].filter((el) => {
+             const box = el.getBoundingClientRect();
+             const hit = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+             return !(hit && el.contains(hit)); }).map((el) => el.getAttribute('aria-label'))""")
 
 
 def sent(page: Any) -> list[Any]:
@@ -141,10 +145,22 @@ def play_by_clicking(page: Any, served: ServedDonjon, game_id: str, rng: random.
         if page.get_attribute("#game", "data-game-status") == "finished":
             break
         version = drawn_version(page)
-        assert as_canonical(reachable_commands(page)) == canonical(state(page)["legal"]), f"step {steps}"
+        reachable, legal, covered = reachable_commands(page), state(page)["legal"], covered_controls(page)
+        if drawn_version(page) != version:
+            continue  # a bot moved while the controls were read: read them again
+        assert as_canonical(reachable) == canonical(legal), f"step {steps}"
+        assert covered == [], (steps, covered)
+        errors = len(page.evaluate("() => window.__errors"))
         chosen = click_one_legal(page, rng, prefer)
-        page.wait_for_function("(v) => Number(document.getElementById('game').dataset.gameVersion) > v", arg=version)
+        if chosen is None:
+            continue
         assert json.dumps(sent(page)[-1], separators=(",", ":")) == chosen
+        page.wait_for_function(
+            "([v, e]) => Number(document.getElementById('game').dataset.gameVersion) > v || window.__errors.length > e",
+            arg=[version, errors])
+        refused = page.evaluate("() => window.__errors")[errors:]
+        # A refusal is only acceptable when another seat's move made the command stale.
+        assert not refused or served.request("GET", f"/games/{game_id}")["version"] > version, refused
         steps += 1
         if shots is not None and shot_every and steps % shot_every == 0:
             page.screenshot(path=str(shots / f"{name}-step{steps:03d}.png"))
@@ -181,7 +197,9 @@ def drawn_port_map(matrix: dict[str, float]) -> list[int]:
     return out
 
 
-def check_drawn_edges(page: Any, tiles: dict[str, Any], board: list[dict[str, Any]], tile_key: str, must_match: Any) -> int:
+def check_drawn_edges(
+    page: Any, tiles: dict[str, Any], board: list[dict[str, Any]], tile_key: str, must_match: Any
+) -> int:
     """Every drawn tile is turned as the engine turns it ((p + 3r/90) mod 12), and, read from the
     drawing alone, every pair of neighbours meets as the engine's edge matching demands. Returns the
     number of shared edges checked."""

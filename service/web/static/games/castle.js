@@ -104,7 +104,7 @@ function game(ctx) {
     },
     margin: 0.1,
     background: (view) => background(ctx, view),
-    overlay: (view) => overlay(view, trackLayout(view, length)),
+    overlay: (view) => [...keeps(view), ...overlay(view, trackLayout(view, length))],
     boardLabel: (view) => `The Castle: ${(view.board || []).length} tiles placed, ${view.remaining} castle tiles left`,
     tileLabel: (t) => `tile ${t.id} at ${t.x}, ${t.y}, turned ${t.rotation}°` +
       (t.followers.length ? `; ${t.followers.map((f) => `${who(f.seat)} ${f.kind} ${f.role} on ${f.at}`).join("; ")}` : ""),
@@ -154,6 +154,13 @@ function background(ctx, view) {
     g.append(svg("text", { x: 0, y: -30, "text-anchor": "middle", "font-size": 14, "font-weight": 700, fill: "#2b2720", text: space.id }));
     out.push(g);
   }
+  return out;
+}
+
+const seatStroke = (seat) => ({ 0: "#E69F00", 1: "#56B4E9" }[seat] || "#444");
+
+function keeps(view) {
+  const out = [];
   for (const seat of view.seats || []) {
     if (!seat.keep) continue;
     const g = svg("g", { class: "keep" }, [title(`${who(seat.seat)}'s keep: a house of ${seat.keep.size}`)]);
@@ -164,8 +171,6 @@ function background(ctx, view) {
   }
   return out;
 }
-
-const seatStroke = (seat) => ({ 0: "#E69F00", 1: "#56B4E9" }[seat] || "#444");
 
 function overlay(view, layout) {
   const g = svg("g", { class: "track" });

@@ -118,6 +118,7 @@ export function createBoard(container, ctx) {
   function drawBoard(view, onMonster, onArc, onForest) {
     const board = svg("svg", { viewBox: "-395 -395 790 790", role: "group", "aria-label": boardLabel(view), preserveAspectRatio: "xMidYMid meet" });
     board.append(seatDefs());
+    const controls = [];
     for (let arc = 1; arc <= 6; arc += 1) {
       const [strong, light, mid] = HUE[ARC_COLOUR[arc]];
       RINGS.forEach((ring, i) => {
@@ -129,8 +130,8 @@ export function createBoard(container, ctx) {
       board.append(svg("text", { x: tx, y: ty + 6, "text-anchor": "middle", "font-size": 17, "font-weight": 700, fill: strong, stroke: "#fff", "stroke-width": 3, "paint-order": "stroke", text: `${arc} ${ARC_COLOUR[arc][0].toUpperCase()}` }));
       if (onForest.has(arc)) {
         const c = onForest.get(arc);
-        const g = hitArea("path", { d: sector(RINGS[4].inner + 4, RINGS[4].outer - 4, arc), fill: "rgba(255,255,255,0.35)", stroke: "#111", "stroke-width": 3, "stroke-dasharray": "8 5" });
-        board.append(asCommand(g, c, `place ${monsterName(c.args.token)} in the forest of arc ${arc}`));
+        board.append(svg("path", { d: sector(RINGS[4].inner + 4, RINGS[4].outer - 4, arc), fill: "rgba(255,255,255,0.35)", stroke: "#111", "stroke-width": 3, "stroke-dasharray": "8 5", "pointer-events": "none" }));
+        controls.push(asCommand(targetMarker(318, arc, "+"), c, `place ${monsterName(c.args.token)} in the forest of arc ${arc}`));
       }
     }
     RINGS.slice(1).forEach((ring) => {
@@ -160,11 +161,12 @@ export function createBoard(container, ctx) {
         svg("path", { d: `M${f2(cx - 10)} ${f2(cy + 8)}l6-9 5 5 4-7 5 11z`, fill: "#8a8172", stroke: "#3b3427", "stroke-width": 1.5 })]));
       if (onArc.has(arc)) {
         const c = onArc.get(arc);
-        const g = hitArea("path", { d: sector(88, 112, arc), fill: "rgba(255,255,255,0.4)", stroke: "#111", "stroke-width": 3, "stroke-dasharray": "6 4" });
-        board.append(asCommand(g, c, `${cardName(c.args.card)}${c.args.with?.length ? ` with ${c.args.with.map(cardName).join(", ")}` : ""} on the wall of arc ${arc}`));
+        board.append(svg("path", { d: sector(88, 112, arc), fill: "rgba(255,255,255,0.4)", stroke: "#111", "stroke-width": 3, "stroke-dasharray": "6 4", "pointer-events": "none" }));
+        controls.push(asCommand(targetMarker(100, arc, "▲"), c, `${cardName(c.args.card)}${c.args.with?.length ? ` with ${c.args.with.map(cardName).join(", ")}` : ""} on the wall of arc ${arc}`));
       }
     }
     board.append(drawMonsters(view, onMonster));
+    board.append(...controls);
     return board;
   }
 
@@ -190,9 +192,9 @@ export function createBoard(container, ctx) {
         const rows = n > 3 ? 2 : 1;
         const perRow = Math.ceil(n / rows);
         const row = Math.floor(i / perRow), col = i % perRow;
-        const r = m.ring === 0 ? 80 : rows === 1 ? (ring.inner + ring.outer) / 2 : ring.inner + (ring.outer - ring.inner) * (row ? 0.72 : 0.3);
+        const r = m.ring === 0 ? 86 : rows === 1 ? (ring.inner + ring.outer) / 2 : ring.inner + (ring.outer - ring.inner) * (row ? 0.72 : 0.3);
         const [x, y] = polar(r, angleOf(m.arc, (col + 0.5) / perRow));
-        const token = monsterToken(m, x, y, n > 3 ? 14 : 19);
+        const token = monsterToken(m, x, y, n > 3 || m.ring === 0 ? 14 : 19);
         const c = onMonster.get(m.id);
         if (c) layer.append(asCommand(token, c, commandLabel(c, view)));
         else layer.append(token);
@@ -271,6 +273,14 @@ export function createBoard(container, ctx) {
 
 // A card whose one command needs no further choice is itself the control.
 const isDirect = (c) => ["discard_and_draw", "discard", "play_token"].includes(c.type) || (c.type === "play_card" && c.args.target === undefined && !c.args.with);
+
+// A round target on a place (an arc's forest, a wall line): easy to hit with a finger.
+function targetMarker(r, arc, text) {
+  const [x, y] = polar(r, angleOf(arc, 0.5));
+  const g = hitArea("circle", { cx: f2(x), cy: f2(y), r: 18, fill: "#ffffff", stroke: "#111", "stroke-width": 3 });
+  g.append(svg("text", { x: f2(x), y: f2(y + 6), "text-anchor": "middle", "font-size": 17, "font-weight": 700, fill: "#111", "pointer-events": "none", text }));
+  return g;
+}
 
 function monsterToken(m, x, y, r) {
   const [fill, letter] = MONSTER_LOOK[m.kind] || ["#ddd", m.kind.slice(0, 2).toUpperCase()];

@@ -14,6 +14,8 @@ export function createTileBoard(container, ctx, game) {
   const { root, figure, panel } = boardLayout(container, game.id);
   let state = null;
   let selectedCell = null;
+  let selectedSpot = null;
+  let spotCommands = [];
   let pending = false;
   let byKey = new Map();
 
@@ -30,13 +32,15 @@ export function createTileBoard(container, ctx, game) {
   const unwire = wireControls(root, {
     onCommand: send,
     onSelect: (key) => {
-      selectedCell = selectedCell === key ? null : key;
+      if (key.startsWith("spot:")) selectedSpot = selectedSpot === key ? null : key;
+      else selectedCell = selectedCell === key ? null : key;
       render();
     },
   });
   root.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && selectedCell) {
+    if (event.key === "Escape" && (selectedCell || selectedSpot)) {
       selectedCell = null;
+      selectedSpot = null;
       render();
     }
   });
@@ -52,6 +56,7 @@ export function createTileBoard(container, ctx, game) {
   }
 
   function drawBoard(view, legal) {
+    spotCommands = [];
     const placements = legal.filter((c) => c.type === "place_tile");
     const cellsOf = new Map();
     for (const c of placements) {
@@ -165,20 +170,29 @@ export function createTileBoard(container, ctx, game) {
       list.push(command);
       bySegment.set(segment, list);
     }
+    // One marker per spot: it sends its command, or, when the spot takes several kinds of
+    // follower, selects the spot and the panel lists the kinds.
+    const markers = [];
+    if (selectedSpot && !bySegment.has(Number(selectedSpot.slice(5)))) selectedSpot = null;
+    spotCommands = [];
     for (const [segment, commands] of bySegment) {
-      const [ax, ay] = anchorOnBoard(tile.geometry, segment, tile.x, tile.y, tile.rotation, game.lineKinds);
+      const [x, y] = anchorOnBoard(tile.geometry, segment, tile.x, tile.y, tile.rotation, game.lineKinds);
       const kind = tile.geometry.segments[segment].kind;
-      commands.forEach((command, i) => {
-        const dx = (i - (commands.length - 1) / 2) * 24;
-        const dy = commands.length > 1 ? 14 : 0;
-        const marker = game.spotMarker(command, kind);
-        const g = hitArea("circle", { cx: ax + dx, cy: ay + dy, r: marker.r, fill: "rgba(255,255,255,0.85)", stroke: "#111", "stroke-width": 2, "stroke-dasharray": "4 2" });
-        g.append(svg("text", {
-          x: ax + dx, y: ay + dy + 4, "text-anchor": "middle", "font-size": 11, "font-weight": 700, fill: "#111",
-          "pointer-events": "none", text: marker.text,
-        }));
-        layer.append(asCommand(g, command, game.commandLabel(command, kind)));
-      });
+      const key = `spot:${segment}`;
+      const look = commands.length === 1 ? game.spotMarker(commands[0], kind) : { r: 11, text: `${commands.length}` };
+      markers.push({ commands, kind, key, x, y, ...look });
+      if (key === selectedSpot) spotCommands = commands.map((c) => [c, kind]);
+    }
+    placeApart(markers, tile.x * TILE, tile.y * TILE);
+    for (const m of markers) {
+      const chosen = m.key === selectedSpot;
+      const g = hitArea("circle", { cx: m.x, cy: m.y, r: m.r, fill: chosen ? "#0072B2" : "rgba(255,255,255,0.85)", stroke: "#111", "stroke-width": 2, "stroke-dasharray": chosen ? "none" : "4 2" });
+      g.append(svg("text", {
+        x: m.x, y: m.y + 4, "text-anchor": "middle", "font-size": 11, "font-weight": 700, fill: chosen ? "#fff" : "#111",
+        "pointer-events": "none", text: m.text,
+      }));
+      if (m.commands.length === 1) layer.append(asCommand(g, m.commands[0], game.commandLabel(m.commands[0], m.kind)));
+      else layer.append(asSelect(g, m.key, `${m.kind} at ${game.spotOf(m.commands[0])}: ${m.commands.length} choices`, chosen));
     }
     return layer;
   }
@@ -197,6 +211,10 @@ export function createTileBoard(container, ctx, game) {
       out.push(html("p", { class: "board-note", text: selectedCell
         ? `Choose a rotation in cell ${selectedCell} (Escape: another cell).`
         : `Choose one of the ${cells} highlighted cells, then a rotation.` }));
+    }
+    if (spotCommands.length) {
+      out.push(html("p", { class: "board-note", text: "Choose the follower for this spot:" }));
+      out.push(html("div", { class: "board-row" }, spotCommands.map(([c, kind]) => commandButton(c, game.commandLabel(c, kind)))));
     }
     const rest = legal.filter((c) => c.type !== "place_tile" && game.spotOf(c) === null);
     if (rest.length) {
@@ -218,6 +236,26 @@ export function createTileBoard(container, ctx, game) {
       root.remove();
     },
   };
+}
+
+// Moves spot markers so that none covers another and all stay on their tile (left, top: the
+// tile's corner): each keeps its place if it can, else takes the nearest free nudge.
+const NUDGES = [[0, 0]];
+for (const d of [20, 30, 40]) for (let k = 0; k < 8; k += 1) NUDGES.push([Math.round(d * Math.cos((k * Math.PI) / 4)), Math.round(d * Math.sin((k * Math.PI) / 4))]);
+
+function placeApart(markers, left, top) {
+  const clamp = (v, lo, r) => Math.min(Math.max(v, lo + r + 1), lo + TILE - r - 1);
+  const placed = [];
+  for (const m of markers) {
+    const free = (x, y) => placed.every((o) => Math.hypot(o.x - x, o.y - y) >= o.r + m.r + 2);
+    let best = null;
+    for (const [dx, dy] of NUDGES) {
+      const x = clamp(m.x + dx, left, m.r), y = clamp(m.y + dy, top, m.r);
+      if (free(x, y)) { best = [x, y]; break; }
+    }
+    [m.x, m.y] = best || [clamp(m.x, left, m.r), clamp(m.y, top, m.r)];
+    placed.push(m);
+  }
 }
 
 function svgTitle(text) {
