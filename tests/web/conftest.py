@@ -262,11 +262,17 @@ def click_one(page: Any, rng: Any) -> str | None:
     if not commands:
         return None
     before = version_of(page)
-    control = rng.choice(commands)
-    command = json.loads(control.get_attribute("data-command") or "null")
+    key = rng.choice(commands).get_attribute("data-command") or "null"
     legal = page.evaluate("() => donjonApp.drawnState.legal")
-    assert command in legal, f"a control sends {command}, which legal does not offer"
-    control.click()
+    assert json.loads(key) in legal, f"a control sends {key}, which legal does not offer"
+    scope = "#board" if where == "board" else "#legal"
+    try:
+        # By what it sends, not by position: the board may have redrawn since it was read.
+        page.locator(f"{scope} [data-command={json.dumps(key)}]").first.click(timeout=5000)
+    except Exception:
+        if version_of(page) == before and page.evaluate(OFFERS):
+            raise
+        return None  # the game moved on under the click (a bot's update redrew the board): look again
     page.wait_for_function(
         f"() => Number(document.querySelector('#game').dataset.gameVersion) > {before}"
         " || !document.querySelector('#game .alert[role=alert]').hidden",
