@@ -142,7 +142,8 @@ class GamePage {
     this.scoreboard = h("ol", { class: "scoreboard", id: "scoreboard" });
     this.turnLine = h("p", { class: "turn", id: "turn", "aria-live": "polite" });
     this.legalList = h("ul", { class: "legal", id: "legal" });
-    this.legalBox = h("details", { class: "card legal-box", id: "legal-box", open: !this.module.drawn },
+    // Spectators get no controls, so no list of them either.
+    this.legalBox = h("details", { class: "card legal-box", id: "legal-box", open: !this.module.drawn, hidden: this.seat === null },
       h("summary", {}, "Every legal command, as a list"), this.legalList);
     this.log = h("ol", { class: "log", id: "log", "aria-label": "What happened, newest last" });
     this.replayBox = this.replayControls();
