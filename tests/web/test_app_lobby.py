@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 from tests.web.conftest import finished_bot_game
 
@@ -40,6 +41,10 @@ def test_the_lobby_creates_a_game_with_options_and_a_bot_and_takes_a_seat(served
 def test_the_lobby_lists_games_and_a_second_browser_takes_the_free_seat(served, page, browser):
     open_id = served.request("POST", "/games", {"game": "castle", "seats": 2})["id"]
     done_id = finished_bot_game(served, "castle_panic")
+    deadline = time.monotonic() + 10  # the lobby is eventually consistent with the streams
+    while done_id not in {g["id"] for g in served.request("GET", "/games?status=finished")["games"]}:
+        assert time.monotonic() < deadline, "the lobby never listed the finished game"
+        time.sleep(0.05)
     page.goto(served.base + "/")
     page.wait_for_selector(f"#games-open [data-game-id='{open_id}']")
     page.wait_for_selector(f"#games-finished [data-game-id='{done_id}']")
