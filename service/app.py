@@ -38,6 +38,7 @@ from service.origins import add_cors_headers, origin_middleware
 from service.served import served_engines
 from service.settings import Settings
 from service.ws import websocket_handler
+from service.web import setup_web
 
 __all__ = ["create_app"]
 
@@ -61,6 +62,7 @@ def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] |
     app.cleanup_ctx.append(_node)
     app.on_shutdown.append(_close_sockets)
     setup_routes(app)
+    setup_web(app)
     app[METRICS].touch_routes(_timed_routes(app))
     return app
 
