@@ -6,6 +6,8 @@
 --
 -- KEYS[1] game:{ID}:events   the stream; entry id "<version>-0"; fields b (body), p, h
 -- KEYS[2] game:{ID}:cmds     hash: command id -> "first,last"
+-- KEYS[3] game:{ID}:live     sharded pub/sub channel (same slot): the new last version is
+--                            SPUBLISHed there after an append, so watching nodes read at once
 -- ARGV[1] expected version, ARGV[2] command id ("" for none), ARGV[3..] the encoded bodies
 --
 -- Returns {"dup", first, last} when the command id was applied already (nothing appended, even if
@@ -52,5 +54,9 @@ end
 
 if command_id ~= "" then
   redis.call("HSET", KEYS[2], command_id, (version + 1) .. "," .. (version + count))
+end
+-- Last, and only a notice: a reader never takes events from it, only the cue to read the stream.
+if KEYS[3] then
+  redis.call("SPUBLISH", KEYS[3], tostring(version + count))
 end
 return {"ok", version + 1, version + count}

@@ -17,7 +17,7 @@ from projections import lobby
 from projections.game import Status
 from projections.views import events_for, view_for
 from service.errors import ErrorCode, ServiceError
-from service.keys import ENGINES, METRICS, SERVICE, STORE
+from service.keys import ENGINES, METRICS, NODE, SERVICE, STORE
 from service.logs import get_logger
 from service.ws import websocket_handler
 
@@ -131,16 +131,23 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    """Ready: the event store answers a PING now."""
+    """Ready: the event store answers a PING now, and the node's stream reader is not failing."""
     try:
         await request.app[STORE].ping()
     except StoreError as exc:
         request.app[METRICS].store_unavailable.inc()
-        return _json(
-            {"status": "unavailable", "error": {"code": ErrorCode.STORE_UNAVAILABLE.value, "message": str(exc)}},
-            status=503,
-        )
+        return _unready(str(exc))
+    problem = request.app[NODE].problem
+    if problem is not None:
+        return _unready(problem)
     return _json({"status": "ready"})
+
+
+def _unready(message: str) -> web.Response:
+    return _json(
+        {"status": "unavailable", "error": {"code": ErrorCode.STORE_UNAVAILABLE.value, "message": message}},
+        status=503,
+    )
 
 
 async def metrics(request: web.Request) -> web.Response:

@@ -1,24 +1,26 @@
 """The node's stream reader: the only path from the event store to this node's sockets.
 
-One task per node reads, in one ``XREAD`` (``store.read_many``), the streams of every game that
-has a socket on this node, from the version last pushed for each. Whatever it gets is folded
-by that game's :class:`~projections.live.LiveGame` and fanned out to the game's sockets; the
-newer projection is offered to the command path's cache so the next command decides on it.
-Because every node, including the one that took a command, pushes this same way, a command
-taken on node A reaches spectators on node B exactly as it reaches its own sender. Each new
-version is also shown to the command path's bot watch (``GameService.watch_bots``), so a bot
-move that the appending node never makes (it died) is made here once overdue.
+The node watches every game that has a socket on it. Its :class:`events.feed.GameFeed` is
+subscribed to those games' append notices (sharded pub/sub, one connection per master) and
+says which games have news; the reader then reads just those streams, from the version last
+pushed for each, in one non-blocking ``store.read_many`` (one ``XREAD`` on one server; one per
+game, pipelined per master, on a cluster). When no notice comes for ``block_ms``, it reads every
+watched game anyway: the safety net for a notice lost in a reshard or a feed outage. A notice
+carries no events, so order and exactly-once come from the stream versions alone (a publish
+takes only versions newer than the pushed one). The number of store connections therefore
+grows with the masters, not with the games or slots watched.
 
-When the set of watched games changes, the blocking read in flight is cancelled and a new one
-starts with the new set (redis-py drops the connection of a cancelled read, which is cheap).
-A cancel can be lost, though: redis-py sends each command under ``asyncio.wait_for``, which on
-Python 3.11 swallows a cancel that lands just as the send completes (CPython gh-86296, fixed in
-3.12), and the read then blocks out its ``block_ms`` on the old set. So the reader waits for a
-dropped read only briefly (``_CANCEL_GRACE``), reads on without it, and publishes whatever it
-still brings when it ends (a publish takes only versions newer than the pushed one, so nothing
-is shown twice).
+Whatever it gets is folded by that game's :class:`~projections.live.LiveGame` and fanned out to
+the game's sockets; the newer projection is offered to the command path's cache so the next
+command decides on it. Because every node, including the one that took a command, pushes this
+same way, a command taken on node A reaches spectators on node B exactly as it reaches its own
+sender. Each new version is also shown to the command path's bot watch
+(``GameService.watch_bots``), so a bot move that the appending node never makes (it died) is
+made here once overdue.
+
 When the store is unreachable, the reader backs off and retries; sockets stay open and receive
-what they missed, in order, once it is back.
+what they missed, in order, once it is back. :attr:`Node.problem` names what is failing (the
+reads, or the feed's subscriptions) while it fails; ``/readyz`` answers 503 then.
 """
 
 from __future__ import annotations
@@ -39,10 +41,6 @@ from service.metrics import Metrics
 __all__ = ["Node"]
 
 _BACKOFF_START = 0.05
-_CANCEL_GRACE = 0.02
-"""Seconds a cancelled read may take to end; a read still running after that lost its cancel.
-Each lost cancel costs the reader this pause, so at most ``block_ms / _CANCEL_GRACE`` such reads
-hold a store connection at once."""
 _BACKOFF_MAX = 2.0
 
 
@@ -58,9 +56,20 @@ class Node:
         self._loading: dict[str, asyncio.Task[LiveGame]] = {}
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._stragglers: set[asyncio.Future[dict[str, list[Any]]]] = set()
+        self.feed = store.feed()
         self.log = get_logger()
         self.healthy = True
+        """False while the last read of the streams failed."""
+        self._read_error: str | None = None
+
+    @property
+    def problem(self) -> str | None:
+        """Why this node's reader cannot feed its sockets now (``None`` when it can)."""
+        if not self.healthy:
+            return f"the stream reader is failing: {self._read_error}"
+        if self.games and self.feed.problem is not None:
+            return f"the append notices are failing: {self.feed.problem}"
+        return None
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -74,8 +83,9 @@ class Node:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        for pending in (*self._loading.values(), *self._stragglers):
+        for pending in self._loading.values():
             pending.cancel()
+        await self.feed.close()
 
     # --- watching ------------------------------------------------------------------------------
 
@@ -96,16 +106,14 @@ class Node:
         live = self.games.get(game_id)
         if live is None:
             live = self.games[game_id] = LiveGame(projection)
-            self.metrics.games_watched.set(len(self.games))
-            self._changed.set()
+            self._watch_changed()
         return live
 
     def subscribe(self, live: LiveGame, subscriber: Subscriber) -> None:
         """Add a socket to a loaded game (synchronously, so no push slips in between)."""
         if self.games.get(live.game_id) is not live:
             self.games[live.game_id] = live
-            self.metrics.games_watched.set(len(self.games))
-            self._changed.set()
+            self._watch_changed()
         live.add(subscriber)
 
     def unsubscribe(self, game_id: str, subscriber: Subscriber) -> None:
@@ -115,62 +123,49 @@ class Node:
         live.discard(subscriber)
         if not len(live):
             del self.games[game_id]
-            self.metrics.games_watched.set(len(self.games))
-            self._changed.set()
+            self._watch_changed()
 
     # --- the reader ------------------------------------------------------------------------
 
+    def _watch_changed(self) -> None:
+        self.metrics.games_watched.set(len(self.games))
+        self.feed.watch(self.games)
+        self._changed.set()
+
     async def _run(self) -> None:
         backoff = _BACKOFF_START
+        read_all = True
         while True:
             if not self.games:
                 self._changed.clear()
                 await self._changed.wait()
+                read_all = True
                 continue
-            self._changed.clear()
-            positions = {game_id: live.version for game_id, live in self.games.items()}
-            read = asyncio.ensure_future(self.store.read_many(positions, self.block_ms))
-            changed = asyncio.ensure_future(self._changed.wait())
-            try:
-                await asyncio.wait({read, changed}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                changed.cancel()
-                if not read.done():
-                    # The watched set changed (or this task is being cancelled): drop the read.
-                    read.cancel()
-                    await asyncio.wait({read}, timeout=_CANCEL_GRACE)
-                    if not read.done():  # the cancel was lost (see the module docstring)
-                        self._stragglers.add(read)
-                        read.add_done_callback(self._straggler_done)
-            if read.cancelled() or not read.done():
+            due = None if read_all else await self.feed.next(self.block_ms / 1000)
+            wanted = self.games.keys() if due is None else due
+            positions = {game_id: self.games[game_id].version for game_id in wanted if game_id in self.games}
+            if not positions:
                 continue
             self.metrics.stream_reads.inc()
             try:
-                batches = read.result()
-            except StoreUnavailable as exc:
-                self.metrics.store_unavailable.inc()
-                if self.healthy:
-                    self.log.warning("reader.store_unavailable", error=str(exc))
-                self.healthy = False
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, _BACKOFF_MAX)
-                continue
-            except Exception as exc:  # a store refusal or a bug: log it, keep the node's reader alive
-                self.log.error("reader.read_failed", error=repr(exc))
+                batches = await self.store.read_many(positions)
+            except Exception as exc:  # StoreUnavailable, a store refusal or a bug: keep the reader alive
+                self._read_error = str(exc)
+                if isinstance(exc, StoreUnavailable):
+                    self.metrics.store_unavailable.inc()
+                    if self.healthy:
+                        self.log.warning("reader.store_unavailable", error=str(exc))
+                else:
+                    self.log.error("reader.read_failed", error=repr(exc))
+                self.healthy, read_all = False, True  # what was announced must still be read
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
                 continue
             if not self.healthy:
                 self.log.info("reader.store_back")
-            self.healthy, backoff = True, _BACKOFF_START
+            self.healthy, read_all, backoff = True, False, _BACKOFF_START
+            self._read_error = None
             self._publish(batches)
-
-    def _straggler_done(self, read: asyncio.Future[dict[str, list[Any]]]) -> None:
-        """A read that lost its cancel has ended: publish what it brought, if anything."""
-        self._stragglers.discard(read)
-        if read.cancelled() or read.exception() is not None or self._task is None:
-            return  # a failure is the next read's to report
-        self._publish(read.result())
 
     def _publish(self, batches: dict[str, list[Any]]) -> None:
         for game_id, envelopes in batches.items():
@@ -185,7 +180,7 @@ class Node:
                 # A stream this node cannot fold or show: stop watching it rather than loop on it.
                 self.log.error("reader.publish_failed", game_id=game_id, version=live.version, error=repr(exc))
                 del self.games[game_id]
-                self._changed.set()
+                self._watch_changed()
                 for subscriber in live.subscribers():
                     close = getattr(subscriber, "close_soon", None)
                     if close is not None:

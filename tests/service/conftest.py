@@ -3,6 +3,9 @@
 - ``make_client(**settings)``: a pytest-aiohttp test client of a fresh app (a *node*) on the
   session's embedded Valkey, serving the tiny game; call it twice for two nodes.
 - ``client``: one such node.
+- ``make_node(**settings)``: the same, parametrized ``embedded`` / ``cluster``: a multi-node
+  test that takes it runs once with its nodes on the embedded Valkey and once on the session's
+  3-master cluster (tests/conftest.py).
 - helpers to create a tiny game, take both seats, and talk websocket with timeouts.
 """
 
@@ -32,6 +35,17 @@ def make_client(aiohttp_client: Any, embedded_redis_url: str) -> Callable[..., A
     async def make(**overrides: Any) -> Any:
         engines = overrides.pop("engines", ENGINES)
         return await aiohttp_client(create_app(settings_for(embedded_redis_url, **overrides), engines=engines))
+
+    return make
+
+
+@pytest.fixture(params=["embedded", "cluster"])
+def make_node(request: pytest.FixtureRequest, aiohttp_client: Any) -> Callable[..., Awaitable[Any]]:
+    url = request.getfixturevalue(f"{request.param}_redis_url")
+
+    async def make(**overrides: Any) -> Any:
+        engines = overrides.pop("engines", ENGINES)
+        return await aiohttp_client(create_app(settings_for(url, **overrides), engines=engines))
 
     return make
 
