@@ -118,14 +118,21 @@ class GameFeed:
             self._task = asyncio.create_task(self._keep_subscribed(), name="donjon-feed")
 
     async def next(self, poll: float) -> set[str] | None:
-        """The games announced since the last call (waiting up to ``poll`` seconds for one);
-        ``None`` when none came in time."""
-        if not self._due:
+        """The watched games announced since the last call (waiting up to ``poll`` seconds for
+        one); ``None`` when none came in time."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + poll
+        while True:
+            due = self._due & self._wanted
+            self._due.clear()
+            if due:
+                return due
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return None
             self._wake.clear()
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), poll)
-        due, self._due = self._due, set()
-        return due & self._wanted if due else None
+                await asyncio.wait_for(self._wake.wait(), remaining)
 
     async def close(self) -> None:
         task, self._task = self._task, None

@@ -27,7 +27,7 @@ TIMEOUT = 5.0
 
 
 def settings_for(url: str, **overrides: Any) -> Settings:
-    return Settings(redis_url=Secret(url), read_block_ms=500, **overrides)
+    return Settings(redis_url=Secret(url), **{"read_block_ms": 500, **overrides})
 
 
 @pytest.fixture

@@ -1,0 +1,82 @@
+"""The store on a real 3-master cluster beyond the shared contract: detection, errors by their
+real names, one slot per command, and the append notices a node's feed follows."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis.exceptions as rexc
+from redis.crc import key_slot
+
+from events.envelope import NewEvent
+from events.errors import StoreUnavailable
+from events.store import EventStore, _translated, detect_cluster, events_key, lobby_keys
+
+TS = 1_700_000_000_000
+
+
+async def test_a_cluster_is_detected_and_one_server_is_not(cluster_redis_url, embedded_redis_url) -> None:
+    assert await detect_cluster(cluster_redis_url) is True
+    assert await detect_cluster(embedded_redis_url) is False
+    store = await EventStore.connect(cluster_redis_url, cluster=None)
+    try:
+        assert store.cluster
+        await store.ping()
+    finally:
+        await store.close()
+
+
+async def test_a_plain_client_on_a_cluster_fails_as_unavailable_naming_the_redirection(cluster, new_game_id) -> None:
+    store = await EventStore.connect(cluster.url, cluster=False)  # DONJON_REDIS_CLUSTER=no on a cluster
+    first = cluster.masters[0]
+    try:
+        for _ in range(200):  # a game whose slot another master serves
+            game = new_game_id()
+            if cluster.master_of_slot(key_slot(events_key(game).encode())).port != first.port:
+                break
+        with pytest.raises(StoreUnavailable, match="MovedError"):
+            await store.append(game, [NewEvent("a", {})], expected_version=0, command_id=None, actor=None, ts=TS)
+    finally:
+        await store.close()
+
+
+def test_cluster_exceptions_that_are_not_redis_errors_become_store_unavailable() -> None:
+    for exc in (
+        rexc.RedisClusterException("Cluster mode is not enabled on this node"),
+        rexc.SlotNotCoveredError('Slot "7" is not covered by the cluster.'),
+        rexc.ClusterDownError("CLUSTERDOWN The cluster is down"),
+        rexc.TryAgainError("TRYAGAIN"),
+        rexc.MovedError("7083 127.0.0.1:7001"),
+    ):
+        translated = _translated(exc)
+        assert isinstance(translated, StoreUnavailable), exc
+        assert str(translated).startswith("event store unavailable: " + type(exc).__name__)
+        assert translated.__cause__ is exc
+
+
+async def test_the_lobby_shards_spread_over_the_masters(cluster) -> None:
+    masters = {cluster.master_of_slot(key_slot(key.encode())).port for key in lobby_keys("active")[:-1]}
+    assert len(masters) == 3
+
+
+async def test_the_feed_announces_appends_and_subscriptions_of_games_on_every_master(store, new_game_id) -> None:
+    games = [new_game_id() for _ in range(12)]
+    feed = store.feed()
+    try:
+        feed.watch(games)
+        assert await feed.next(5.0) == set(games)  # new games are due at once
+        deadline = asyncio.get_running_loop().time() + 5
+        while feed.notices < len(games):  # every subscription confirmed
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.01)
+        await feed.next(0.01)
+        await store.append(games[3], [NewEvent("a", {})], expected_version=0, command_id=None, actor=None, ts=TS)
+        assert await feed.next(5.0) == {games[3]}
+        assert feed.problem is None
+        assert feed.connections == (3 if store.cluster else 1)
+        feed.watch(games[:2])
+        await store.append(games[3], [NewEvent("b", {})], expected_version=1, command_id=None, actor=None, ts=TS)
+        assert await feed.next(0.3) is None  # no longer watched: no notice, only the poll's timeout
+    finally:
+        await feed.close()
