@@ -6,8 +6,8 @@
 --
 -- KEYS[1] game:{ID}:events   the stream; entry id "<version>-0"; fields b (body), p, h
 -- KEYS[2] game:{ID}:cmds     hash: command id -> "first,last"
--- KEYS[3] game:{ID}:live     sharded pub/sub channel (same slot): the new last version is
---                            SPUBLISHed there after an append, so watching nodes read at once
+-- KEYS[3] game:{ID}:live     sharded pub/sub channel (same slot): the appended entries are
+--                            SPUBLISHed there, so watching nodes push them at once
 -- ARGV[1] expected version, ARGV[2] command id ("" for none), ARGV[3..] the encoded bodies
 --
 -- Returns {"dup", first, last} when the command id was applied already (nothing appended, even if
@@ -45,18 +45,27 @@ if count < 1 then
   return redis.error_reply("ERR donjon append: empty batch")
 end
 
+local carried, carried_bytes = {}, 0
 for i = 1, count do
   local body = ARGV[i + 2]
   local hash = redis.sha1hex(prev .. body)
   redis.call("XADD", KEYS[1], (version + i) .. "-0", "b", body, "p", prev, "h", hash)
+  carried[i] = {body, prev, hash}
+  carried_bytes = carried_bytes + #body
   prev = hash
 end
 
 if command_id ~= "" then
   redis.call("HSET", KEYS[2], command_id, (version + 1) .. "," .. (version + count))
 end
--- Last, and only a notice: a reader never takes events from it, only the cue to read the stream.
+-- Last, the notice to the nodes watching the game: the new entries exactly as stored (msgpack
+-- array of [body, prev, hash]), or only the new last version (a msgpack int) for a batch above
+-- 64 KiB. A node uses carried entries only when they continue what it has shown; else it reads.
 if KEYS[3] then
-  redis.call("SPUBLISH", KEYS[3], tostring(version + count))
+  if carried_bytes <= 65536 then
+    redis.call("SPUBLISH", KEYS[3], cmsgpack.pack(carried))
+  else
+    redis.call("SPUBLISH", KEYS[3], cmsgpack.pack(version + count))
+  end
 end
 return {"ok", version + 1, version + count}

@@ -1,11 +1,12 @@
 """Which watched games have new events: sharded pub/sub notices, to read the streams at once.
 
-The append script ends with ``SPUBLISH game:{ID}:live <last version>`` (the channel hashes to
-the game's slot, so the script stays in one slot). A :class:`GameFeed` subscribes
-(``SSUBSCRIBE``) to the channel of every game its node watches and tells the node which games
-were announced; the node then reads those streams from the versions it has shown. The notice
-carries no event: order and exactly-once still come from the stream versions, so a notice
-lost, doubled or late costs only a read. What closes every gap:
+The append script ends with ``SPUBLISH game:{ID}:live <the entries it appended>`` (the channel
+hashes to the game's slot, so the script stays in one slot). A :class:`GameFeed` subscribes
+(``SSUBSCRIBE``) to the channel of every game its node watches and hands the node, per game
+announced, the events the notices carried (:meth:`events.store.EventStore.decode_notice`). The
+node pushes carried events that continue what it has shown, and reads the stream from there
+otherwise. Order and exactly-once come from the stream versions, so a notice lost, doubled or
+late costs only a read. What closes every gap:
 
 * **A subscription confirmed is a notice.** An append that lands before the ``SSUBSCRIBE`` is
   found by the read that the confirmation triggers; one after it is announced.
@@ -33,7 +34,9 @@ from typing import Any
 import redis.exceptions as rexc
 from redis.asyncio.cluster import RedisCluster
 
+from events.envelope import Envelope
 from events.store import EventStore, game_of_channel, live_channel
+from events.tasks import stop_task
 
 __all__ = ["GameFeed"]
 
@@ -69,7 +72,7 @@ class _Link:
     async def close(self) -> None:
         self.broken = True
         if self.reader is not None and self.reader is not asyncio.current_task():
-            self.reader.cancel()
+            await stop_task(self.reader)
         with contextlib.suppress(Exception):
             await self.connection.disconnect()
 
@@ -78,8 +81,9 @@ class GameFeed:
     """Notices of new events for a changing set of games (see the module docstring).
 
     ``watch(ids)`` sets the games (synchronously; subscriptions follow in the background);
-    ``await next(poll)`` returns the games announced since the last call, or ``None`` when
-    nothing was announced for ``poll`` seconds (read every game then). ``problem`` names the
+    ``await next(poll)`` returns the games announced since the last call, each with the events
+    its notices carried (possibly none: read it), or ``None`` when nothing was announced for
+    ``poll`` seconds (read every game then). ``problem`` names the
     feed's current trouble (``None`` when every watched game is subscribed).
     """
 
@@ -90,6 +94,7 @@ class GameFeed:
         self._where: dict[str, _Link] = {}
         self._links: dict[str, _Link] = {}
         self._due: set[str] = set()
+        self._carried: dict[str, list[Envelope]] = {}
         self._wake = asyncio.Event()
         self._dirty = asyncio.Event()
         self._refresh = False
@@ -97,11 +102,19 @@ class GameFeed:
         self.problem: str | None = None
         self.notices = 0
         """Notices received (announcements and subscription confirmations), for tests and metrics."""
+        self.moved = 0
+        """Subscriptions ended or refused because their slot moved (and made again elsewhere)."""
 
     @property
     def connections(self) -> int:
         """Subscriber connections open now."""
         return len(self._links)
+
+    def subscribed_on(self, game_id: str) -> str | None:
+        """The server (``host:port`` on a cluster, ``"server"`` on one) holding the game's
+        subscription, or ``None`` while it has none."""
+        link = self._where.get(game_id)
+        return None if link is None else link.name
 
     # --- the node's side ------------------------------------------------------------------
 
@@ -117,16 +130,17 @@ class GameFeed:
         if self._task is None and wanted:
             self._task = asyncio.create_task(self._keep_subscribed(), name="donjon-feed")
 
-    async def next(self, poll: float) -> set[str] | None:
+    async def next(self, poll: float) -> dict[str, list[Envelope]] | None:
         """The watched games announced since the last call (waiting up to ``poll`` seconds for
-        one); ``None`` when none came in time."""
+        one), each with the events their notices carried, in order; ``None`` when none came."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + poll
         while True:
             due = self._due & self._wanted
+            carried, self._carried = self._carried, {}
             self._due.clear()
             if due:
-                return due
+                return {game_id: carried.get(game_id, []) for game_id in due}
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return None
@@ -136,10 +150,7 @@ class GameFeed:
 
     async def close(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop_task(task)
         for link in list(self._links.values()):
             await link.close()
         self._links.clear()
@@ -269,6 +280,7 @@ class GameFeed:
         self.problem = f"{type(exc).__name__}: {exc}"
         if command == "sub" and self._where.get(game_id) is link:
             # MOVED: the slot has another owner now. Subscribe there; read in the meantime.
+            self.moved += 1
             del self._where[game_id]
             link.games.discard(game_id)
             self._refresh = True
@@ -279,7 +291,10 @@ class GameFeed:
         kind = reply[0].decode() if isinstance(reply, list) and isinstance(reply[0], bytes) else str(reply)
         if kind == "smessage":
             self.notices += 1
-            self._announce({game_of_channel(reply[1])} & self._wanted)
+            game_id = game_of_channel(reply[1])
+            if game_id in self._wanted:
+                self._carried.setdefault(game_id, []).extend(self.store.decode_notice(game_id, reply[2]))
+                self._announce({game_id})
             return
         if kind in ("pong", "PONG") and link.pending and link.pending[0][0] == "ping":
             link.pending.popleft()
@@ -298,6 +313,7 @@ class GameFeed:
                 return
             # The server ended it: the slot moved to another master.
             if self._where.get(game_id) is link:
+                self.moved += 1
                 del self._where[game_id]
                 link.games.discard(game_id)
                 self._refresh = True

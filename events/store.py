@@ -620,6 +620,21 @@ class EventStore:
                     got[game_id] = self._decoded(entries)
         return got
 
+    def decode_notice(self, game_id: str, payload: bytes) -> list[Envelope]:
+        """The events an append notice (``game:{ID}:live``) carries, as :meth:`read` returns them;
+        empty when it carries only the new version, or anything that is not this game's."""
+        try:
+            carried = msgpack.unpackb(payload, raw=True)
+            if not isinstance(carried, list):
+                return []
+            envelopes = [
+                codec.decode_body(body, prev.decode(), hash_.decode(), upcasters=self._upcasters)
+                for body, prev, hash_ in carried
+            ]
+        except (ValueError, TypeError, StoreError, msgpack.UnpackException):
+            return []
+        return envelopes if all(envelope.game_id == game_id for envelope in envelopes) else []
+
     def _decoded(self, entries: Sequence[tuple[bytes, dict[bytes, bytes]]]) -> list[Envelope]:
         return [codec.decode_entry(entry, fields, upcasters=self._upcasters) for entry, fields in entries]
 

@@ -60,7 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure the service and the engines")
     bench.add_argument("--quick", action="store_true", help="small runs (a minute or less)")
     bench.add_argument(
-        "--only", default="", help="comma-separated sections: service,replay,bots,store,engines,games (default: all)"
+        "--only",
+        default="",
+        help="comma-separated sections: service,replay,bots,store,engines,games,cluster (default: all but cluster)",
     )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     return parser

@@ -1,14 +1,15 @@
 """The node's stream reader: the only path from the event store to this node's sockets.
 
 The node watches every game that has a socket on it. Its :class:`events.feed.GameFeed` is
-subscribed to those games' append notices (sharded pub/sub, one connection per master) and
-says which games have news; the reader then reads just those streams, from the version last
-pushed for each, in one non-blocking ``store.read_many`` (one ``XREAD`` on one server; one per
-game, pipelined per master, on a cluster). When no notice comes for ``block_ms``, it reads every
-watched game anyway: the safety net for a notice lost in a reshard or a feed outage. A notice
-carries no events, so order and exactly-once come from the stream versions alone (a publish
-takes only versions newer than the pushed one). The number of store connections therefore
-grows with the masters, not with the games or slots watched.
+subscribed to those games' append notices (sharded pub/sub, one connection per master), which
+carry the appended events. The reader pushes carried events that continue the version it has
+shown; for any other announced game (a gap: a notice lost, a first subscription, a batch too
+large to carry) it reads the stream from that version, in one non-blocking ``store.read_many``
+(one ``XREAD`` on one server; one per game, pipelined per master, on a cluster). When no notice
+comes for ``block_ms``, it reads every watched game anyway: the safety net for a notice lost in
+a reshard or a feed outage. Order and exactly-once come from the stream versions alone (a
+publish takes only versions newer than the pushed one). The number of store connections
+therefore grows with the masters, not with the games or slots watched.
 
 Whatever it gets is folded by that game's :class:`~projections.live.LiveGame` and fanned out to
 the game's sockets; the newer projection is offered to the command path's cache so the next
@@ -26,13 +27,14 @@ reads, or the feed's subscriptions) while it fails; ``/readyz`` answers 503 then
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import itertools
 import time
 from typing import Any
 
 from aiohttp import WSCloseCode
 
 from events.errors import StoreUnavailable
+from events.tasks import stop_task
 from projections.live import LiveGame, Subscriber
 from service.commands import GameService
 from service.logs import get_logger
@@ -76,13 +78,18 @@ class Node:
     def start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name="donjon-node-reader")
+            self._task.add_done_callback(self._reader_ended)
+
+    def _reader_ended(self, task: asyncio.Task[None]) -> None:
+        """The reader never ends but by a cancel; if a bug ends it, say so (``/readyz`` fails)."""
+        if task.cancelled() or task.exception() is None:
+            return
+        self.healthy, self._read_error = False, f"the reader stopped: {task.exception()!r}"
+        self.log.error("reader.died", error=repr(task.exception()))
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop_task(task)
         for pending in self._loading.values():
             pending.cancel()
         await self.feed.close()
@@ -142,8 +149,10 @@ class Node:
                 read_all = True
                 continue
             due = None if read_all else await self.feed.next(self.block_ms / 1000)
-            wanted = self.games.keys() if due is None else due
-            positions = {game_id: self.games[game_id].version for game_id in wanted if game_id in self.games}
+            if due is None:
+                positions = {game_id: live.version for game_id, live in self.games.items()}
+            else:
+                positions = self._push_carried(due)
             if not positions:
                 continue
             self.metrics.stream_reads.inc()
@@ -166,6 +175,22 @@ class Node:
             self.healthy, read_all, backoff = True, False, _BACKOFF_START
             self._read_error = None
             self._publish(batches)
+
+    def _push_carried(self, due: dict[str, list[Any]]) -> dict[str, int]:
+        """Push the events the notices carried where they continue what was shown; the positions
+        of the announced games that must be read instead."""
+        carried, positions = {}, {}
+        for game_id, envelopes in due.items():
+            live = self.games.get(game_id)
+            if live is None:
+                continue
+            if _continues(live.version, envelopes):
+                carried[game_id] = envelopes
+            else:
+                positions[game_id] = live.version
+        if carried:
+            self._publish(carried)
+        return positions
 
     def _publish(self, batches: dict[str, list[Any]]) -> None:
         for game_id, envelopes in batches.items():
@@ -191,3 +216,10 @@ class Node:
             self.metrics.updates_delivered.inc(delivered)
             self.service.offer(live.projection)
             self.service.watch_bots(live.projection)
+
+
+def _continues(version: int, envelopes: list[Any]) -> bool:
+    """True when ``envelopes`` are consecutive versions reaching past ``version`` with no gap after it."""
+    if not envelopes or envelopes[0].version > version + 1 or envelopes[-1].version <= version:
+        return False
+    return all(later.version == earlier.version + 1 for earlier, later in itertools.pairwise(envelopes))

@@ -60,23 +60,44 @@ async def test_the_lobby_shards_spread_over_the_masters(cluster) -> None:
     assert len(masters) == 3
 
 
-async def test_the_feed_announces_appends_and_subscriptions_of_games_on_every_master(store, new_game_id) -> None:
+async def test_the_feed_announces_appends_with_their_events_on_every_master(store, new_game_id) -> None:
     games = [new_game_id() for _ in range(12)]
     feed = store.feed()
     try:
         feed.watch(games)
-        assert await feed.next(5.0) == set(games)  # new games are due at once
+        assert await feed.next(5.0) == {game: [] for game in games}  # new games are due at once: read them
         deadline = asyncio.get_running_loop().time() + 5
         while feed.notices < len(games):  # every subscription confirmed
             assert asyncio.get_running_loop().time() < deadline
             await asyncio.sleep(0.01)
         await feed.next(0.01)
-        await store.append(games[3], [NewEvent("a", {})], expected_version=0, command_id=None, actor=None, ts=TS)
-        assert await feed.next(5.0) == {games[3]}
+        await store.append(games[3], [NewEvent("a", {"k": 1}), NewEvent("b", {})], expected_version=0,
+                           command_id="c1", actor=1, ts=TS)
+        announced = await feed.next(5.0)
+        assert list(announced) == [games[3]]
+        assert announced[games[3]] == await store.read(games[3])  # the notice carried the entries as stored
         assert feed.problem is None
         assert feed.connections == (3 if store.cluster else 1)
         feed.watch(games[:2])
-        await store.append(games[3], [NewEvent("b", {})], expected_version=1, command_id=None, actor=None, ts=TS)
+        await store.append(games[3], [NewEvent("c", {})], expected_version=2, command_id=None, actor=None, ts=TS)
         assert await feed.next(0.3) is None  # no longer watched: no notice, only the poll's timeout
+    finally:
+        await feed.close()
+
+
+async def test_a_notice_too_large_to_carry_its_events_only_announces_the_game(store, new_game_id) -> None:
+    game = new_game_id()
+    feed = store.feed()
+    try:
+        feed.watch([game])
+        await feed.next(5.0)
+        deadline = asyncio.get_running_loop().time() + 5
+        while feed.notices < 1:
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.01)
+        big = [NewEvent("big", {"blob": "x" * 30_000}) for _ in range(3)]  # 90 KB: above the 64 KiB carried
+        await store.append(game, big, expected_version=0, command_id=None, actor=None, ts=TS)
+        assert await feed.next(5.0) == {game: []}
+        assert store.decode_notice(game, b"\x92\x01") == [] and store.decode_notice(game, b"\xc1") == []
     finally:
         await feed.close()

@@ -143,6 +143,18 @@ async def test_a_live_reshard_of_the_games_slots_during_play_loses_and_doubles_n
         await moving
         await resharder.close()
     assert resharder.moves >= 6  # every game's slot moved at least twice while it was played
+    # The nodes' feeds followed the slots (not only the slow poll): each watched game is
+    # subscribed on the master that serves it now.
+    assert sum(node.app[NODE].feed.moved for node in nodes) > 0
+
+    def followed() -> bool:
+        return all(
+            node.app[NODE].feed.subscribed_on(game_id) == cluster.master_of_slot(slot_of(game_id)).address
+            for node in nodes
+            for game_id in game_ids
+        )
+
+    await settle(followed, timeout=10.0)
     for game_id in game_ids:  # and the lobby followed the games across the moves
         body = await (await nodes[1].get(f"/games/{game_id}")).json()
         assert body["status"] == "finished"
