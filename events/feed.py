@@ -99,6 +99,7 @@ class GameFeed:
         self._dirty = asyncio.Event()
         self._refresh = False
         self._task: asyncio.Task[None] | None = None
+        self._closing: set[asyncio.Task[None]] = set()
         self.problem: str | None = None
         self.notices = 0
         """Notices received (announcements and subscription confirmations), for tests and metrics."""
@@ -257,7 +258,9 @@ class GameFeed:
         link.games.clear()
         self._refresh = True
         self._dirty.set()
-        asyncio.get_running_loop().create_task(link.close())
+        closing = asyncio.get_running_loop().create_task(link.close())
+        self._closing.add(closing)  # held, so that the task is not collected before it ends
+        closing.add_done_callback(self._closing.discard)
 
     async def _read(self, link: _Link) -> None:
         try:

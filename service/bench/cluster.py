@@ -53,7 +53,8 @@ def serve_node(url: str, port: int, node_id: str) -> None:
     settings = Settings(
         redis_url=Secret(url), ws_rate=1e9, ws_burst=1e9, ws_outbox=100_000, log_level="warning", node_id=node_id
     )
-    web.run_app(create_app(settings, engines={"bench": BENCH}), host="127.0.0.1", port=port, print=None)
+    engines: dict[str, Any] = {"bench": BENCH}
+    web.run_app(create_app(settings, engines=engines), host="127.0.0.1", port=port, print=None)
 
 
 def _free_port() -> int:
@@ -202,7 +203,8 @@ async def _connection_rows(label: str, url: str, quick: bool) -> dict[str, str]:
     try:
         for name in (node_id, f"make-{os.getpid()}"):
             settings = Settings(redis_url=Secret(url), node_id=name, log_level="warning")
-            runner = web.AppRunner(create_app(settings, engines={"bench": BENCH}))
+            engines: dict[str, Any] = {"bench": BENCH}
+            runner = web.AppRunner(create_app(settings, engines=engines))
             await runner.setup()  # the store and the node; no listener needed
             runners.append(runner)
         node, service = runners[0].app[NODE], runners[1].app[SERVICE]
@@ -229,12 +231,12 @@ async def _connection_rows(label: str, url: str, quick: bool) -> dict[str, str]:
 class _Quiet:
     """A subscriber that takes the updates and drops them (the count is what is measured)."""
 
-    viewer = None
+    viewer: int | None = None
 
     def __init__(self) -> None:
         from service.ws import FRAMED
 
-        self.codec = FRAMED["json"]
+        self.codec: Any = FRAMED["json"]
 
     def deliver(self, data: str | bytes) -> None:
         pass
