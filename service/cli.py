@@ -178,7 +178,7 @@ async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[s
             url = server.url
         else:
             url = settings.redis_url.reveal()
-        store = await EventStore.connect(url)
+        store = await EventStore.connect(url, cluster=False if settings.embedded else settings.cluster)
         try:
             report = await replay_game(store, game_id, engines)
         finally:

@@ -254,3 +254,14 @@ async def test_readyz_fails_while_the_nodes_reader_fails_and_recovers_after(clus
     await settle(lambda: node.app[NODE].problem is None, timeout=5.0)
     assert (await node.get("/readyz")).status == 200
     await watcher.close()
+
+
+async def test_donjon_replay_checks_a_game_played_on_the_cluster(cluster_nodes, cluster, monkeypatch, capsys):
+    from service.cli import main
+
+    (node,) = await cluster_nodes(1)
+    game_id, tokens = await started_tiny(node)
+    await played_with_spectators([node, node, node], [game_id], {game_id: tokens})
+    monkeypatch.setenv("DONJON_REDIS_URL", cluster.url)  # DONJON_REDIS_CLUSTER=auto finds the cluster
+    assert await asyncio.to_thread(main, ["replay", game_id], ENGINES) == 0
+    assert "OK:" in capsys.readouterr().out
