@@ -51,9 +51,12 @@ async def cluster_nodes(aiohttp_client: Any, cluster: LocalCluster):
     return nodes
 
 
-async def played_with_spectators(nodes: list[Any], game_ids: list[str], tokens: dict[str, list[str]]) -> None:
+async def played_with_spectators(
+    nodes: list[Any], game_ids: list[str], tokens: dict[str, list[str]]
+) -> list[Player]:
     """Every game played to the end by seats on two nodes, watched from the third; each spectator
-    sees every version from 7 on exactly once, in order."""
+    sees every version from 7 on exactly once, in order, and no command is answered ``internal``
+    (the game-ending one included)."""
     spectators, players = {}, []
     for index, game_id in enumerate(game_ids):
         home, other, watcher = (nodes[(index + k) % len(nodes)] for k in range(3))
@@ -67,6 +70,8 @@ async def played_with_spectators(nodes: list[Any], game_ids: list[str], tokens: 
         assert versions_of(seen) == list(range(7, final["version"] + 1)), game_id  # all, once, in order
     for game_id in game_ids:
         await nodes[0].app[STORE].verify_chain(game_id)
+    assert not [frame for player in players for frame in player.refused if frame["code"] == "internal"]
+    return players
 
 
 async def test_games_on_every_master_are_played_to_the_end_with_spectators_on_other_nodes(cluster_nodes, cluster):
@@ -80,7 +85,8 @@ async def test_games_on_every_master_are_played_to_the_end_with_spectators_on_ot
         game_ids.append(game_id)
         tokens[game_id] = game_tokens
         masters.add(cluster.master_of_slot(slot_of(game_id)).port)
-    await played_with_spectators(nodes, game_ids, tokens)
+    players = await played_with_spectators(nodes, game_ids, tokens)
+    assert [player.refused for player in players] == [[] for _ in players]  # turns alternate: nothing refused
     for node in nodes:  # the lobby of every node lists each finished game once
         listed = (await (await node.get("/games?status=finished&limit=200")).json())["games"]
         ids = [entry["id"] for entry in listed]
