@@ -125,7 +125,7 @@ class Resharder:
         while not until.is_set():
             for slot in slots:
                 await self.move(slot)
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(0.005)
 
     async def close(self) -> None:
         for client in self.clients.values():
@@ -143,12 +143,15 @@ async def test_a_live_reshard_of_the_games_slots_during_play_loses_and_doubles_n
     done = asyncio.Event()
     moving = asyncio.create_task(resharder.keep_moving([slot_of(g) for g in game_ids], done))
     try:
-        await played_with_spectators(nodes, game_ids, tokens)
+        players = await played_with_spectators(nodes, game_ids, tokens)
     finally:
         done.set()
         await moving
         await resharder.close()
     assert resharder.moves >= 6  # every game's slot moved at least twice while it was played
+    # Commands followed the moving slots (MOVED, ASK, TRYAGAIN): none was refused, not even
+    # as store_unavailable.
+    assert [player.refused for player in players] == [[] for _ in players]
     # The nodes' feeds followed the slots (not only the slow poll): each watched game is
     # subscribed on the master that serves it now.
     assert sum(node.app[NODE].feed.moved for node in nodes) > 0
