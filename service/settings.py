@@ -23,9 +23,9 @@ variable                       default                     meaning
 ``DONJON_WS_OUTBOX``           ``1000``                    frames queued to one slow socket before closing it
 ``DONJON_HTTP_MAX_BODY``       ``65536``                   largest HTTP request body in bytes
 ``DONJON_COMMAND_RETRIES``     ``5``                       decide/append attempts on a version conflict
-``DONJON_READ_BLOCK_MS``       ``1000``                    how long the node's stream reader waits for
-                                                           an append notice before reading every
-                                                           watched game anyway
+``DONJON_READ_BLOCK_MS``       ``1000``                    how often the node's stream reader also
+                                                           reads 256 watched games in turn, whatever
+                                                           the append notices say
 ``DONJON_NODE_ID``             (random)                    this process's name in logs and metrics
 ``DONJON_CASTLE_DATA``         (unset: shipped dataset)    a dataset file for ``castle`` (see below)
 ``DONJON_BOT_DELAY_MS``        ``0``                       pause between two moves of a game's bots
