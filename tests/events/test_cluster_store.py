@@ -4,6 +4,7 @@ real names, one slot per command, and the append notices a node's feed follows."
 from __future__ import annotations
 
 import asyncio
+import uuid
 
 import pytest
 import redis.exceptions as rexc
@@ -101,3 +102,55 @@ async def test_a_notice_too_large_to_carry_its_events_only_announces_the_game(st
         assert store.decode_notice(game, b"\x92\x01") == [] and store.decode_notice(game, b"\xc1") == []
     finally:
         await feed.close()
+
+
+async def test_a_killed_subscriber_connection_is_made_again_and_its_games_read_at_once(redis_url, new_game_id) -> None:
+    name = f"feed-{uuid.uuid4().hex[:8]}"
+    store = await EventStore.connect(redis_url, cluster=None, client_name=name)
+    games = [new_game_id() for _ in range(6)]
+    feed = store.feed()
+    try:
+        feed.watch(games)
+        await feed.next(5.0)
+        await until(lambda: feed.notices >= len(games))
+        await feed.next(0.01)
+        killed = await kill_subscriber_connections(store, name)
+        assert killed >= 1
+        assert set(await feed.next(5.0)) <= set(games)  # the games of the lost connection: read them
+        await until(lambda: all(feed.subscribed_on(game) for game in games) and feed.problem is None)
+        await feed.next(0.01)
+        await store.append(games[0], [NewEvent("a", {})], expected_version=0, command_id=None, actor=None, ts=TS)
+        announced = await feed.next(5.0)
+        assert [e.version for e in announced[games[0]]] == [1]  # notices flow again on the new connection
+    finally:
+        await feed.close()
+        for game in games:
+            await store.redis.delete(events_key(game))
+        await store.close()
+
+
+async def until(condition, limit: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + limit
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+
+
+async def kill_subscriber_connections(store: EventStore, name: str) -> int:
+    """CLIENT KILL, on every server, of the connections named ``name`` that are subscribed."""
+    from redis.asyncio.cluster import RedisCluster
+
+    killed = 0
+    if store.cluster:
+        listings = await store.redis.client_list(target_nodes=RedisCluster.PRIMARIES)
+        per_node = listings.items() if isinstance(listings, dict) else []
+        for node_name, clients in per_node:
+            node = store.redis.get_node(node_name=node_name)
+            for client in clients:
+                if client.get("name") == name and int(client.get("ssub", 0)) > 0:
+                    killed += await store.redis.execute_command("CLIENT", "KILL", "ID", client["id"], target_nodes=node)
+    else:
+        for client in await store.redis.client_list():
+            if client.get("name") == name and int(client.get("ssub", 0)) > 0:
+                killed += await store.redis.execute_command("CLIENT", "KILL", "ID", client["id"])
+    return killed
