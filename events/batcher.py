@@ -25,6 +25,9 @@ What a caller sees is what it would see sending its call alone:
   that of independent calls, which the script's expected-version check makes safe.
 * **Cancellation.** A caller cancelled before its batch is sent is left out of it; once sent,
   the call runs (as a lone call whose caller is cancelled after writing it does).
+* **A budget.** With ``timeout``, a batch that has no replies after that many seconds (a hung
+  server) fails every call of it, as a timeout; whether a call that was sent ran is then
+  unknown, as for a lone call that timed out. One deadline per batch, not per call.
 
 A batch of one is sent as a plain script call, with no pipeline around it.
 """
@@ -62,7 +65,8 @@ class AppendBatcher:
     """Runs ``script`` for many callers, one pipeline per event-loop turn.
 
     ``translate`` turns a redis-py or socket exception into the one each waiter gets (a fresh
-    one per waiter). Use it from one event loop.
+    one per waiter); ``timeout`` is each batch's budget (see the module). Use it from one event
+    loop.
     """
 
     def __init__(
@@ -72,6 +76,7 @@ class AppendBatcher:
         *,
         max_batch: int,
         translate: Callable[[BaseException], BaseException],
+        timeout: float | None = None,
     ) -> None:
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch!r}")
@@ -79,6 +84,7 @@ class AppendBatcher:
         self._script = script
         self._max_batch = max_batch
         self._translate = translate
+        self._timeout = timeout
         self._queue: list[_Call] = []
         self._sending: set[asyncio.Task[None]] = set()
         self._stats = BatchStats()
@@ -118,7 +124,11 @@ class AppendBatcher:
         stats = self._stats
         self._stats = BatchStats(stats.batches + 1, stats.calls + len(batch), max(stats.largest, len(batch)))
         try:
-            replies = await self._run(batch)
+            async with asyncio.timeout(self._timeout):
+                replies = await self._run(batch)
+        except TimeoutError as exc:  # the budget ran out (redis-py raises timeouts of its own class)
+            budget_out = TimeoutError(f"no reply within {self._timeout:g} s") if self._timeout is not None else exc
+            replies = [budget_out] * len(batch)
         except asyncio.CancelledError:
             for call in batch:
                 call.waiter.cancel()

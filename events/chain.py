@@ -5,7 +5,8 @@ ASCII hex digits (:data:`~events.envelope.GENESIS_HASH` for the first event) and
 event's msgpack body (:func:`events.codec.encode_body`). The append script computes it inside
 Redis (``redis.sha1hex``; Lua in Redis has no SHA-256), so no writer can skip it. Changing,
 dropping, reordering or inserting any event changes every later hash; an auditor holding the last
-hash (for instance the one the service publishes with ``game.finished``) can detect any edit.
+hash (taken from the store with ``EventStore.head``, or from an earlier export) can detect any
+edit. ``game.finished`` does not carry a hash: it is in the chain like every other event.
 
 >>> from events.envelope import GENESIS_HASH
 >>> link_hash(GENESIS_HASH, b"\\x80")

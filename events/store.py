@@ -14,6 +14,7 @@ store uses ``redis.asyncio.RedisCluster``: every command names the keys of one s
 many games go one command per game in a pipeline that the client splits by master, and the
 lobby's shards spread its writes over the masters.
 
+
 The only write to a stream is :meth:`EventStore.append`, one Lua script (``append.lua``): it
 checks the command id, then the expected version, then appends the whole batch with its hash
 chain, or nothing. Events are never rewritten or trimmed. The appends made in one event-loop
@@ -35,10 +36,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from types import TracebackType
+from typing import Any, AsyncIterator, Mapping, Sequence
 
 import msgpack
 import redis.asyncio as aioredis
@@ -113,7 +114,12 @@ DEFAULT_MAX_APPEND_BATCH = 128
 """Most appends sent in one pipeline; a longer burst in one loop turn becomes several batches."""
 
 _MAX_BLOCK_MS = 5000
-"""Longest single XREAD BLOCK; longer waits loop, so the socket timeout never fires on a wait."""
+"""Longest single XREAD BLOCK; longer waits loop. A store whose client has a socket timeout
+blocks at most half of it per round trip (:func:`_block_cap_ms`), so the timeout never fires on
+a wait, only on a server that does not answer."""
+
+DEFAULT_TIMEOUT = 2.0
+"""Seconds one call waits for the server's reply before :class:`StoreUnavailable`."""
 
 _CLUSTER_POLL_S = 0.02
 """On a cluster, a blocking :meth:`EventStore.read_many` over several slots polls this often."""
@@ -126,6 +132,21 @@ LOBBY_SHARDS = 16
 _UNAVAILABLE_PREFIXES = (
     "OOM", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "LOADING", "BUSY", "MOVED", "ASK",
 )
+
+
+def connection_settings(redis: Any) -> dict[str, Any]:
+    """The settings the client makes its connections with (a cluster client: those of every node)."""
+    if isinstance(redis, RedisCluster):
+        return dict(redis.nodes_manager.connection_kwargs)
+    return dict(redis.connection_pool.connection_kwargs)
+
+
+def _block_cap_ms(redis: Any) -> int:
+    """The longest XREAD BLOCK that stays well under the client's socket timeout."""
+    timeout = connection_settings(redis).get("socket_timeout")
+    if not timeout:
+        return _MAX_BLOCK_MS
+    return max(1, min(_MAX_BLOCK_MS, int(timeout * 1000 / 2)))
 
 
 def _check_game_id(game_id: str) -> str:
@@ -190,12 +211,15 @@ async def detect_cluster(url: str, *, connect_timeout: float = 3.0) -> bool:
     """Ask the server at ``url`` whether it is a Redis Cluster node (``INFO cluster``)."""
     probe = aioredis.Redis.from_url(url, socket_connect_timeout=connect_timeout, socket_timeout=connect_timeout)
     try:
-        with _translate_errors():
-            info = await probe.info("cluster")
+        info = await probe.info("cluster")
+    except _CLIENT_ERRORS as exc:
+        raise _translated(exc) from exc
     finally:
         with contextlib.suppress(Exception):
             await probe.aclose()
     return int(info.get("cluster_enabled", 0)) == 1
+
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,15 +268,6 @@ def _translated(exc: BaseException) -> BaseException:
     return error
 
 
-@contextlib.contextmanager
-def _translate_errors() -> Iterator[None]:
-    """Raise the store's own error classes instead of redis-py and socket exceptions."""
-    try:
-        yield
-    except _CLIENT_ERRORS as exc:
-        raise _translated(exc) from exc
-
-
 def _pack_fields(fields: Mapping[str, Any]) -> list[Any]:
     flat: list[Any] = []
     for name, value in fields.items():
@@ -266,6 +281,34 @@ def _unpack_fields(raw: Mapping[bytes, bytes]) -> dict[str, Any]:
     return {name.decode(): msgpack.unpackb(value, raw=False) for name, value in raw.items()}
 
 
+class _Call:
+    """One call to the server: the store's errors instead of redis-py's, and at most ``budget``
+    seconds (``None``: the client's own timeouts only), whatever redis-py's reconnects and
+    retries would take. A class rather than a generator, since every store call pays for it."""
+
+    __slots__ = ("_budget", "_deadline")
+
+    def __init__(self, budget: float | None) -> None:
+        self._budget = budget
+        self._deadline: asyncio.Timeout | None = None
+
+    async def __aenter__(self) -> None:
+        if self._budget is not None:
+            self._deadline = asyncio.timeout(self._budget)
+            await self._deadline.__aenter__()
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if self._deadline is not None:
+            try:
+                await self._deadline.__aexit__(kind, error, traceback)
+            except TimeoutError as exc:  # the budget ran out, not one of redis-py's timeouts
+                raise StoreUnavailable(f"event store did not answer within {self._budget:g} s") from exc
+        if isinstance(error, _CLIENT_ERRORS):
+            raise _translated(error) from error
+
+
 class EventStore:
     """Append-only event streams in a Redis-protocol server (Redis 7+, Valkey 7+).
 
@@ -277,7 +320,9 @@ class EventStore:
     With ``batch_appends`` (the default), the appends made in one event-loop turn go to the
     server as one pipeline of at most ``max_append_batch`` script calls
     (:mod:`events.batcher`); each keeps its own result and errors. ``batch_appends=False``
-    sends each append on its own, for comparison. Use a store from one event loop.
+    sends each append on its own, for comparison. ``call_timeout`` (seconds) bounds every call,
+    whatever redis-py's own timeouts and retries would take: :class:`StoreUnavailable` after it
+    (``None``: only the client's timeouts). Use a store from one event loop.
     """
 
     def __init__(
@@ -288,10 +333,13 @@ class EventStore:
         upcasters: codec.Upcasters = codec.UPCASTERS,
         batch_appends: bool = True,
         max_append_batch: int = DEFAULT_MAX_APPEND_BATCH,
+        call_timeout: float | None = None,
     ) -> None:
         self.redis: Any = redis  # redis-py's own annotations do not describe its replies
         self.cluster = is_cluster(redis)
         """True on Redis Cluster: multi-game reads go one command per game."""
+        self._timeout = call_timeout
+        self._max_block_ms = _block_cap_ms(redis)
         self._owns_client = owns_client
         self._upcasters = upcasters
         self._append_script = redis.register_script(_APPEND_LUA)
@@ -299,7 +347,9 @@ class EventStore:
         self._update_meta_script = redis.register_script(_UPDATE_META_LUA)
         self._file_status_script = redis.register_script(_FILE_STATUS_LUA)
         self._batcher = (
-            AppendBatcher(redis, self._append_script, max_batch=max_append_batch, translate=_translated)  # type: ignore[arg-type]
+            AppendBatcher(
+                redis, self._append_script, max_batch=max_append_batch, translate=_translated, timeout=call_timeout
+            )
             if batch_appends
             else None
         )
@@ -310,8 +360,7 @@ class EventStore:
         url: str,
         *,
         max_connections: int = 256,
-        socket_timeout: float = 10.0,
-        connect_timeout: float = 3.0,
+        call_timeout: float = DEFAULT_TIMEOUT,
         upcasters: codec.Upcasters = codec.UPCASTERS,
         batch_appends: bool = True,
         max_append_batch: int = DEFAULT_MAX_APPEND_BATCH,
@@ -320,50 +369,68 @@ class EventStore:
     ) -> EventStore:
         """A store on its own connection pool to ``url`` (``redis://``, ``rediss://``, ``unix://``).
 
-        The pool waits for a free connection rather than failing when ``max_connections`` are busy.
-        One retry with a short backoff rides over a connection the server closed (a restart);
-        after that, :class:`StoreUnavailable`. ``batch_appends`` and ``max_append_batch`` are
-        the constructor's. ``client_name`` names every connection (``CLIENT LIST`` shows it).
+        ``call_timeout`` (seconds) bounds each call as a whole (see the class): a server that does
+        not answer (hung, not dead) fails it with :class:`StoreUnavailable` after that long. It is
+        also the pool's wait for a free connection (the pool waits rather than failing when
+        ``max_connections`` are busy) and the socket timeouts. A timeout is not retried (asking
+        a hung server again only multiplies the wait); a connection the server closed or refused
+        (a restart) is retried twice with a short backoff, within the call's ``timeout``.
+        Nothing is sent until the first call. ``batch_appends`` and ``max_append_batch`` are the
+        constructor's. ``client_name`` names every connection (``CLIENT LIST`` shows it).
 
-        ``cluster``: ``False`` (the default) is one server, and nothing is sent until the first
-        call; ``None`` asks the server (``INFO cluster``; :class:`StoreUnavailable` when it does
-        not answer); ``True`` is a Redis Cluster. On a cluster, ``url`` is any one node; the
-        client learns the slot map at once, finds the other masters and keeps up to
-        ``max_connections`` per master (a call beyond that fails as :class:`StoreUnavailable`).
+        ``cluster``: ``False`` (the default) is one server; ``None`` asks the server
+        (``INFO cluster``; :class:`StoreUnavailable` when it does not answer); ``True`` is a
+        Redis Cluster. On a cluster, ``url`` is any one node; the client learns the slot map at
+        once, finds the other masters and keeps up to ``max_connections`` per master (a call
+        beyond that fails as :class:`StoreUnavailable`).
         """
         if cluster is None:
-            cluster = await detect_cluster(url, connect_timeout=connect_timeout)
+            cluster = await detect_cluster(url, connect_timeout=call_timeout)
+        retry = Retry(ExponentialBackoff(cap=0.2, base=0.05), retries=2, supported_errors=(rexc.ConnectionError,))
+        client: aioredis.Redis | RedisCluster
         if cluster:
-            client: aioredis.Redis | RedisCluster = RedisCluster.from_url(
+            client = RedisCluster.from_url(
                 url,
                 max_connections=max_connections,
-                socket_timeout=socket_timeout,
-                socket_connect_timeout=connect_timeout,
+                socket_timeout=call_timeout,
+                socket_connect_timeout=call_timeout,
                 client_name=client_name,
-                retry=Retry(ExponentialBackoff(cap=0.2, base=0.05), retries=3),
+                retry=retry,
+                # A MOVED reply patches the slot map (the reply names the new owner) and never
+                # rebuilds it: a rebuild closes every connection, also those other commands are
+                # using or connecting, which fail then (a race in redis-py's async client).
+                reinitialize_steps=0,
             )
             # Learn the slot map now: first commands racing to do it tear down each other's
             # connections (redis-py's async cluster client).
-            with _translate_errors():
+            try:
                 await client.initialize()
+            except _CLIENT_ERRORS as exc:
+                raise _translated(exc) from exc
         else:
             pool = aioredis.BlockingConnectionPool.from_url(
                 url,
                 max_connections=max_connections,
-                timeout=socket_timeout,
-                socket_timeout=socket_timeout,
-                socket_connect_timeout=connect_timeout,
+                timeout=call_timeout,
+                socket_timeout=call_timeout,
+                socket_connect_timeout=call_timeout,
                 client_name=client_name,
-                retry=Retry(ExponentialBackoff(cap=0.2, base=0.05), retries=2),
+                retry=retry,
             )
             client = aioredis.Redis.from_pool(pool)
         return cls(
             client,
             owns_client=True,
+            call_timeout=call_timeout,
             upcasters=upcasters,
             batch_appends=batch_appends,
             max_append_batch=max_append_batch,
         )
+
+    def _call(self, budget: float | None = None) -> _Call:
+        """One call to the server: ``async with self._call(): ...`` (see :class:`_Call`), within
+        ``budget`` seconds, or the store's ``call_timeout`` by default."""
+        return _Call(self._timeout if budget is None else budget)
 
     @property
     def append_batches(self) -> BatchStats | None:
@@ -379,16 +446,17 @@ class EventStore:
             with contextlib.suppress(Exception):
                 await self.redis.aclose()
 
-    async def ping(self) -> None:
-        """Return when the server answers; raise :class:`StoreUnavailable` otherwise."""
-        with _translate_errors():
+    async def ping(self, budget: float | None = None) -> None:
+        """Return when the server answers, within ``budget`` seconds if given (else the store's
+        ``call_timeout``); raise :class:`StoreUnavailable` otherwise."""
+        async with self._call(budget):
             if isinstance(self.redis, RedisCluster):
                 await self.redis.ping(target_nodes=RedisCluster.PRIMARIES)
             else:
                 await self.redis.ping()
 
     def feed(self) -> Any:
-        """A new :class:`events.feed.GameFeed`: notifications of appends to the games it watches."""
+        """A new :class:`events.feed.GameFeed`: notices of appends to the games it watches."""
         from events.feed import GameFeed
 
         return GameFeed(self)
@@ -404,14 +472,14 @@ class EventStore:
         if not meta:
             raise ValueError("create_game needs at least one metadata field")
         keys = [meta_key(game_id), events_key(game_id)]
-        with _translate_errors():
+        async with self._call():
             created = await self._create_script(keys=keys, args=_pack_fields(meta))
         if not created:
             raise GameExists(game_id)
 
     async def get_meta(self, game_id: str) -> dict[str, Any] | None:
         """The game's metadata, or ``None`` when there is no such game."""
-        with _translate_errors():
+        async with self._call():
             raw = await self.redis.hgetall(meta_key(game_id))
         return _unpack_fields(raw) if raw else None
 
@@ -419,7 +487,7 @@ class EventStore:
         """Set some metadata fields of an existing game (:class:`UnknownGame` otherwise)."""
         if not fields:
             return
-        with _translate_errors():
+        async with self._call():
             updated = await self._update_meta_script(keys=[meta_key(game_id)], args=_pack_fields(fields))
         if not updated:
             raise UnknownGame(game_id)
@@ -469,12 +537,12 @@ class EventStore:
             )
             for i, event in enumerate(events)
         ]
-        keys = [events_key(game_id), cmds_key(game_id), live_channel(game_id)]
-        args = [expected_version, command_id or "", *bodies]
+        keys = [events_key(game_id), cmds_key(game_id)]
+        args = [expected_version, command_id or "", live_channel(game_id), *bodies]
         if self._batcher is not None:
-            reply = await self._batcher.call(keys, args)  # raises the store's errors already
+            reply = await self._batcher.call(keys, args)  # bounded and translated by the batcher
         else:
-            with _translate_errors():
+            async with self._call():
                 reply = await self._append_script(keys=keys, args=args)
         outcome = reply[0].decode() if isinstance(reply[0], bytes) else reply[0]
         if outcome == "conflict":
@@ -486,7 +554,7 @@ class EventStore:
 
         The same answer a repeated :meth:`append` would give, without deciding the command again.
         """
-        with _translate_errors():
+        async with self._call():
             done = await self.redis.hget(cmds_key(game_id), command_id)
         if done is None:
             return None
@@ -501,7 +569,7 @@ class EventStore:
 
     async def head(self, game_id: str) -> tuple[int, str]:
         """``(version, hash)`` of the last event; ``(0, GENESIS_HASH)`` for an empty stream."""
-        with _translate_errors():
+        async with self._call():
             last = await self.redis.xrevrange(events_key(game_id), "+", "-", count=1)
         if not last:
             return 0, GENESIS_HASH
@@ -534,7 +602,7 @@ class EventStore:
         start = codec.entry_id(max(from_version, 1))
         end = "+" if to_version is None else codec.entry_id(to_version)
         while True:
-            with _translate_errors():
+            async with self._call():
                 page = await self.redis.xrange(key, start, end, count=_PAGE)
             for entry in page:
                 yield entry
@@ -554,9 +622,9 @@ class EventStore:
         """
         key = events_key(game_id)
         next_version = max(from_version, 1)
-        block = max(1, min(block_ms, _MAX_BLOCK_MS))
+        block = max(1, min(block_ms, self._max_block_ms))
         while True:
-            with _translate_errors():
+            async with self._call():
                 reply = await self.redis.xread({key: codec.entry_id(next_version - 1)}, count=_PAGE, block=block)
             for _stream, entries in reply or ():
                 for entry, fields in entries:
@@ -587,7 +655,7 @@ class EventStore:
             block = None
             if deadline is not None:
                 remaining_ms = int((deadline - time.monotonic()) * 1000)
-                block = max(1, min(remaining_ms, _MAX_BLOCK_MS))
+                block = max(1, min(remaining_ms, self._max_block_ms))
             if self.cluster:
                 got = await self._read_each(positions, count)
             else:
@@ -602,17 +670,16 @@ class EventStore:
     ) -> dict[str, list[Envelope]]:
         streams = {events_key(game_id): codec.entry_id(version) for game_id, version in positions.items()}
         games = {events_key(game_id).encode(): game_id for game_id in positions}
-        with _translate_errors():
+        async with self._call():
             reply = await self.redis.xread(streams, count=count, block=block)
         return {games[stream]: self._decoded(entries) for stream, entries in reply or () if entries}
 
     async def _read_each(self, positions: Mapping[str, int], count: int | None) -> dict[str, list[Envelope]]:
         order = list(positions)
-        with _translate_errors():
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for game_id in order:
-                    pipe.xread({events_key(game_id): codec.entry_id(positions[game_id])}, count=count)
-                replies = await pipe.execute()
+        async with self._call(), self.redis.pipeline(transaction=False) as pipe:
+            for game_id in order:
+                pipe.xread({events_key(game_id): codec.entry_id(positions[game_id])}, count=count)
+            replies = await pipe.execute()
         got = {}
         for game_id, reply in zip(order, replies, strict=True):
             for _stream, entries in reply or ():
@@ -673,7 +740,7 @@ class EventStore:
         """
         shard = lobby_shard(game_id)
         packed = _pack_fields(fields or {})
-        with _translate_errors():
+        async with self._call():
             await self.redis.zadd(lobby_key(status, shard), {game_id: score})
             reply = await self._file_status_script(
                 keys=[meta_key(game_id)],
@@ -688,7 +755,7 @@ class EventStore:
 
     async def is_filed(self, game_id: str, status: str) -> bool:
         """True when the game is in ``status``'s lobby index (its shard, or the unsharded set)."""
-        with _translate_errors():
+        async with self._call():
             if await self.redis.zscore(lobby_key(status, lobby_shard(game_id)), game_id) is not None:
                 return True
             return await self.redis.zscore(lobby_key(status), game_id) is not None
@@ -703,11 +770,10 @@ class EventStore:
         if limit <= 0:
             return []
         wanted = offset + limit
-        with _translate_errors():
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for key in lobby_keys(status):
-                    pipe.zrange(key, 0, wanted - 1, desc=newest_first, withscores=True)
-                shards = await pipe.execute()
+        async with self._call(), self.redis.pipeline(transaction=False) as pipe:
+            for key in lobby_keys(status):
+                pipe.zrange(key, 0, wanted - 1, desc=newest_first, withscores=True)
+            shards = await pipe.execute()
         best: dict[bytes, float] = {}
         for members in shards:
             for member, score in members:
@@ -718,8 +784,7 @@ class EventStore:
     async def count_games(self, status: str) -> int:
         """How many games are filed under ``status`` (a game left in the unsharded set and a
         shard by a crash counts twice)."""
-        with _translate_errors():
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for key in lobby_keys(status):
-                    pipe.zcard(key)
-                return sum(int(n) for n in await pipe.execute())
+        async with self._call(), self.redis.pipeline(transaction=False) as pipe:
+            for key in lobby_keys(status):
+                pipe.zcard(key)
+            return sum(int(n) for n in await pipe.execute())

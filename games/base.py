@@ -8,7 +8,8 @@ Data flow::
 
     setup(options, seats, rng)          -> [Event]        the game's first events
     evolve(state, event)                -> state          total, deterministic, never raises on
-                                                          an event that decide/setup produced
+                                                          an event that decide/setup produced;
+                                                          UnknownEvent naming any other type
     decide(state, seat, command, rng)   -> [Event]        or raises RuleError (stable code)
     legal_moves(state, seat)            -> [command]      every command decide accepts now
     waiting_for(state)                  -> [seat]         the seats the game waits on now
@@ -18,6 +19,21 @@ Data flow::
 Commands are plain dicts, exactly as clients send them: ``{"type": "...", "args": {...}}``.
 Events are :class:`Event` values whose payloads hold only msgpack/JSON-safe data (str, int,
 bool, None, lists and dicts with str keys), because they are stored and sent as they are.
+
+Every engine checks a command in the same order, so the same bad command gets the same code from
+every game (:func:`check_accepting` does the first two steps):
+
+1. the game is over: ``game_over``, whatever was sent, even a malformed command;
+2. the game has not started: ``illegal_move``;
+3. the command's shape (:func:`parse_command`): ``bad_command``;
+4. its type: ``unknown_command``;
+5. the seat: ``not_your_turn`` (not a seat of the game, or not the one the game waits on);
+6. its args and the rules: ``bad_command`` for malformed args, ``illegal_move`` for a move the
+   rules refuse now.
+
+``evolve`` keeps one contract too: an event type it does not know raises :class:`UnknownEvent`
+naming it (a misspelt type from ``decide`` is a bug to catch, never an event to drop), and so does
+each engine's fold of a stream of another game.
 
 Randomness is owned by the service: it passes a ``random.Random`` derived from the game's
 secret seed and the stream version, and every random outcome an engine draws must be written
@@ -63,9 +79,11 @@ __all__ = [
     "NotYourTurn",
     "IllegalMove",
     "GameOver",
+    "UnknownEvent",
     "BadOptions",
     "Bot",
     "EngineBase",
+    "check_accepting",
     "check_seats",
     "command",
     "derive_rng",
@@ -277,6 +295,24 @@ class BadOptions(RuleError):
     """Game options or seat count that this game does not support."""
 
     code = "bad_options"
+
+
+class UnknownEvent(ValueError):
+    """``evolve`` was given an event type the engine does not know. A bug (or a stream of another
+    game), never a rule outcome: not a :class:`RuleError`."""
+
+    def __init__(self, game: str, event_type: str) -> None:
+        super().__init__(f"{game} cannot fold unknown event type {event_type!r}")
+        self.game, self.event_type = game, event_type
+
+
+def check_accepting(*, started: bool, over: bool, why_over: str = "") -> None:
+    """The first two checks every engine makes of a command (see the module docstring): a
+    finished game refuses everything with ``game_over``, a game not started with ``illegal_move``."""
+    if over:
+        raise GameOver(f"the game is over{why_over}; no command is accepted")
+    if not started:
+        raise IllegalMove("the game has not started")
 
 
 # --- the engine surface ---------------------------------------------------------------------

@@ -28,14 +28,17 @@ from events.embedded import EmbeddedServer
 from events.errors import StoreUnavailable
 from events.store import EventStore
 from games.base import Engine
-from service.commands import GameService
-from service.http import error_middleware, setup_routes
+from service.bots import bots_for
+from service.game_service import GameService
+from service.http import error_middleware, json_errors_for_unreadable_requests, setup_routes
 from service.keys import EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SOCKETS, STORE
 from service.logs import get_logger
 from service.metrics import Metrics
 from service.node import Node
+from service.origins import add_cors_headers, origin_middleware
 from service.served import served_engines
 from service.settings import Settings
+from service.ws import websocket_handler
 
 __all__ = ["create_app"]
 
@@ -47,10 +50,12 @@ def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] |
     """The service as an aiohttp app. ``engines`` defaults to :func:`games.default_engines`;
     :class:`~service.settings.SettingsError` when an operator dataset cannot be used."""
     settings = settings or Settings.from_env()
-    app = web.Application(middlewares=[error_middleware], client_max_size=settings.http_max_body)
+    app = web.Application(middlewares=[error_middleware, origin_middleware], client_max_size=settings.http_max_body)
+    json_errors_for_unreadable_requests(app)
+    app.on_response_prepare.append(add_cors_headers)
     app[SETTINGS] = settings
     app[ENGINES] = served_engines(settings, engines)
-    app[METRICS] = Metrics()
+    app[METRICS] = Metrics(settings.node_id, {name: sorted(bots_for(engine)) for name, engine in app[ENGINES].items()})
     app[SOCKETS] = weakref.WeakSet()
     if settings.embedded:
         app.cleanup_ctx.append(_embedded_server)
@@ -58,7 +63,17 @@ def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] |
     app.cleanup_ctx.append(_node)
     app.on_shutdown.append(_close_sockets)
     setup_routes(app)
+    app[METRICS].touch_routes(_timed_routes(app))
     return app
+
+
+def _timed_routes(app: web.Application) -> list[tuple[str, str]]:
+    """``(method, route)`` of every route whose latency ``/metrics`` shows (sockets are not timed)."""
+    return [
+        (route.method, route.resource.canonical)
+        for route in app.router.routes()
+        if route.resource is not None and route.method != "HEAD" and route.handler is not websocket_handler
+    ]
 
 
 async def _embedded_server(app: web.Application) -> AsyncIterator[None]:
@@ -83,7 +98,7 @@ async def _event_store(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     url = app[EMBEDDED].url if settings.embedded else settings.redis_url.reveal()  # type: ignore[union-attr]
     cluster = False if settings.embedded else settings.cluster
-    store = await _connect(url, cluster, f"donjon-{settings.node_id}")
+    store = await _connect(url, cluster, f"donjon-{settings.node_id}", settings.store_timeout_ms / 1000)
     app[STORE] = store
     try:
         yield
@@ -91,14 +106,14 @@ async def _event_store(app: web.Application) -> AsyncIterator[None]:
         await store.close()
 
 
-async def _connect(url: str, cluster: bool | None, client_name: str) -> EventStore:
+async def _connect(url: str, cluster: bool | None, client_name: str, call_timeout: float) -> EventStore:
     """The store; with ``DONJON_REDIS_CLUSTER=auto`` the server is asked what it is, again and
     again for up to :data:`_DETECT_FOR` seconds while it does not answer (a store starting
     alongside the service), then the start fails with the store's message."""
     deadline = asyncio.get_running_loop().time() + _DETECT_FOR
     while True:
         try:
-            store = await EventStore.connect(url, cluster=cluster, client_name=client_name)
+            store = await EventStore.connect(url, call_timeout=call_timeout, cluster=cluster, client_name=client_name)
         except StoreUnavailable as exc:
             if asyncio.get_running_loop().time() > deadline:
                 raise

@@ -99,12 +99,13 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
 def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
     from aiohttp import web
 
+    from events.errors import DataDirInUse
     from service.app import create_app
     from service.logs import configure_logging, get_logger
 
     from service.settings import SettingsError
 
-    configure_logging(settings.log_format, settings.log_level)
+    configure_logging(settings.log_format, settings.log_level, node_id=settings.node_id)
     try:
         app = create_app(settings, engines)
     except SettingsError as exc:  # an operator dataset that cannot be used: refuse to start
@@ -122,6 +123,12 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
 
     try:
         web.run_app(app, host=settings.host, port=settings.port, access_log=None, print=announce)
+    except DataDirInUse:
+        sys.stderr.write(
+            f"donjon: the data folder {str(settings.data_dir)!r} is in use by another running donjon serve;"
+            " stop that one, or give this one another --data-dir (DONJON_DATA_DIR)\n"
+        )
+        return 2
     except OSError as exc:
         log.error("serve.failed", error=str(exc))
         return 1

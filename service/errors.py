@@ -57,10 +57,13 @@ class ErrorCode(str, enum.Enum):
     """More frames than the per-connection rate limit allows."""
     STORE_UNAVAILABLE = "store_unavailable"
     """The event store cannot be reached now; retry later (the service recovers by itself)."""
+    ORIGIN_NOT_ALLOWED = "origin_not_allowed"
+    """A browser page of an origin ``DONJON_CORS_ORIGINS`` does not allow (HTTP or websocket)."""
     NOT_FOUND = "not_found"
     """No game with that id (or no such route)."""
     INTERNAL = "internal"
-    """A bug: logged with details on the server, nothing was appended."""
+    """A bug: logged with details on the server. A command may or may not have been appended:
+    the client resends it with the same id, and a duplicate ``ack`` says it was."""
 
     @property
     def http_status(self) -> int:
@@ -70,6 +73,7 @@ class ErrorCode(str, enum.Enum):
 _HTTP_STATUS = {
     ErrorCode.UNAUTHORIZED: 401,
     ErrorCode.SPECTATOR: 403,
+    ErrorCode.ORIGIN_NOT_ALLOWED: 403,
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.GAME_FULL: 409,
     ErrorCode.CONFLICT: 409,

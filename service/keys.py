@@ -8,7 +8,7 @@ from typing import Any, Mapping
 from aiohttp import web
 
 from games.base import Engine
-from service.commands import GameService
+from service.game_service import GameService
 from service.metrics import Metrics
 from service.node import Node
 from service.settings import Settings

@@ -1,215 +1,244 @@
-"""A small Prometheus registry: counters, gauges and histograms with labels, text format 0.0.4.
+"""Every series the service exports, on a ``prometheus_client`` registry of its own per app.
 
-Hand-rolled rather than a dependency because the service needs a dozen series and nothing
-else from a client library. Every metric the service exports is declared in :class:`Metrics`
-(names and meanings are listed in the report and docs/protocol.md).
+:class:`Metrics` declares them (docs/protocol.md, section Metrics, lists each with its meaning).
+Each app gets its own :class:`~prometheus_client.CollectorRegistry`, so several apps in one
+process (the tests' nodes, the bench) never share or collide on a series; the registry also
+holds the process and GC collectors and ``donjon_build_info``.
+
+Every ``donjon_*`` series carries the label ``node`` (``DONJON_NODE_ID``), so the scrapes of
+several nodes behind one load balancer stay apart. The series the service can name in advance
+(one per served game, bot, error code, route) exist from the start with a zero sample, so a
+rate over them is defined before the first event.
+
+The classes here are thin typed handles on the library's metrics: call sites read
+``metrics.commands.inc(game="castle", result="ok")``, and tests and the bench read a value back
+with ``.value(...)`` (``.count(...)`` for a histogram).
+
+>>> metrics = Metrics(node_id="n1", games={"castle": ["greedy"]})
+>>> metrics.games_created.inc(game="castle")
+>>> metrics.games_created.value(game="castle")
+1.0
+>>> 'donjon_bot_moves_total{bot="greedy",game="castle",node="n1"} 0.0' in metrics.render().decode()
+True
 """
 
 from __future__ import annotations
 
-import bisect
-import math
-from typing import Iterable
+import platform
+from collections.abc import Iterable, Mapping
+from importlib import metadata
+from typing import Any
 
-__all__ = ["Counter", "Gauge", "Histogram", "Registry", "Metrics"]
+import prometheus_client
+from prometheus_client import CollectorRegistry
 
-LabelValues = tuple[str, ...]
+from service.errors import ErrorCode
+
+__all__ = ["CONTENT_TYPE", "Counter", "Gauge", "Histogram", "Metrics"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+"""The Prometheus text exposition format that :meth:`Metrics.render` writes."""
+
+NODE_LABEL = "node"
+
+HTTP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+"""Seconds; up to 10 s so that a request waiting out a slow store still lands in a bucket."""
+COMMAND_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+PUBLISH_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25, 1.0)
+QUEUE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25, 1.0)
+
+# In the 0.0.4 text format each counter and histogram would also export a ``*_created`` gauge
+# per series, doubling what every scrape stores for a start time process_start_time_seconds has.
+prometheus_client.disable_created_metrics()
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+def _version() -> str:
+    try:
+        return metadata.version("donjon")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
 
 
-def _labels(names: tuple[str, ...], values: LabelValues, extra: str = "") -> str:
-    parts = [f'{name}="{_escape(value)}"' for name, value in zip(names, values)]
-    if extra:
-        parts.append(extra)
-    return "{" + ",".join(parts) + "}" if parts else ""
+class _Series:
+    """What the three kinds share: the library metric, this node's label, reading a value back."""
 
-
-def _number(value: float) -> str:
-    if value == math.inf:
-        return "+Inf"
-    if float(value).is_integer():
-        return str(int(value))
-    return repr(float(value))
-
-
-class _Metric:
-    kind = ""
-
-    def __init__(self, name: str, help_: str, labels: Iterable[str] = ()) -> None:
+    def __init__(self, registry: CollectorRegistry, node: str, name: str, labels: tuple[str, ...]) -> None:
         self.name = name
-        self.help = help_
-        self.label_names = tuple(labels)
+        self.label_names = labels
+        self._registry = registry
+        self._node = node
+        self._children: dict[tuple[tuple[str, str], ...], Any] = {}
 
-    def _key(self, labels: dict[str, str]) -> LabelValues:
-        if not labels and not self.label_names:
-            return ()
-        if set(labels) != set(self.label_names):
-            raise ValueError(f"{self.name} takes labels {self.label_names}, got {sorted(labels)}")
-        return tuple(str(labels[name]) for name in self.label_names)
+    def _child(self, metric: Any, labels: dict[str, str]) -> Any:
+        """The library's series for ``labels``, remembered: ``labels()`` validates on every call,
+        which on the command path cost a microsecond per update."""
+        key = tuple(labels.items())
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(node=self._node, **labels)
+        return child
 
-    def header(self) -> list[str]:
-        return [f"# HELP {self.name} {self.help}", f"# TYPE {self.name} {self.kind}"]
-
-    def render(self) -> list[str]:
-        raise NotImplementedError
+    def _sample(self, suffix: str, labels: Mapping[str, str]) -> float:
+        found = self._registry.get_sample_value(self.name + suffix, {NODE_LABEL: self._node, **labels})
+        return found or 0.0
 
 
-class Counter(_Metric):
-    kind = "counter"
-
-    def __init__(self, name: str, help_: str, labels: Iterable[str] = ()) -> None:
-        super().__init__(name, help_, labels)
-        self._values: dict[LabelValues, float] = {}
+class Counter(_Series):
+    def __init__(
+        self, registry: CollectorRegistry, node: str, name: str, help_: str, labels: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(registry, node, name, labels)
+        self._metric = prometheus_client.Counter(name, help_, (NODE_LABEL, *labels), registry=registry)
+        self._plain = self._metric.labels(node=node) if not labels else None
 
     def inc(self, amount: float = 1.0, **labels: str) -> None:
-        key = self._key(labels)
-        self._values[key] = self._values.get(key, 0.0) + amount
+        child = self._plain if self._plain is not None else self._child(self._metric, labels)
+        child.inc(amount)
+
+    def touch(self, **labels: str) -> None:
+        """Make the series with these labels exist (at zero) before anything happens to it."""
+        self._metric.labels(node=self._node, **labels)
 
     def value(self, **labels: str) -> float:
-        return self._values.get(self._key(labels), 0.0)
-
-    def render(self) -> list[str]:
-        return self.header() + [
-            f"{self.name}{_labels(self.label_names, key)} {_number(value)}" for key, value in sorted(self._values.items())
-        ]
+        return self._sample("", labels)
 
 
-class Gauge(Counter):
-    kind = "gauge"
+class Gauge(_Series):
+    def __init__(self, registry: CollectorRegistry, node: str, name: str, help_: str) -> None:
+        super().__init__(registry, node, name, ())
+        self._plain = prometheus_client.Gauge(name, help_, (NODE_LABEL,), registry=registry).labels(node=node)
 
-    def set(self, value: float, **labels: str) -> None:
-        self._values[self._key(labels)] = value
+    def inc(self, amount: float = 1.0) -> None:
+        self._plain.inc(amount)
 
-    def dec(self, amount: float = 1.0, **labels: str) -> None:
-        self.inc(-amount, **labels)
+    def dec(self, amount: float = 1.0) -> None:
+        self._plain.dec(amount)
+
+    def set(self, value: float) -> None:
+        self._plain.set(value)
+
+    def value(self) -> float:
+        return self._sample("", {})
 
 
-class Histogram(_Metric):
-    kind = "histogram"
-    DEFAULT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
-
-    def __init__(self, name: str, help_: str, labels: Iterable[str] = (), buckets: Iterable[float] = DEFAULT_BUCKETS):
-        super().__init__(name, help_, labels)
-        self.buckets = tuple(sorted(buckets)) + (math.inf,)
-        self._counts: dict[LabelValues, list[int]] = {}
-        self._sums: dict[LabelValues, float] = {}
+class Histogram(_Series):
+    def __init__(
+        self,
+        registry: CollectorRegistry,
+        node: str,
+        name: str,
+        help_: str,
+        labels: tuple[str, ...] = (),
+        *,
+        buckets: Iterable[float],
+    ) -> None:
+        super().__init__(registry, node, name, labels)
+        self._metric = prometheus_client.Histogram(
+            name, help_, (NODE_LABEL, *labels), registry=registry, buckets=tuple(buckets)
+        )
+        self._plain = self._metric.labels(node=node) if not labels else None
 
     def observe(self, value: float, **labels: str) -> None:
-        key = self._key(labels)
-        counts = self._counts.setdefault(key, [0] * len(self.buckets))
-        counts[bisect.bisect_left(self.buckets, value)] += 1
-        self._sums[key] = self._sums.get(key, 0.0) + value
+        child = self._plain if self._plain is not None else self._child(self._metric, labels)
+        child.observe(value)
 
-    def count(self, **labels: str) -> int:
-        return sum(self._counts.get(self._key(labels), ()))
+    def touch(self, **labels: str) -> None:
+        self._metric.labels(node=self._node, **labels)
 
-    def snapshot(self, **labels: str) -> list[int]:
-        """Per-bucket counts (not cumulative), the last one for +Inf."""
-        return list(self._counts.get(self._key(labels), [0] * len(self.buckets)))
-
-    def quantile(self, q: float, since: list[int] | None = None, **labels: str) -> float:
-        """Upper-bound estimate of quantile ``q`` (0-1) by linear interpolation inside its bucket;
-        ``since`` (an earlier :meth:`snapshot`) restricts it to what was observed after it."""
-        counts = self.snapshot(**labels)
-        if since is not None:
-            counts = [now - before for now, before in zip(counts, since)]
-        total = sum(counts)
-        if not total:
-            return float("nan")
-        rank, seen, lower = q * total, 0, 0.0
-        for bound, count in zip(self.buckets, counts):
-            if count and seen + count >= rank:
-                if bound == math.inf:
-                    return lower
-                return lower + (bound - lower) * (rank - seen) / count
-            seen += count
-            lower = bound if bound != math.inf else lower
-        return lower
-
-    def render(self) -> list[str]:
-        lines = self.header()
-        for key in sorted(self._counts):
-            cumulative = 0
-            for bound, count in zip(self.buckets, self._counts[key]):
-                cumulative += count
-                le = 'le="' + _number(bound) + '"'
-                lines.append(f"{self.name}_bucket{_labels(self.label_names, key, le)} {cumulative}")
-            lines.append(f"{self.name}_sum{_labels(self.label_names, key)} {_number(self._sums[key])}")
-            lines.append(f"{self.name}_count{_labels(self.label_names, key)} {cumulative}")
-        return lines
-
-
-class Registry:
-    def __init__(self) -> None:
-        self._metrics: list[_Metric] = []
-
-    def add(self, metric: _Metric) -> _Metric:
-        self._metrics.append(metric)
-        return metric
-
-    def render(self) -> str:
-        lines: list[str] = []
-        for metric in self._metrics:
-            lines.extend(metric.render())
-        return "\n".join(lines) + "\n"
+    def count(self, **labels: str) -> float:
+        return self._sample("_count", labels)
 
 
 class Metrics:
-    """Every series the service exports. One instance per app."""
+    """Every series the service exports, on a registry of its own. One instance per app.
 
-    def __init__(self) -> None:
-        self.registry = Registry()
-        add = self.registry.add
-        self.http_requests: Counter = add(
-            Counter("donjon_http_requests_total", "HTTP requests served.", ("method", "route", "status"))
-        )
-        self.commands: Counter = add(
-            Counter("donjon_commands_total", "Commands handled, by game and result (ok or error code).", ("game", "result"))
-        )
-        self.command_seconds: Histogram = add(
-            Histogram("donjon_command_seconds", "Command to ack latency (decide + append).", ("game",))
-        )
-        self.command_conflicts: Counter = add(
-            Counter("donjon_command_conflicts_total", "Appends retried after a version conflict.")
-        )
-        self.events_appended: Counter = add(Counter("donjon_events_appended_total", "Events appended by this node."))
-        self.bot_moves: Counter = add(Counter("donjon_bot_moves_total", "Bot moves appended by this node.", ("game", "bot")))
-        self.bot_races_lost: Counter = add(
-            Counter("donjon_bot_races_lost_total", "Bot moves another writer appended first (nothing applied twice).")
-        )
-        self.games_created: Counter = add(Counter("donjon_games_created_total", "Games created.", ("game",)))
-        self.ws_connections: Gauge = add(Gauge("donjon_ws_connections", "Open websocket connections."))
-        self.ws_frames_in: Counter = add(Counter("donjon_ws_frames_in_total", "Client frames received."))
-        self.ws_frames_out: Counter = add(Counter("donjon_ws_frames_out_total", "Frames sent to clients."))
-        self.ws_errors: Counter = add(Counter("donjon_ws_errors_total", "Error frames sent, by code.", ("code",)))
-        self.frames_encoded: Counter = add(
-            Counter("donjon_frames_encoded_total", "Update frames encoded (once per visibility class and codec).")
-        )
-        self.updates_delivered: Counter = add(
-            Counter("donjon_updates_delivered_total", "Update frames handed to sockets by the node's reader.")
-        )
-        self.publish_seconds: Histogram = add(
-            Histogram(
-                "donjon_publish_seconds",
-                "The node's reader folding one game's new events and handing the update to all its sockets.",
-                buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25, 1.0),
-            )
-        )
-        self.update_queue_seconds: Histogram = add(
-            Histogram(
-                "donjon_update_queue_seconds",
-                "How long a frame waited in a socket's queue (only frames that could not be written at once).",
-                buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25, 1.0),
-            )
-        )
-        self.games_watched: Gauge = add(Gauge("donjon_games_watched", "Games with live sockets on this node."))
-        self.stream_reads: Counter = add(Counter("donjon_stream_reads_total", "Node stream reader XREAD calls."))
-        self.store_unavailable: Counter = add(
-            Counter("donjon_store_unavailable_total", "Store calls that failed because the store was unreachable.")
-        )
+    ``node_id`` labels every ``donjon_*`` series; ``games`` (game -> the names of its bots)
+    names the per-game series that exist from the start. :meth:`touch_routes` does the same
+    for the HTTP latency of each route, once the routes are known.
+    """
 
-    def render(self) -> str:
-        return self.registry.render()
+    def __init__(self, node_id: str = "", games: Mapping[str, Iterable[str]] | None = None) -> None:
+        self.node_id = node_id
+        self.registry = CollectorRegistry()
+        prometheus_client.ProcessCollector(registry=self.registry)
+        prometheus_client.GCCollector(registry=self.registry)
+        prometheus_client.PlatformCollector(registry=self.registry)
+        build = prometheus_client.Info("donjon_build", "The donjon version this node runs.", registry=self.registry)
+        build.info({"version": _version(), NODE_LABEL: node_id, "python": platform.python_version()})
+
+        def counter(name: str, help_: str, labels: tuple[str, ...] = ()) -> Counter:
+            return Counter(self.registry, node_id, name, help_, labels)
+
+        def gauge(name: str, help_: str) -> Gauge:
+            return Gauge(self.registry, node_id, name, help_)
+
+        def histogram(name: str, help_: str, labels: tuple[str, ...] = (), *, buckets: Iterable[float]) -> Histogram:
+            return Histogram(self.registry, node_id, name, help_, labels, buckets=buckets)
+
+        self.http_requests = counter(
+            "donjon_http_requests_total", "HTTP requests served.", ("method", "route", "status")
+        )
+        self.http_request_seconds = histogram(
+            "donjon_http_request_seconds",
+            "HTTP request to response, by route (websockets are not timed).",
+            ("method", "route"),
+            buckets=HTTP_BUCKETS,
+        )
+        self.commands = counter(
+            "donjon_commands_total", "Commands handled, by game and result (ok or error code).", ("game", "result")
+        )
+        self.command_seconds = histogram(
+            "donjon_command_seconds", "Command to ack latency (decide + append).", ("game",), buckets=COMMAND_BUCKETS
+        )
+        self.command_conflicts = counter("donjon_command_conflicts_total", "Appends retried after a version conflict.")
+        self.events_appended = counter("donjon_events_appended_total", "Events appended by this node.")
+        self.bot_moves = counter("donjon_bot_moves_total", "Bot moves appended by this node.", ("game", "bot"))
+        self.bot_races_lost = counter(
+            "donjon_bot_races_lost_total", "Bot moves another writer appended first (nothing applied twice)."
+        )
+        self.games_created = counter("donjon_games_created_total", "Games created.", ("game",))
+        self.ws_connections = gauge("donjon_ws_connections", "Open websocket connections.")
+        self.ws_frames_in = counter("donjon_ws_frames_in_total", "Client frames received.")
+        self.ws_frames_out = counter("donjon_ws_frames_out_total", "Frames sent to clients.")
+        self.ws_errors = counter("donjon_ws_errors_total", "Error frames sent, by code.", ("code",))
+        self.frames_encoded = counter(
+            "donjon_frames_encoded_total", "Update frames encoded (once per visibility class and codec)."
+        )
+        self.updates_delivered = counter(
+            "donjon_updates_delivered_total", "Update frames handed to sockets by the node's reader."
+        )
+        self.publish_seconds = histogram(
+            "donjon_publish_seconds",
+            "The node's reader folding one game's new events and handing the update to all its sockets.",
+            buckets=PUBLISH_BUCKETS,
+        )
+        self.update_queue_seconds = histogram(
+            "donjon_update_queue_seconds",
+            "How long a frame waited in a socket's queue (only frames that could not be written at once).",
+            buckets=QUEUE_BUCKETS,
+        )
+        self.games_watched = gauge("donjon_games_watched", "Games with live sockets on this node.")
+        self.stream_reads = counter("donjon_stream_reads_total", "Node stream reader XREAD calls.")
+        self.store_unavailable = counter(
+            "donjon_store_unavailable_total", "Store calls that failed because the store was unreachable."
+        )
+        for code in ErrorCode:
+            self.ws_errors.touch(code=code.value)
+        for game, bots in (games or {}).items():
+            self._touch_game(game, bots)
+
+    def _touch_game(self, game: str, bots: Iterable[str]) -> None:
+        self.games_created.touch(game=game)
+        self.commands.touch(game=game, result="ok")
+        self.command_seconds.touch(game=game)
+        for bot in bots:
+            self.bot_moves.touch(game=game, bot=bot)
+
+    def touch_routes(self, routes: Iterable[tuple[str, str]]) -> None:
+        """Make the latency series of each ``(method, route)`` exist from the start."""
+        for method, route in routes:
+            self.http_request_seconds.touch(method=method, route=route)
+
+    def render(self) -> bytes:
+        """Every series in the text format of :data:`CONTENT_TYPE`."""
+        return prometheus_client.generate_latest(self.registry)

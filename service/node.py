@@ -37,7 +37,7 @@ from aiohttp import WSCloseCode
 from events.errors import StoreUnavailable
 from events.tasks import stop_task
 from projections.live import LiveGame, Subscriber
-from service.commands import GameService
+from service.game_service import GameService
 from service.logs import get_logger
 from service.metrics import Metrics
 
@@ -176,7 +176,7 @@ class Node:
                     if self.healthy:
                         self.log.warning("reader.store_unavailable", error=str(exc))
                 else:
-                    self.log.error("reader.read_failed", error=repr(exc))
+                    self.log.error("reader.read_failed", error=repr(exc), exc_info=True)
                 self.healthy, read_all = False, True  # what was announced must still be read
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
@@ -223,7 +223,9 @@ class Node:
                 delivered = live.publish(envelopes)
             except Exception as exc:  # ProjectionError, or an engine bug in view/redact
                 # A stream this node cannot fold or show: stop watching it rather than loop on it.
-                self.log.error("reader.publish_failed", game_id=game_id, version=live.version, error=repr(exc))
+                self.log.error(
+                    "reader.publish_failed", game_id=game_id, version=live.version, error=repr(exc), exc_info=True
+                )
                 del self.games[game_id]
                 self._watch_changed()
                 for subscriber in live.subscribers():

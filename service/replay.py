@@ -7,12 +7,13 @@ Checks, each reported as a problem (and a non-zero exit) when it fails:
    ``engine.evolve``, with no gap in versions;
 3. when the seed is known (revealed by ``game.finished`` with the secret options, or, for a game
    still running, read from the meta by an operator with store access): the commitment in
-   ``game.created`` matches them (:func:`service.seeds.commitment`), and every batch re-runs to the same events: for a seat batch, the
-   ``game.seat_taken`` event plus, for the last seat, ``engine.setup`` with
-   ``derive_rng(seed, game_id, version_before)``; for a command batch, ``engine.decide`` on the
-   state before it with the same rng rule, plus ``game.finished`` when the game ended there;
-   for the creation batch of a game with bots (its command is ``create_game``), one
-   ``game.seat_taken`` per bot seat, plus the setup when bots fill every seat;
+   ``game.created`` matches them (:func:`service.seeds.commitment`), and every batch re-runs to the same events: the
+   functions of :mod:`service.decisions` that built it are called again on the state before it
+   (``seat_batch``: ``game.seat_taken`` plus, for the last seat, ``engine.setup`` with
+   ``derive_rng(seed, game_id, version_before)``; ``command_batch``: ``engine.decide`` with the
+   same rng rule, plus ``game.finished`` when the game ended there; ``creation_batch``, for a
+   game with bots (its command is ``create_game``): a ``game.seat_taken`` per bot seat, plus
+   the setup when bots fill every seat);
 4. every move of a bot seat is the one its bot chooses with ``bot_rng(seed, game_id, seat,
    version_before)`` (:mod:`service.bots`), under the command id ``bot:<seat>:<version_before>``.
 
@@ -23,17 +24,17 @@ event of each append); ``game.created`` begins a batch of its own (alone, or wit
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import msgpack
 
 from events.errors import ChainBroken, StoreError
-from games.base import Engine, Event, RuleError, derive_rng, fold
-from projections.game import CREATED, FINISHED, SEAT_TAKEN, GameProjection, ProjectionError
-from service import seeds
+from games.base import Engine, Event, RuleError
+from projections.game import CREATED, SEAT_TAKEN, GameProjection, ProjectionError
+from service import decisions, seeds
 from service.bots import bot_command_id, bot_rng, bots_for
-from service.commands import CREATE_GAME, TAKE_SEAT, bot_seat_name
 
 __all__ = ["ReplayReport", "replay_game"]
 
@@ -184,6 +185,9 @@ def _rerun(
         except RuleError as exc:
             report.problems.append(f"version {first.version}: decide refuses the recorded command: {exc.message}")
             continue
+        except decisions.EngineFault as exc:
+            report.problems.append(f"version {first.version}: re-running the recorded command: {exc}")
+            continue
         if expected is None:
             report.problems.append(f"version {first.version}: a batch without a recorded command")
             continue
@@ -199,43 +203,23 @@ def _rerun(
 def _expected_events(
     engine: Engine, game_id: str, seed: bytes, options: dict[str, Any], before: GameProjection, first: Any
 ) -> list[tuple[str, Any]] | None:
+    """What the service decides for the batch that begins at ``first`` (:mod:`service.decisions`),
+    or ``None`` when the batch records no command that says which decision it was."""
     command = first.command
     if command is None:
         return None
     if first.type == CREATED:
-        return _creation_events(engine, game_id, seed, options, first)
-    rng = derive_rng(seed, game_id, before.version)
-    if command.get("type") == TAKE_SEAT and first.type == SEAT_TAKEN:
-        seat = first.payload.get("seat")
-        events = [(SEAT_TAKEN, {"seat": seat, "name": command["args"]["name"]})]
-        if before.free_seats == [seat]:
-            events += [(e.type, e.payload) for e in engine.setup(options, before.seats, rng)]
-        return events
-    decided: list[Event] = list(engine.decide(before.state, first.actor, command, rng))
-    events = [(e.type, e.payload) for e in decided]
-    after = fold(engine, decided, before.state)
-    if engine.is_terminal(after):
-        secret = seeds.split_options(engine, options)[1]
-        events.append((FINISHED, seeds.finished_payload(seed, secret, engine.summary(after))))
-    return events
-
-
-def _creation_events(
-    engine: Engine, game_id: str, seed: bytes, options: dict[str, Any], first: Any
-) -> list[tuple[str, Any]] | None:
-    """The creation batch of a game with bots: ``game.created`` as recorded, a seat per bot of
-    the recorded ``create_game`` command, and the setup when they fill every seat."""
-    command = first.command
-    bots = command.get("args", {}).get("bots") if command.get("type") == CREATE_GAME else None
-    if not isinstance(bots, dict):
-        return None
-    seats = sorted((int(seat), name) for seat, name in bots.items())
-    events: list[tuple[str, Any]] = [(CREATED, first.payload)]
-    events += [(SEAT_TAKEN, {"seat": seat, "name": bot_seat_name(name), "bot": name}) for seat, name in seats]
-    if len(seats) == first.payload.get("seats"):
-        rng = derive_rng(seed, game_id, len(events) - 1)
-        events += [(e.type, e.payload) for e in engine.setup(options, len(seats), rng)]
-    return events
+        bots = decisions.creation_bots(command)
+        if bots is None:
+            return None
+        created = Event(CREATED, first.payload)
+        events = decisions.creation_batch(engine, created, bots, seed=seed, game_id=game_id, options=options)
+    elif command.get("type") == decisions.TAKE_SEAT and first.type == SEAT_TAKEN:
+        name = command["args"]["name"]
+        events = decisions.seat_batch(before, first.payload.get("seat"), name, seed=seed, options=options)
+    else:
+        events = decisions.command_batch(before, first.actor, command, seed=seed, options=options)
+    return [(event.type, event.payload) for event in events]
 
 
 def _check_bot_move(

@@ -18,7 +18,8 @@ variable                       default                     meaning
 ``DONJON_LOG_FORMAT``          ``auto``                    ``auto`` (console on a TTY), ``json``, ``console``
 ``DONJON_LOG_LEVEL``           ``info``                    ``debug``, ``info``, ``warning``, ``error``
 ``DONJON_WS_MAX_FRAME``        ``65536``                   largest client frame in bytes
-``DONJON_WS_RATE``             ``20``                      client frames per second per socket
+``DONJON_WS_RATE``             ``20``                      frames per second per socket sent before
+                                                           the answer to the previous one
 ``DONJON_WS_BURST``            ``40``                      burst allowance of that rate limit
 ``DONJON_WS_OUTBOX``           ``1000``                    frames queued to one slow socket before closing it
 ``DONJON_HTTP_MAX_BODY``       ``65536``                   largest HTTP request body in bytes
@@ -32,6 +33,14 @@ variable                       default                     meaning
 ``DONJON_BOT_TAKEOVER_MS``     ``3000``                    how long a bot's move may be overdue
                                                            before a node other than the last
                                                            appender makes it
+``DONJON_STORE_TIMEOUT_MS``    ``2000``                    how long one store call waits for
+                                                           the server: a hung store fails a
+                                                           command or a request with
+                                                           ``store_unavailable`` after that
+``DONJON_READY_TIMEOUT_MS``    ``1000``                    how long ``/readyz`` waits for the
+                                                           store's PING
+``DONJON_CORS_ORIGINS``        (empty: same-origin only)   origins whose pages may call the API
+                                                           and open sockets (``*``: any)
 =============================  ==========================  =====================================
 
 ``DONJON_CASTLE_DATA`` names a corrected dataset file for The Castle (``games.castle.DATA_ENV``).
@@ -46,6 +55,7 @@ import secrets
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
+from urllib.parse import urlsplit
 
 __all__ = ["Secret", "Settings", "SettingsError"]
 
@@ -92,8 +102,31 @@ def _choice(*allowed: str) -> Callable[[str], str]:
     return cast
 
 
-def _optional_secret(raw: str) -> Secret | None:
-    return Secret(raw) if raw.strip() else None
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+ANY_ORIGIN = "*"
+
+
+def _redis_url(raw: str) -> Secret | None:
+    """A store URL redis-py can open; checked here so a typo stops the start with one line."""
+    if not raw.strip():
+        return None
+    scheme = urlsplit(raw.strip()).scheme
+    if scheme not in REDIS_SCHEMES:
+        schemes = ", ".join(f"{name}://" for name in REDIS_SCHEMES)
+        raise ValueError(f"the URL must start with {schemes} (got {scheme + '://' if scheme else 'no scheme'})")
+    return Secret(raw.strip())
+
+
+def parse_origins(raw: str) -> tuple[str, ...]:
+    """``DONJON_CORS_ORIGINS``: comma-separated ``scheme://host[:port]``, or ``*``."""
+    origins = tuple(part.strip().rstrip("/") for part in raw.split(",") if part.strip())
+    for origin in origins:
+        parts = urlsplit(origin)
+        if origin != ANY_ORIGIN and (
+            parts.scheme not in ("http", "https") or not parts.netloc or parts.path or parts.query
+        ):
+            raise ValueError(f"{origin!r} is not an origin: expected scheme://host[:port] or *")
+    return origins
 
 
 def _optional_path(raw: str) -> Path | None:
@@ -104,7 +137,7 @@ def _optional_path(raw: str) -> Path | None:
 class Settings:
     """The service's configuration. Build with :meth:`from_env`; tests build it directly."""
 
-    redis_url: Secret | None = field(default=None, metadata={"cast": _optional_secret})
+    redis_url: Secret | None = field(default=None, metadata={"cast": _redis_url, "secret": True})
     redis_cluster: str = field(default="auto", metadata={"cast": _choice("auto", "yes", "no")})
     data_dir: Path = field(default=Path("donjon-data"), metadata={"cast": Path})
     fsync: str = field(default="always", metadata={"cast": _choice("always", "everysec")})
@@ -123,6 +156,9 @@ class Settings:
     castle_data: Path | None = field(default=None, metadata={"cast": _optional_path})
     bot_delay_ms: int = field(default=0, metadata={"cast": int})
     bot_takeover_ms: int = field(default=3000, metadata={"cast": int})
+    store_timeout_ms: int = field(default=2000, metadata={"cast": int})
+    ready_timeout_ms: int = field(default=1000, metadata={"cast": int})
+    cors_origins: tuple[str, ...] = field(default=(), metadata={"cast": parse_origins})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -136,7 +172,8 @@ class Settings:
             try:
                 values[spec.name] = spec.metadata["cast"](env[key])
             except (TypeError, ValueError) as exc:
-                raise SettingsError(f"{key}={env[key]!r} is not valid: {exc}") from None
+                shown = key if spec.metadata.get("secret") else f"{key}={env[key]!r}"  # a URL may hold a password
+                raise SettingsError(f"{shown} is not valid: {exc}") from None
         values.update({key: value for key, value in overrides.items() if value is not None})
         settings = cls(**values)
         settings.check()
@@ -153,6 +190,9 @@ class Settings:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be positive, not {getattr(self, name)!r}")
         if not 0 <= self.port <= 65535:
             raise SettingsError(f"{PREFIX}PORT must be 0-65535, not {self.port!r}")
+        for name in ("store_timeout_ms", "ready_timeout_ms"):
+            if getattr(self, name) < 1:
+                raise SettingsError(f"{PREFIX}{name.upper()} must be at least 1, not {getattr(self, name)!r}")
         if self.read_block_ms < 1:
             raise SettingsError(f"{PREFIX}READ_BLOCK_MS must be at least 1, not {self.read_block_ms!r}")
         if self.bot_delay_ms < 0:

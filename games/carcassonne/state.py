@@ -4,12 +4,41 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Mapping
 
+from games.base import OptionSpec, fill_options
 from games.carcassonne.tiles import TileSet, tile_set
 from games.tileboard import Board
 
-__all__ = ["FollowerKind", "Options", "Phase", "State", "Turn", "NORMAL_FOLLOWERS", "LARGE_FOLLOWERS"]
+__all__ = [
+    "FollowerKind",
+    "LARGE_FOLLOWERS",
+    "NORMAL_FOLLOWERS",
+    "OPTIONS",
+    "SECRET_OPTIONS",
+    "Options",
+    "Phase",
+    "State",
+    "Turn",
+    "options_from",
+]
+
+OPTIONS: Mapping[str, OptionSpec] = {
+    "inns_cathedrals": OptionSpec("bool", False, "Inns & Cathedrals: 18 more tiles, inns, cathedrals, "
+                                  "one large follower each, up to 6 players."),
+    "farmers": OptionSpec("bool", True, "Followers may be placed on fields; fields score 3 per adjacent "
+                          "completed city at the end."),
+    "tiny_city_points": OptionSpec("choice", 4, "Points per completed 2-tile city without pennants: 4 (2nd "
+                                   "edition) or 2 (1st edition: 1 per tile and pennant).", (4, 2)),
+    "junction_inn": OptionSpec("choice", "east", "Which legs of the I&C junction tile IC-C its inn belongs to "
+                               "(open question Q1): 'east' (recommended) or 'east_west'.", ("east", "east_west")),
+    "tile_order": OptionSpec("list", None, "Tile ids drawn in this order after the start tile (tutorials, "
+                             "puzzles, games played at a table); the game ends when the list is used up. "
+                             "Secret: never shown to players or spectators.", items="tile ids"),
+}
+"""The option table (the catalog shows it)."""
+
+SECRET_OPTIONS = frozenset({"tile_order"})
 
 NORMAL_FOLLOWERS = 7
 """Meeples a player may place (the eighth is the score marker)."""
@@ -65,6 +94,14 @@ class Options:
         return out
 
 
+def options_from(filled: Mapping[str, Any]) -> Options:
+    """:class:`Options` from option values as the engine normalises them or as ``game_started``
+    records them (missing ones take their defaults)."""
+    o = fill_options("carcassonne", OPTIONS, filled)
+    order = None if o["tile_order"] is None else tuple(o["tile_order"])
+    return Options(o["inns_cathedrals"], o["farmers"], o["tiny_city_points"], o["junction_inn"], order)
+
+
 @dataclass(frozen=True, slots=True)
 class Turn:
     """One completed turn, kept for audit and the from-scratch recount."""
@@ -107,6 +144,23 @@ class State:
     def remaining(self) -> int:
         """Tiles still in the draw pile (the tile to place is not counted)."""
         return len(self.order) if self.order is not None else sum(self.pile)
+
+    @property
+    def table(self) -> Board:
+        """The board of a started game (typed for the rules: ``board`` is ``None`` only before)."""
+        assert self.board is not None
+        return self.board
+
+    @property
+    def placed_at(self) -> tuple[int, int]:
+        """The cell of the tile placed this turn (only asked for after ``tile_placed``)."""
+        assert self.placed is not None
+        return self.placed
+
+    @property
+    def tile_to_place(self) -> str:
+        assert self.tile is not None
+        return self.tile
 
     def remaining_by_tile(self) -> dict[str, int]:
         """Per-id counts of the pile: public knowledge at a real table, never the order."""

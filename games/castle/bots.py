@@ -12,8 +12,8 @@ an operator's dataset. The functions :func:`random_bot` and :func:`greedy_bot` t
 explicitly (``(engine, state, seat, rng)``) for harnesses that already hold one.
 
 The greedy bot looks one step ahead: it places the tile where the features completed at once
-bring it the most points (counting a follower it could still put on a completed, empty
-feature), puts followers where they score now or on the feature worth the most so far (courts
+(its own and the buildings it closes from outside) bring it the most points (counting a follower
+it could still put on a completed, empty feature of the tile), puts followers where they score now or on the feature worth the most so far (courts
 by their markets), scores its features in an order that lands on a corner tower when one can,
 and always plays its doubling and extra-turn wall tiles.
 """
@@ -24,7 +24,8 @@ import random
 from typing import TYPE_CHECKING, Any, Mapping
 
 from games.base import Bot
-from games.castle.scoring import controllers, feature_points
+from games.castle.rules import completed_feature, placed_tile
+from games.castle.scoring import PRINCE_FACTOR, controllers, feature_points
 from games.castle.state import CastleState, Phase
 from games.tileboard import feature_at
 
@@ -94,14 +95,17 @@ def _placement_value(engine: "CastleEngine", state: CastleState, seat: int, move
     value = 0.0
     best_free = 0
     has_follower = state.seats[seat].followers > 0
-    for feature in board.features_on(args["x"], args["y"]):
+    here = (args["x"], args["y"])
+    # The tile's own features, then the buildings it closes from outside without joining them.
+    for (x, y, _), feature in board.features_around(*here):
+        on_tile = (x, y) == here
         if feature.kind == "court":
-            value += 0.1 * feature.count("markets") if not feature.followers else 0
+            value += 0.1 * feature.count("markets") if on_tile and not feature.followers else 0
             continue
         if not feature.complete:
             continue
         if not feature.followers:
-            if has_follower:
+            if has_follower and on_tile:
                 best_free = max(best_free, _points(feature))
             continue
         winners = controllers(feature.followers, ties_score=state.options.ties_score)
@@ -115,7 +119,7 @@ def _placement_value(engine: "CastleEngine", state: CastleState, seat: int, move
 def _follower_value(engine: "CastleEngine", state: CastleState, seat: int, move: Command) -> float:
     if move["type"] == "pass":
         return 0.5 if state.seats[seat].followers > 2 else 1.5
-    placed = engine.placed(state)
+    placed = placed_tile(state)
     feature = feature_at(state.board, placed.x, placed.y, move["args"]["at"])  # type: ignore[arg-type]
     kind = move["args"]["kind"]
     if feature is None:
@@ -125,15 +129,16 @@ def _follower_value(engine: "CastleEngine", state: CastleState, seat: int, move:
     points = _points(feature)
     if feature.complete:
         return 100.0 + points
-    bonus = 2.0 * points if kind == "prince" else feature.count("aeries") + (1 if kind == "falconer" else 0)
+    bonus = float(PRINCE_FACTOR * points) if kind == "prince" else feature.count("aeries") + (1 if kind == "falconer" else 0)
     return 1.0 + points + bonus
 
 
 def _lands_on_tower(engine: "CastleEngine", state: CastleState, seat: int, move: Command) -> int:
     if move["type"] != "score":
         return 0
-    placed = engine.placed(state)
-    feature = engine.feature_named(state, placed, move["args"]["feature"])
+    args = move["args"]
+    placed = placed_tile(state)
+    feature = completed_feature(state, (args.get("x", placed.x), args.get("y", placed.y), args["feature"]))
     marker = state.seats[seat].marker
     step = engine.wall(state).advance(marker, _points(feature))
     return 1 if step.tower is not None and state.towers[step.tower] else 0

@@ -9,9 +9,13 @@ from typing import Any
 from games.castle.track import Marker
 from games.tileboard import Board
 
-__all__ = ["Phase", "Options", "HeldWallTile", "Keep", "SeatState", "CastleState", "with_seat"]
+__all__ = ["CastleState", "FeatureRef", "HeldWallTile", "Keep", "Options", "Phase", "SeatState", "with_seat"]
 
 Cell = tuple[int, int]
+FeatureRef = tuple[int, int, str]
+"""A feature completed this turn as events name it: ``(x, y, at)``, a port (or a port-less
+segment's name) of one of its segments on the tile at (x, y). That tile is the one just placed
+unless the feature only borders it (a house closed by a court tile)."""
 
 
 class Phase(StrEnum):
@@ -110,16 +114,16 @@ class CastleState:
     wall_pool: tuple[tuple[str, int], ...] = ()
     """Wall tiles not yet taken, as (kind, count); a tower's tile is drawn from it on landing."""
     aerie_supply: int = 0
-    completed: tuple[str, ...] = ()
-    """Features (named on the placed tile) completed this turn, scored or to score."""
-    scored: tuple[str, ...] = ()
-    doubled: tuple[str, ...] = ()
+    completed: tuple[FeatureRef, ...] = ()
+    """Features the placed tile completed this turn (its own and those it closed), scored or to score."""
+    scored: tuple[FeatureRef, ...] = ()
+    doubled: tuple[FeatureRef, ...] = ()
     """Completed features the active seat doubles with a wall tile."""
     extra_turns: int = 0
     final: tuple[dict[str, Any], ...] = ()
     winners: tuple[int, ...] = ()
 
-    def but(self, **changes: Any) -> "CastleState":
+    def but(self, **changes: Any) -> CastleState:
         """A copy with ``changes`` (field names only; the copy is as frozen as the original)."""
         new = object.__new__(CastleState)
         fields = new.__dict__
@@ -128,7 +132,7 @@ class CastleState:
         return new
 
     @property
-    def pending(self) -> tuple[str, ...]:
+    def pending(self) -> tuple[FeatureRef, ...]:
         return tuple(at for at in self.completed if at not in self.scored)
 
 

@@ -2,14 +2,14 @@
 
 Every check and every random outcome lives in :mod:`games.castle_panic.rules`; here an event only
 moves ids between zones, sets a number or flips a flag. One function per event type, found by a
-dict lookup. An unknown event type is a bug and raises ``ValueError``.
+dict lookup. An unknown event type is a bug and raises :class:`games.base.UnknownEvent`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from games.base import Event
+from games.base import Event, UnknownEvent
 from games.castle_panic.data import ALL_CARDS, ALL_TOKENS, CARD_KIND, TOKEN_KIND, CardCategory
 from games.castle_panic.state import (
     Board,
@@ -369,6 +369,6 @@ def evolve(state: State, event: Event) -> State:
     """Apply one event; returns a new state and never mutates ``state``."""
     handler = _HANDLERS.get(event.type)
     if handler is None:
-        raise ValueError(f"castle_panic cannot fold event type {event.type!r}")
+        raise UnknownEvent("castle_panic", event.type)
     return handler(state, event.payload)
 

@@ -39,10 +39,10 @@ from typing import Any, Callable, Iterable, Mapping
 from games.base import (
     BadCommand,
     Event,
-    GameOver,
     IllegalMove,
     NotYourTurn,
     UnknownCommand,
+    check_accepting,
     command,
     int_arg,
     parse_command,
@@ -71,6 +71,7 @@ from games.castle_panic.data import (
     step,
 )
 from games.castle_panic.evolve import evolve
+from games.castle_panic.scoring import master_slayers, seat_scores
 from games.castle_panic.state import Monster, Options, Phase, State
 
 __all__ = [
@@ -409,18 +410,12 @@ def _check_end(run: _Run) -> bool:
 def _finish(run: _Run, outcome: str, reason: str) -> None:
     state = run.state
     assert state.config is not None
-    scores = []
-    for seat in state.config.castle_seats:
-        trophies = state.tokens.trophies[seat]
-        scores.append([seat, sum(TOKEN_KIND[t].vp for t in trophies), len(trophies)])
+    scores = seat_scores(state)
     slayers: list[int] = []
     if outcome == "win" and state.config.options.master_slayer:
-        living = set(living_castle_seats(state))
-        eligible = [row for row in scores if row[0] in living]
-        if eligible:
-            best = max((vp, slain) for _, vp, slain in eligible)
-            slayers = [seat for seat, vp, slain in eligible if (vp, slain) == best]
-    run.emit("game_ended", {"outcome": outcome, "reason": reason, "scores": scores, "master_slayers": slayers})
+        slayers = master_slayers(scores, living_castle_seats(state))
+    rows = [list(row) for row in scores]
+    run.emit("game_ended", {"outcome": outcome, "reason": reason, "scores": rows, "master_slayers": slayers})
 
 
 # --- monsters: damage, movement, tokens ----------------------------------------------------
@@ -632,10 +627,8 @@ def decide(state: State, seat: int, cmd: Mapping[str, Any], rng: random.Random) 
 
     :raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move.
     """
-    if state.config is None:
-        raise IllegalMove("the game has not started")
-    if state.result is not None:
-        raise GameOver(f"the game is over ({state.result.outcome}: {state.result.reason})")
+    why_over = "" if state.result is None else f" ({state.result.outcome}: {state.result.reason})"
+    check_accepting(started=state.config is not None, over=state.result is not None, why_over=why_over)
     kind, args = parse_command(cmd)
     handler = _COMMANDS.get(kind)
     if handler is None:

@@ -16,8 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 from games.base import Event
-from games.castle_panic.data import ARC_COLOUR, FORTIFY_TOKENS, TOKEN_KIND, Ring
+from games.castle_panic.data import ARC_COLOUR, FORTIFY_TOKENS, Ring
 from games.castle_panic.rules import acting_seat, legal_moves, living_castle_seats, waiting_for
+from games.castle_panic.scoring import seat_scores
 from games.castle_panic.state import State
 
 __all__ = ["view", "redact", "summary"]
@@ -60,10 +61,7 @@ def view(state: State, viewer: int | None) -> dict[str, Any]:
     for seat in range(config.seats):
         visible = not options.hidden_hands or viewer == seat
         hands.append(list(cards.hands[seat]) if visible else None)
-    scores = []
-    for seat in config.castle_seats:
-        trophies = tokens.trophies[seat]
-        scores.append({"seat": seat, "vp": sum(TOKEN_KIND[t].vp for t in trophies), "slain": len(trophies)})
+    scores = [row._asdict() for row in seat_scores(state)]
     out: dict[str, Any] = {
         "game": "castle_panic",
         "started": True,

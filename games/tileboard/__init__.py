@@ -51,7 +51,9 @@ Board (:class:`Board`, immutable: every change returns a new board)
     ``can_place(tile)``.
 
 Features (:class:`Feature`, maintained by union on every placement)
-    ``board.feature_of(x, y, seg)``, ``board.features_on(x, y)``, ``board.all_features()``.
+    ``board.feature_of(x, y, seg)``, ``board.features_on(x, y)``, ``board.all_features()``;
+    ``board.features_around(x, y) -> [((x, y, seg), feature)]`` adds the features bordering the
+    tile across an edge (closed by it without joining it).
     ``Feature(id, kind, segments={(x, y, seg)}, cells={(x, y)}, open_ports, attrs, followers)``;
     ``.complete`` is ``open_ports == 0`` (ports facing an unplayable cell or a placed tile are
     closed; a port-less segment is trivially complete, so cloister-like completion is the

@@ -18,8 +18,9 @@ sharing them is safe), and merged sets are built once, at the end of the placeme
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Iterable, Iterator
+from typing import Any
 
 from games.tileboard.tiles import ROTATIONS, SIDE_OFFSETS, Segment, Tile, mirror_port
 
@@ -211,7 +212,7 @@ class _Draft:
     It shares the frozen sets of the feature it starts from and only lists the sets merged into
     it; :meth:`freeze` builds each merged set once."""
 
-    __slots__ = ("old", "id", "kind", "size", "segments", "cells", "open_ports", "attrs", "followers")
+    __slots__ = ("attrs", "cells", "followers", "id", "kind", "old", "open_ports", "segments", "size")
 
     def __init__(self, old: Feature) -> None:
         self.old = old
@@ -224,7 +225,7 @@ class _Draft:
         self.attrs = old.attrs
         self.followers = old.followers
 
-    def absorb(self, other: "_Draft") -> None:
+    def absorb(self, other: _Draft) -> None:
         """Take ``other`` into this feature (the caller relabels ``other``'s segments)."""
         self.size += other.size
         self.segments += other.segments
@@ -265,7 +266,7 @@ class Board:
     next_id: int = 0
 
     @classmethod
-    def empty(cls, rules: BoardRules) -> "Board":
+    def empty(cls, rules: BoardRules) -> Board:
         return cls(rules)
 
     # --- queries ----------------------------------------------------------------------------
@@ -291,6 +292,35 @@ class Board:
             if fid not in seen:
                 seen[fid] = self.features[fid]
         return list(seen.values())
+
+    def features_around(self, x: int, y: int) -> list[tuple[SegRef, Feature]]:
+        """Every distinct feature a tile at (x, y) belongs to or borders: those with a segment on
+        it (segment order), then those with a port facing it across an edge (sides N E S W),
+        each once, with the first segment found. A tile closes a bordering feature of another
+        kind without joining it (The Castle's buildings), so completion checks need both."""
+        out: list[tuple[SegRef, Feature]] = []
+        seen: set[int] = set()
+        seg_feature, features, cells = self.seg_feature, self.features, self.cells
+
+        def note(ref: SegRef) -> None:
+            fid = seg_feature[ref]
+            if fid not in seen:
+                seen.add(fid)
+                out.append((ref, features[fid]))
+
+        for i in range(len(cells[(x, y)].tile.segments)):
+            note((x, y, i))
+        for side in range(4):
+            dx, dy = SIDE_OFFSETS[side]
+            other = cells.get((x + dx, y + dy))
+            if other is None:
+                continue
+            their_ports = other.ports
+            for p in range(3 * side, 3 * side + 3):
+                theirs = their_ports[_MIRROR[p]]
+                if theirs is not None:
+                    note((other.x, other.y, theirs))
+        return out
 
     def segment(self, ref: SegRef) -> Segment:
         x, y, i = ref
@@ -381,7 +411,7 @@ class Board:
 
     # --- changes ----------------------------------------------------------------------------
 
-    def place(self, tile: Tile, x: int, y: int, rotation: int, *, check: bool = True, fixed: bool = False) -> "Board":
+    def place(self, tile: Tile, x: int, y: int, rotation: int, *, check: bool = True, fixed: bool = False) -> Board:
         """A new board with ``tile`` at (x, y). ``check=False`` skips legality (start tiles,
         border pieces); raises :class:`IllegalPlacement` when checked and refused."""
         if rotation not in ROTATIONS:
@@ -496,7 +526,7 @@ class Board:
                 frontier[(nx, ny)] = (*known[:opposite], facing[side], *known[opposite + 1 :])
         return Board(rules, cells, seg_feature, features, frontier, next_id)
 
-    def with_follower(self, follower: Follower) -> "Board":
+    def with_follower(self, follower: Follower) -> Board:
         """A new board with ``follower`` added to its segment's feature (no occupancy check)."""
         fid = self.seg_feature[(follower.x, follower.y, follower.segment)]
         f = self.features[fid]
@@ -504,7 +534,7 @@ class Board:
         features[fid] = Feature(f.id, f.kind, f.segments, f.cells, f.open_ports, f.attrs, f.followers + (follower,))
         return Board(self.rules, self.cells, self.seg_feature, features, self.frontier, self.next_id)
 
-    def without_followers(self, feature_ids: Iterable[int]) -> "Board":
+    def without_followers(self, feature_ids: Iterable[int]) -> Board:
         """A new board where the given features hold no followers."""
         features = dict(self.features)
         for fid in feature_ids:

@@ -524,7 +524,7 @@ async def replay_figures(engines: Mapping[str, Any], quick: bool = False) -> dic
     """Play random legal games of each real engine through the command path, then replay them."""
     from events.embedded import EmbeddedServer
     from events.store import EventStore
-    from service.commands import GameService
+    from service.game_service import GameService
     from service.replay import replay_game
 
     figures: dict[str, str] = {}
@@ -562,7 +562,7 @@ async def bot_figures(engines: Mapping[str, Any], quick: bool = False) -> dict[s
     task per game): bot moves/s with each game's bots, and the worst event-loop lag meanwhile."""
     from events.embedded import EmbeddedServer
     from events.store import EventStore
-    from service.commands import GameService
+    from service.game_service import GameService
 
     figures: dict[str, str] = {}
     concurrent = 3 if quick else 10

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import hashlib
+import importlib
 import json
 import random
 import re
@@ -11,16 +12,23 @@ import re
 import pytest
 
 import games.base
+from games import GAME_MODULES, find_engine
 from games.base import (
     BadCommand,
     BadOptions,
     EngineBase,
     Event,
+    GameOver,
     OptionSpec,
+    RuleError,
+    UnknownCommand,
+    UnknownEvent,
     check_seats,
     fill_options,
+    fold,
     int_arg,
     parse_command,
+    play_out,
     redact_secrets,
     secret_digest,
     secret_fields,
@@ -269,3 +277,55 @@ def test_play_out_stops_a_game_longer_than_max_commands():
     from games.castle_panic.bots import RANDOM
     with pytest.raises(RuntimeError, match="castle_panic: the game did not end within 5 commands"):
         games.base.play_out(ENGINE, 2, {}, RANDOM, b"s", max_commands=5)
+
+
+# --- one contract for every served engine -------------------------------------------------------
+
+SERVED = sorted(GAME_MODULES)
+
+
+def _finished_game(name: str):
+    engine = find_engine(name)
+    bot = importlib.import_module(f"{GAME_MODULES[name]}.bots").BOTS["random"]
+    state, _ = play_out(engine, engine.min_seats, {}, bot, 7)
+    assert engine.is_terminal(state)
+    return engine, state
+
+
+@pytest.mark.parametrize("name", SERVED)
+def test_every_engine_refuses_to_fold_an_unknown_event_type_by_name(name):
+    engine = find_engine(name)
+    seats = engine.min_seats
+    started = fold(engine, engine.setup(engine.normalize_options({}, seats), seats, random.Random(1)))
+    for state in (engine.initial_state(), started):
+        with pytest.raises(UnknownEvent, match=rf"^{name} cannot fold unknown event type 'feature_scord'$") as caught:
+            engine.evolve(state, Event("feature_scord", {}))  # a misspelt type
+        assert caught.value.event_type == "feature_scord"
+        assert not isinstance(caught.value, RuleError)  # a bug, never a rule outcome
+
+
+@pytest.mark.parametrize("name", SERVED)
+@pytest.mark.parametrize("cmd", [
+    {"type": "pass"},
+    {"type": "no_such_command"},
+    {"type": 3},
+    {"type": "pass", "args": 3},
+    "pass",
+])
+def test_a_finished_game_answers_game_over_to_any_command_in_every_engine(name, cmd):
+    engine, state = _finished_game(name)
+    for seat in range(engine.min_seats):
+        with pytest.raises(GameOver, match=r"^the game is over.*; no command is accepted$"):
+            engine.decide(state, seat, cmd, random.Random(0))
+
+
+@pytest.mark.parametrize("name", SERVED)
+def test_a_malformed_command_to_a_running_game_is_bad_command_before_its_type_or_seat(name):
+    engine = find_engine(name)
+    seats = engine.min_seats
+    state = fold(engine, engine.setup(engine.normalize_options({}, seats), seats, random.Random(1)))
+    for seat in (0, seats + 5):
+        with pytest.raises(BadCommand):
+            engine.decide(state, seat, {"type": 3}, random.Random(0))
+        with pytest.raises(UnknownCommand):
+            engine.decide(state, seat, {"type": "no_such_command"}, random.Random(0))

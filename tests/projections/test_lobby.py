@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -40,11 +41,20 @@ def test_needs_record_only_when_the_lobby_would_show_something_else():
 # --- on a real store (embedded, cluster, external): crash-safe ordering and the repair ---------
 
 
+FUTURE_TS = 4_000_000_000_000
+"""Creation time of the games these tests file: newer than every other game the session's
+servers hold, so they head every newest-first page."""
+
+
+def in_the_future(envelopes):
+    return [dataclasses.replace(envelope, ts=FUTURE_TS) for envelope in envelopes]
+
+
 async def stored_game(store, new_game_id, envelopes):
     """A game whose meta exists, folded from ``envelopes``: ``(game_id, projection)``."""
     game_id = new_game_id()
     await store.create_game(game_id, {"game": "tiny"})
-    return game_id, GameProjection.fold(game_id, TINY, envelopes)
+    return game_id, GameProjection.fold(game_id, TINY, in_the_future(envelopes))
 
 
 def listed(entries, game_id):
@@ -59,7 +69,7 @@ async def test_a_status_change_cut_after_any_step_leaves_the_game_in_exactly_one
     envs = opening()
     for cut in ("after_add", "after_entry"):
         game_id, seated = await stored_game(store, new_game_id, envs[:2])
-        started = GameProjection.fold(game_id, TINY, envs)
+        started = GameProjection.fold(game_id, TINY, in_the_future(envs))
         await record(store, seated)
         # What record(started) writes, stopped where a crash would stop it.
         await store.redis.zadd(lobby_key("active", lobby_shard(game_id)), {game_id: started.created_ts})
@@ -86,7 +96,7 @@ async def test_an_older_lobby_write_never_overwrites_a_newer_one(store, new_game
     from projections.lobby import list_lobby, record
 
     game_id, finished = await stored_game(store, new_game_id, random_game(random.Random(3)))
-    started = GameProjection.fold(game_id, TINY, opening())
+    started = GameProjection.fold(game_id, TINY, in_the_future(opening()))
     await record(store, finished)
     assert not await store.set_status(game_id, "active", 1, version=started.version, fields={"lobby": "{}"})
     await record(store, started)  # two nodes' writes crossing: the stale one changes nothing

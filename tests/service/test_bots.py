@@ -14,7 +14,7 @@ from projections.game import GameProjection
 import games
 from games.carcassonne.bots import GREEDY as CARCASSONNE_GREEDY
 from service.bots import bot_rng, bots_for
-from service.commands import GameService
+from service.game_service import GameService
 from service.keys import METRICS, SERVICE, STORE
 from service.replay import replay_game
 from tests.service.conftest import ENGINES, hello, receive_until, take_seat
@@ -262,7 +262,7 @@ async def test_two_nodes_racing_for_the_same_bot_move_apply_it_once(client):
     try:
         pa, pb = await node_a.load(game_id), await node_b.load(game_id)
         assert pa.version == pb.version == 6
-        moved = await asyncio.gather(node_a._bot_move(pa, 0, "first"), node_b._bot_move(pb, 0, "first"))
+        moved = await asyncio.gather(node_a.bot_scheduler.move(pa, 0, "first"), node_b.bot_scheduler.move(pb, 0, "first"))
         assert sorted(moved, key=str) == [7, None]
         envelopes = await store.read(game_id)
         assert [(e.version, e.type, e.command_id) for e in envelopes[6:]] == [(7, "drew", "bot:0:6")]
@@ -333,6 +333,8 @@ async def test_a_bot_that_fails_is_logged_and_its_game_left_as_it_is(make_client
     while "bot.failed" not in caplog.text and loop.time() < deadline:
         await asyncio.sleep(0.01)
     assert "bot.failed" in caplog.text and "no idea" in caplog.text
+    failed = next(r.getMessage() for r in caplog.records if "bot.failed" in r.getMessage())
+    assert "Traceback" in failed and "in broken" in failed  # where the bot raised, not just what
     body = await (await client.get(f"/games/{game_id}")).json()
     assert (body["status"], body["version"]) == ("active", 6)
-    assert client.app[SERVICE]._bot_failed == {game_id: 6}
+    assert client.app[SERVICE].bot_scheduler._failed == {game_id: 6}

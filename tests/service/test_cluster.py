@@ -108,8 +108,17 @@ class Resharder:
     async def node_id(self, port: int) -> str:
         return (await self.clients[port].execute_command("CLUSTER", "MYID")).decode()
 
+    async def owner(self, slot: int) -> int:
+        """The master that says it serves ``slot`` (its own view, right after a move; the others
+        learn of it over the cluster bus a moment later)."""
+        for port, client in self.clients.items():
+            for start, end, primary, *_replicas in await client.execute_command("CLUSTER", "SLOTS"):
+                if start <= slot <= end and int(primary[1]) == port:
+                    return port
+        raise LookupError(f"no master says it serves slot {slot}")
+
     async def move(self, slot: int) -> None:
-        source = self.cluster.master_of_slot(slot).port
+        source = await self.owner(slot)
         ports = sorted(self.clients)
         target = ports[(ports.index(source) + 1) % len(ports)]
         source_id, target_id = await self.node_id(source), await self.node_id(target)

@@ -12,7 +12,7 @@ import pytest
 from games.base import IllegalMove, RuleError
 from service.errors import ErrorCode, ServiceError, from_rule_error
 from service.logs import configure_logging
-from service.metrics import Counter, Histogram, Metrics
+from service.metrics import Metrics
 from service.settings import Secret, Settings, SettingsError
 from service.wire import JSON, MSGPACK, CommandFrame, Hello, parse_frame
 
@@ -26,6 +26,14 @@ def test_settings_defaults_are_the_embedded_laptop_setup():
     assert (settings.host, settings.port, settings.data_dir, settings.fsync) == (
         "127.0.0.1", 8080, Path("donjon-data"), "always"
     )
+
+
+def test_the_store_budgets_are_settings():
+    settings = Settings.from_env({"DONJON_STORE_TIMEOUT_MS": "1500", "DONJON_READY_TIMEOUT_MS": "250"})
+    assert (settings.store_timeout_ms, settings.ready_timeout_ms) == (1500, 250)
+    assert (Settings().store_timeout_ms, Settings().ready_timeout_ms) == (2000, 1000)
+    with pytest.raises(SettingsError, match="DONJON_STORE_TIMEOUT_MS"):
+        Settings.from_env({"DONJON_STORE_TIMEOUT_MS": "0"})
 
 
 def test_settings_cast_the_environment_and_flags_win():
@@ -106,28 +114,38 @@ def test_rule_errors_keep_their_codes():
 # --- metrics -----------------------------------------------------------------------------------
 
 
-def test_metrics_render_the_prometheus_text_format():
-    counter = Counter("x_total", "Things.", ("kind",))
-    counter.inc(kind='a"b')
-    counter.inc(2, kind="c")
-    assert counter.render() == [
-        "# HELP x_total Things.", "# TYPE x_total counter", 'x_total{kind="a\\"b"} 1', 'x_total{kind="c"} 2'
-    ]
-    histogram = Histogram("h_seconds", "Latency.", buckets=(0.1, 1.0))
-    histogram.observe(0.05)
-    histogram.observe(0.5)
-    histogram.observe(5)
-    assert histogram.render()[2:] == [
-        'h_seconds_bucket{le="0.1"} 1', 'h_seconds_bucket{le="1"} 2', 'h_seconds_bucket{le="+Inf"} 3',
-        "h_seconds_sum 5.55", "h_seconds_count 3",
-    ]
-    assert histogram.quantile(0.5) == pytest.approx(0.55)  # the 1.5th of 3 lies halfway into (0.1, 1]
-    before = histogram.snapshot()
-    histogram.observe(0.05)
-    assert histogram.quantile(0.99, since=before) == pytest.approx(0.099)
+def test_every_series_carries_the_node_and_the_known_ones_exist_at_zero():
+    metrics = Metrics(node_id="n1", games={"castle": ["greedy", "random"]})
+    text = metrics.render().decode()
+    for line in (
+        'donjon_games_created_total{game="castle",node="n1"} 0.0',
+        'donjon_commands_total{game="castle",node="n1",result="ok"} 0.0',
+        'donjon_command_seconds_count{game="castle",node="n1"} 0.0',
+        'donjon_bot_moves_total{bot="random",game="castle",node="n1"} 0.0',
+        'donjon_ws_errors_total{code="store_unavailable",node="n1"} 0.0',
+        'donjon_ws_connections{node="n1"} 0.0',
+        'donjon_events_appended_total{node="n1"} 0.0',
+    ):
+        assert line in text.splitlines(), line
+    build = next(line for line in text.splitlines() if line.startswith("donjon_build_info{"))
+    assert 'node="n1"' in build and 'version="' in build and build.endswith(" 1.0")
+    assert "# TYPE process_cpu_seconds_total counter" in text
+    assert "# TYPE python_gc_collections_total counter" in text
+    assert not [line for line in text.splitlines() if line.split("{")[0].split(" ")[0].endswith("_created")]
+    every_donjon_sample = [line for line in text.splitlines() if line.startswith("donjon_")]
+    assert every_donjon_sample and all('node="n1"' in line for line in every_donjon_sample)
+
+
+def test_two_apps_in_one_process_count_apart():
+    one, two = Metrics(node_id="a"), Metrics(node_id="b")
+    one.commands.inc(game="tiny", result="ok")
+    one.command_seconds.observe(0.01, game="tiny")
+    one.ws_connections.inc()
+    assert one.commands.value(game="tiny", result="ok") == 1 and two.commands.value(game="tiny", result="ok") == 0
+    assert (one.command_seconds.count(game="tiny"), two.command_seconds.count(game="tiny")) == (1, 0)
+    assert (one.ws_connections.value(), two.ws_connections.value()) == (1, 0)
     with pytest.raises(ValueError):
-        counter.inc(wrong="label")
-    assert Metrics().render().count("# TYPE") == 19
+        one.commands.inc(wrong="label")
 
 
 # --- logs --------------------------------------------------------------------------------------

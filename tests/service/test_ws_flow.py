@@ -173,7 +173,7 @@ async def test_the_two_node_flow_runs_the_same_on_each_store_server(aiohttp_clie
 
 
 @pytest.mark.allow_error_logs
-async def test_a_stream_the_node_cannot_fold_closes_its_sockets_and_the_node_keeps_serving(client):
+async def test_a_stream_the_node_cannot_fold_closes_its_sockets_and_the_node_keeps_serving(client, caplog):
     from events.envelope import NewEvent
     from service.keys import STORE
 
@@ -188,6 +188,8 @@ async def test_a_stream_the_node_cannot_fold_closes_its_sockets_and_the_node_kee
     message = await watcher.receive(timeout=5)
     assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
     assert watcher.close_code == 1011
+    failed = next(r.getMessage() for r in caplog.records if "reader.publish_failed" in r.getMessage())
+    assert "Traceback" in failed and "teleported" in failed
     await command(player, "still", {"type": "draw", "args": {}})
     ack, _ = await expect_reply(player, "still")
     assert ack["type"] == "ack"

@@ -180,3 +180,43 @@ def test_falcon_supply_has_prince_and_falconer():
     assert view["seats"][0]["supply"] == {"normal": 6, "prince": True, "falconer": True}
     assert view["aerie_supply"] == 12
     assert len(view["start_spaces"]) == 9
+
+
+def _seat_1_earns_three_tokens(held: tuple[int, int]) -> tuple[Game, list[Event]]:
+    """Seat 1's falconer on a path with two aeries (F11, F12) that seat 0 closes: 3 tokens."""
+    game = Game(["F11", "F12", "B13", "B20"], falcon=True)
+    game.inject(*(Event("aeries_taken", {"seat": s, "count": n}) for s, n in enumerate(held) if n))
+    game.turn(2, 0)                          # seat 0: the path from S1 runs south
+    game.turn(2, 1, 0, at="N", kind="falconer")  # seat 1: turns east, falconer on it
+    events = game.turn(3, 1, 270)            # seat 0: a dead end closes it, 4 tiles
+    assert game.of("feature_scored", events)[0]["aeries"] == [0, 3]
+    return game, events
+
+
+def test_an_empty_supply_keeps_the_difference_when_the_earner_holds_fewer_than_it_must_hand_back():
+    game, events = _seat_1_earns_three_tokens((11, 1))
+    # Seat 1 takes its 3, then both hand back 2: 9 / 2, the difference 10 - 3 = 7.
+    assert [(e.type, e.payload) for e in events if e.type.startswith("aeries")] == [
+        ("aeries_taken", {"seat": 1, "count": 3}), ("aeries_returned", {"each": 2}),
+    ]
+    assert [s.aeries for s in game.state.seats] == [9, 2]
+    assert game.state.aerie_supply == 1
+    view = ENGINE.view(game.state, None)
+    assert ([s["aeries"] for s in view["seats"]], view["aerie_supply"]) == ([9, 2], 1)
+
+
+def test_twelve_to_nothing_the_trailing_seat_still_gains():
+    game, _ = _seat_1_earns_three_tokens((12, 0))
+    assert [s.aeries for s in game.state.seats] == [10, 1]  # the difference 12 - 3 = 9
+
+
+def test_a_lead_beyond_the_twelve_tokens_is_still_counted():
+    game = Game(["F11", "F12", "B13", "F02"], falcon=True)
+    game.inject(Event("aeries_taken", {"seat": 0, "count": 12}))
+    game.turn(2, 0, 0, at="N", kind="falconer")  # seat 0: falconer on the path from S1
+    game.turn(2, 1, 0)
+    events = game.turn(3, 1, 270)                # seat 0 closes it: 3 tokens, seat 1 holds none to hand back
+    aerie_events = [(e.type, e.payload) for e in events if e.type.startswith("aeries")]
+    assert aerie_events == [("aeries_taken", {"seat": 0, "count": 3})]
+    assert [s.aeries for s in game.state.seats] == [15, 0]
+    assert game.state.aerie_supply == 0

@@ -8,6 +8,7 @@ import pytest
 
 from games.base import BadCommand, BadOptions, GameOver, IllegalMove, NotYourTurn, UnknownCommand, command
 from games.castle import ENGINE
+from games.castle.rules import usable_wall_tiles
 from games.castle.scoring import controllers
 from games.castle.state import with_seat
 from games.tileboard import Follower
@@ -425,4 +426,4 @@ def test_opponent_landing_on_a_tower_in_my_turn_takes_it_for_its_next_turn():
     assert [(t["seat"], t["tower"]) for t in taken] == [(1, 1)]
     assert game.state.seats[1].wall_tiles[0].taken_turn == 3
     assert game.state.active == 1 and game.state.turn == 4
-    assert ENGINE.usable_wall_tiles(game.state, 1) == [taken[0]["tile"]]
+    assert usable_wall_tiles(game.state, 1) == [taken[0]["tile"]]

@@ -62,9 +62,9 @@ def test_pending_scoring_choices_are_in_the_view():
     view = ENGINE.view(game.state, 0)
     assert view["phase"] == "score"
     assert view["pending"] == [
-        {"feature": "N", "kind": "path", "tiles": 3, "scorers": [0], "next": True, "doubled": False},
-        {"feature": "E", "kind": "path", "tiles": 3, "scorers": [1], "next": False, "doubled": False},
-        {"feature": "W", "kind": "path", "tiles": 3, "scorers": [0], "next": True, "doubled": False},
+        {"feature": "N", "x": 2, "y": 1, "kind": "path", "tiles": 3, "scorers": [0], "next": True, "doubled": False},
+        {"feature": "E", "x": 2, "y": 1, "kind": "path", "tiles": 3, "scorers": [1], "next": False, "doubled": False},
+        {"feature": "W", "x": 2, "y": 1, "kind": "path", "tiles": 3, "scorers": [0], "next": True, "doubled": False},
     ]
     assert view["legal"] == [command("score", feature="N"), command("score", feature="W")]
 

@@ -12,6 +12,8 @@ seed with the game id suffixed ``:bot:<seat>`` (a suffix no game id can have, so
 the rng of the engine's own decision on that version). It is therefore reproducible by anyone
 holding the revealed seed, which is what ``donjon replay`` checks.
 
+Which node makes a bot's move, and when, is :mod:`service.bots.scheduler`'s job.
+
 >>> from games import find_engine
 >>> sorted(bots_for(find_engine("castle")))
 ['greedy', 'random']
@@ -26,7 +28,7 @@ from typing import Any
 from games import GAME_MODULES
 from games.base import Bot, Engine, derive_rng
 
-__all__ = ["Bot", "bots_for", "bot_rng", "bot_command_id", "due_bot"]
+__all__ = ["Bot", "bot_command_id", "bot_rng", "bots_for", "due_bot"]
 
 
 def bots_for(engine: Engine) -> dict[str, Bot]:

@@ -8,17 +8,41 @@ hold a (face-down) wall tile, never which tiles those are.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from games.base import Viewer
-from games.castle.engine import LABELS, ROLES
+from games.base import Event, Viewer, redact_secrets
+from games.castle.rules import ROLES, completed_feature, legal_moves, scoring_choices, usable_wall_tiles
+from games.castle.scoring import scorers
 from games.castle.state import CastleState, Phase
 from games.tileboard import segment_name
 
 if TYPE_CHECKING:
     from games.castle.engine import CastleEngine
 
-__all__ = ["build_view"]
+__all__ = ["LABELS", "redact", "summary", "view"]
+
+LABELS: Mapping[str, Mapping[str, str]] = {
+    "path": {"original": "path", "zamek": "road", "pl": "droga", "role": "herald", "role_zamek": "herald",
+             "role_pl": "herold"},
+    "house": {"original": "house", "zamek": "house", "pl": "dom", "role": "squire", "role_zamek": "squire",
+              "role_pl": "giermek"},
+    "tower": {"original": "tower", "zamek": "pigsty", "pl": "chlew", "role": "knight", "role_zamek": "farmer",
+              "role_pl": "rolnik"},
+    "court": {"original": "court", "zamek": "meadow", "pl": "łąka", "role": "merchant", "role_zamek": "monk",
+              "role_pl": "mnich"},
+    "chapel": {"original": "chapel", "zamek": "chapel", "pl": "kaplica", "role": "preacher",
+               "role_zamek": "preacher", "role_pl": "kaznodzieja"},
+    "market": {"original": "market", "zamek": "shrine", "pl": "kapliczka"},
+    "square": {"original": "square", "zamek": "fountain", "pl": "fontanna"},
+    "fountain": {"original": "fountain", "zamek": "stocks", "pl": "dyby"},
+    "keep": {"original": "keep", "zamek": "family house", "pl": "siedziba rodu"},
+    "prince": {"original": "king", "zamek": "prince", "pl": "książę"},
+    "falconer": {"original": "falconer", "zamek": "falconer", "pl": "sokolnik"},
+    "aerie": {"original": "falcon aerie", "zamek": "falcon nest", "pl": "gniazdo sokoła"},
+    "wall_tile": {"original": "wall tile", "zamek": "special token", "pl": "żeton specjalny"},
+}
+"""Display names: the original (RGG) English, the Zamek edition's English and its Polish words."""
 
 
 def _interior_rows(cells: frozenset[tuple[int, int]]) -> list[str]:
@@ -27,7 +51,7 @@ def _interior_rows(cells: frozenset[tuple[int, int]]) -> list[str]:
     return ["".join("#" if (x, y) in cells else "." for x in range(width)) for y in range(height)]
 
 
-def build_view(engine: "CastleEngine", state: CastleState, viewer: Viewer) -> dict[str, Any]:
+def view(engine: CastleEngine, state: CastleState, viewer: Viewer) -> dict[str, Any]:
     if state.phase is Phase.NOT_STARTED or state.board is None:
         return {"game": engine.name, "phase": state.phase.value, "legal": []}
     board = state.board
@@ -48,14 +72,16 @@ def build_view(engine: "CastleEngine", state: CastleState, viewer: Viewer) -> di
     wall = engine.wall(state)
     seats = []
     for seat, s in enumerate(state.seats):
-        usable = set(engine.usable_wall_tiles(state, seat)) if seat == state.active else set()
+        gate = s.marker.gate
+        usable = set(usable_wall_tiles(state, seat)) if seat == state.active else set()
         seats.append({
             "seat": seat,
             "score": s.marker.score,
             "space": s.marker.space(wall.length),
             "lap": s.marker.lap(wall.length),
-            "at_gate": None if s.marker.gate is None else [s.marker.gate, (s.marker.gate + 1) % wall.length],
-            "supply": {"normal": s.followers, "prince": s.prince, "falconer": s.falconer} if falcon else {"normal": s.followers},
+            "at_gate": None if gate is None else [gate, (gate + 1) % wall.length],
+            "supply": {"normal": s.followers, "prince": s.prince, "falconer": s.falconer}
+            if falcon else {"normal": s.followers},
             "wall_tiles": [
                 {**engine.wall_tile_info(h.kind), "taken_turn": h.taken_turn,
                  "usable_now": h.kind in usable and h.taken_turn < state.turn}
@@ -66,13 +92,13 @@ def build_view(engine: "CastleEngine", state: CastleState, viewer: Viewer) -> di
         })
     pending = []
     if state.phase is Phase.SCORE:
-        placed = engine.placed(state)
-        choices = engine.scoring_choices(state)
-        for at in state.pending:
-            feature = engine.feature_named(state, placed, at)
-            pending.append({"feature": at, "kind": feature.kind, "tiles": feature.tile_count,
-                            "scorers": list(engine.scorers(state, feature)), "next": at in choices,
-                            "doubled": at in state.doubled})
+        choices = scoring_choices(engine, state)
+        for ref in state.pending:
+            x, y, at = ref
+            feature = completed_feature(state, ref)
+            pending.append({"feature": at, "x": x, "y": y, "kind": feature.kind, "tiles": feature.tile_count,
+                            "scorers": list(scorers(state, feature)), "next": ref in choices,
+                            "doubled": ref in state.doubled})
     out: dict[str, Any] = {
         "game": engine.name,
         "dataset": state.dataset,
@@ -96,7 +122,7 @@ def build_view(engine: "CastleEngine", state: CastleState, viewer: Viewer) -> di
         "gates": [list(g) for g in engine.dataset.track.gates] if falcon else [],
         "pending": pending,
         "extra_turns": state.extra_turns,
-        "legal": engine.legal_moves(state, viewer) if isinstance(viewer, int) else [],
+        "legal": legal_moves(engine, state, viewer) if isinstance(viewer, int) else [],
     }
     if falcon:
         out["aerie_supply"] = state.aerie_supply
@@ -104,3 +130,25 @@ def build_view(engine: "CastleEngine", state: CastleState, viewer: Viewer) -> di
         out["final"] = [dict(item) for item in state.final]
         out["winners"] = list(state.winners)
     return out
+
+
+def redact(engine: CastleEngine, event: Event, viewer: Viewer) -> Event | None:
+    """Events are public: draws are recorded when they happen (the log holds no future), the
+    drawn castle tile is shown to both players, and a wall tile is turned face up when
+    taken. The one exception is a scripted ``tile_order``, the future by definition: the
+    ``game_started`` event shows only its salted commitment (:func:`games.base.secret_fields`)."""
+    if event.type == "game_started":
+        return redact_secrets(event, engine.secret_options)
+    return event
+
+
+def summary(state: CastleState) -> dict[str, Any]:
+    status = {Phase.NOT_STARTED: "not_started", Phase.OVER: "over"}.get(state.phase, "playing")
+    return {
+        "status": status,
+        "scores": [s.marker.score for s in state.seats],
+        "winners": list(state.winners),
+        "turn": state.turn,
+        "active": None if state.phase in (Phase.NOT_STARTED, Phase.OVER) else state.active,
+        "remaining": state.remaining,
+    }

@@ -1,0 +1,209 @@
+"""Carcassonne's rules: setup, ``decide`` and the legal moves.
+
+Turn flow: the tile to place is always drawn already (``view["tile"]``). ``place_tile`` puts it
+down; then ``place_follower`` or ``pass`` ends the turn: the features the tile completed are
+scored (:mod:`games.carcassonne.scoring`), their followers go back, and the next seat's tile is
+drawn (tiles with no legal placement anywhere are discarded and the same seat draws again). When
+the pile is empty the final scoring follows as events and the game is over.
+
+Commands::
+
+    {"type": "place_tile", "args": {"x": 1, "y": 0, "rotation": 90}}
+    {"type": "place_follower", "args": {"at": "E", "kind": "normal"}}   # or "large"
+    {"type": "pass", "args": {}}
+
+``at`` is a port name of the placed tile as it lies (``Nw N Ne En E Es Se S Sw Ws W Wn``; any
+port of a segment names that segment), ``monastery`` or ``inner_field``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from games.base import (
+    BadCommand,
+    Event,
+    IllegalMove,
+    NotYourTurn,
+    UnknownCommand,
+    check_accepting,
+    int_arg,
+    parse_command,
+    secret_fields,
+)
+from games.carcassonne.evolve import evolve
+from games.carcassonne.scoring import INNER_FIELD, completed_scorings, final_scorings, segment_at, spot_name
+from games.carcassonne.state import SECRET_OPTIONS, FollowerKind, Options, Phase, State
+from games.carcassonne.tiles import FIELD, MONASTERY, START_TILE
+from games.tileboard import PORT_NAMES, ROTATIONS, draw_sequence, draw_until_placeable, free_spots
+
+__all__ = ["decide", "follower_moves", "legal_moves", "setup", "waiting_for"]
+
+Command = dict[str, Any]
+
+
+def setup(opts: Options, seats: int, rng: random.Random) -> list[Event]:
+    """``game_started`` (a scripted ``tile_order`` only as its commitment) and the first draw."""
+    options = opts.as_dict()
+    started = Event("game_started", {
+        "seats": seats,
+        "options": {name: value for name, value in options.items() if name not in SECRET_OPTIONS},
+        "start": {"tile": START_TILE, "x": 0, "y": 0, "rotation": 0},
+        "pile": len(opts.tile_order) if opts.tile_order is not None else sum(opts.tiles.pile_counts().values()),
+        **secret_fields(SECRET_OPTIONS, options, rng),
+    })
+    state = evolve(State(), started)
+    return [started, *_draw(state, 0, rng)[0]]
+
+
+def decide(state: State, seat: int, cmd: Command, rng: random.Random) -> list[Event]:
+    """Events for ``cmd`` by ``seat``, checked in the order :mod:`games.base` documents.
+
+    :raises GameOver: the game has ended.
+    :raises BadCommand: malformed command or arguments (``bad_command``).
+    :raises UnknownCommand: a type other than place_tile, place_follower, pass.
+    :raises NotYourTurn: another seat acts now, or this command is not the one owed.
+    :raises IllegalMove: the placement or follower spot breaks the rules.
+    """
+    check_accepting(started=state.phase is not Phase.NOT_STARTED, over=state.phase is Phase.OVER)
+    kind, args = parse_command(cmd)
+    if kind not in ("place_tile", "place_follower", "pass"):
+        raise UnknownCommand(f"carcassonne has no command {kind!r}; use place_tile, place_follower or pass")
+    if seat != state.current:
+        raise NotYourTurn(f"it is seat {state.current}'s turn, not seat {seat!r}'s")
+    if kind == "place_tile":
+        return _decide_place_tile(state, seat, args)
+    if state.phase is not Phase.PLACE_FOLLOWER:
+        raise NotYourTurn(f"place the tile {state.tile} first; {kind!r} comes after place_tile")
+    if kind == "pass":
+        _expect(args, set(), kind)
+        return _end_turn(state, Event("follower_skipped", {"seat": seat}), rng)
+    return _decide_follower(state, seat, args, rng)
+
+
+def _decide_place_tile(state: State, seat: int, args: dict[str, Any]) -> list[Event]:
+    if state.phase is not Phase.PLACE_TILE:
+        raise NotYourTurn("the tile is already placed; send place_follower or pass")
+    _expect(args, {"x", "y", "rotation"}, "place_tile")
+    x, y, rotation = (int_arg(args, k, "place_tile") for k in ("x", "y", "rotation"))
+    if rotation not in ROTATIONS:
+        raise BadCommand(f"place_tile: rotation must be one of {list(ROTATIONS)}, got {rotation!r}")
+    tile = state.options.tiles.tiles[state.tile_to_place]
+    if (x, y) in state.table.cells:
+        raise IllegalMove(f"place_tile: ({x}, {y}) already holds a tile")
+    if not state.table.is_legal(tile, x, y, rotation):
+        raise IllegalMove(f"place_tile: tile {state.tile} rotated {rotation} does not fit at ({x}, {y}): "
+                          "it must touch a placed tile along an edge and every touching side must match")
+    return [Event("tile_placed", {"seat": seat, "tile": state.tile, "x": x, "y": y, "rotation": rotation})]
+
+
+def _decide_follower(state: State, seat: int, args: dict[str, Any], rng: random.Random) -> list[Event]:
+    if "kind" not in args:
+        args = {**args, "kind": FollowerKind.NORMAL.value}
+    _expect(args, {"at", "kind"}, "place_follower")
+    at, kind = args["at"], args["kind"]
+    if not isinstance(at, str):
+        raise BadCommand(f"place_follower: at must be a port name, 'monastery' or 'inner_field', got {at!r}")
+    if kind not in (FollowerKind.NORMAL.value, FollowerKind.LARGE.value):
+        raise BadCommand(f"place_follower: kind must be 'normal' or 'large', got {kind!r}")
+    if at not in PORT_NAMES and at not in (MONASTERY, INNER_FIELD):
+        raise BadCommand(f"place_follower: unknown spot {at!r}; use a port name, 'monastery' or 'inner_field'")
+    x, y = state.placed_at
+    placed = state.table.cells[(x, y)]
+    segment = segment_at(placed, at)
+    if segment is None:
+        raise IllegalMove(f"place_follower: tile {placed.tile.id} has no {at!r}")
+    if not _allowed_kind(state, seat, kind):
+        raise IllegalMove(f"place_follower: seat {seat} has no {kind} follower to place")
+    if placed.tile.segments[segment].kind == FIELD and not state.options.farmers:
+        raise IllegalMove(f"place_follower: farmers are off in this game; {at!r} is a field")
+    if state.table.feature_of(x, y, segment).followers:
+        raise IllegalMove(f"place_follower: the feature at {at!r} already holds a follower")
+    event = Event("follower_placed", {"seat": seat, "x": x, "y": y, "at": spot_name(placed, segment), "kind": kind})
+    return _end_turn(state, event, rng)
+
+
+def _allowed_kind(state: State, seat: int, kind: str) -> bool:
+    normal, large = state.supply[seat]
+    return normal > 0 if kind == FollowerKind.NORMAL.value else large > 0
+
+
+def _end_turn(state: State, first: Event, rng: random.Random) -> list[Event]:
+    events = [first]
+    state = evolve(state, first)
+    x, y = state.placed_at
+    for _, payload in completed_scorings(state.table, x, y, state.options):
+        scored = Event("feature_scored", payload)
+        events.append(scored)
+        state = evolve(state, scored)
+    more, _ = _draw(state, (state.current + 1) % state.seats, rng)
+    return events + more
+
+
+def _draw(state: State, seat: int, rng: random.Random) -> tuple[list[Event], State]:
+    """Draw for ``seat`` until a placeable tile turns up, or score the end of the game."""
+    events: list[Event] = []
+    tiles = state.options.tiles
+    drawn = draw_sequence(rng, tuple(zip(tiles.ids, state.pile, strict=False)), state.order)
+    discarded, tile_id = draw_until_placeable(state.table, tiles.tiles.__getitem__, drawn)
+    for kind, tid in [*(("tile_discarded", t) for t in discarded), ("tile_drawn", tile_id)]:
+        if tid is None:
+            break
+        event = Event(kind, {"seat": seat, "tile": tid, "remaining": state.remaining - 1})
+        events.append(event)
+        state = evolve(state, event)
+    if tile_id is not None:
+        return events, state
+    for _, payload in final_scorings(state.table, state.options):
+        event = Event("feature_scored", payload)
+        events.append(event)
+        state = evolve(state, event)
+    best = max(state.scores)
+    ended = Event("game_ended", {"scores": list(state.scores),
+                                 "winners": [s for s, v in enumerate(state.scores) if v == best]})
+    events.append(ended)
+    return events, evolve(state, ended)
+
+
+# --- legal moves ----------------------------------------------------------------------------
+
+
+def waiting_for(state: State) -> list[int]:
+    """Only the current seat ever owes a command: the tile, then the follower step."""
+    return [state.current] if state.phase in (Phase.PLACE_TILE, Phase.PLACE_FOLLOWER) else []
+
+
+def legal_moves(state: State, seat: int | None) -> list[Command]:
+    if seat != state.current:
+        return []
+    if state.phase is Phase.PLACE_TILE:
+        tile = state.options.tiles.tiles[state.tile_to_place]
+        return [{"type": "place_tile", "args": {"x": x, "y": y, "rotation": r}}
+                for x, y, r in state.table.legal_placements(tile)]
+    if state.phase is Phase.PLACE_FOLLOWER:
+        return [*follower_moves(state, seat), {"type": "pass", "args": {}}]
+    return []
+
+
+def follower_moves(state: State, seat: int) -> list[Command]:
+    """One place_follower per free segment of the placed tile and allowed kind."""
+    kinds = [k.value for k in FollowerKind if _allowed_kind(state, seat, k.value)]
+    if not kinds:
+        return []
+    x, y = state.placed_at
+    farmers = state.options.farmers
+    out: list[Command] = []
+    for spot in free_spots(state.table, x, y, middle_first=True):
+        if not farmers and spot.feature.kind == FIELD:
+            continue
+        out.extend({"type": "place_follower", "args": {"at": spot.at, "kind": k}} for k in kinds)
+    return out
+
+
+def _expect(args: dict[str, Any], keys: set[str], kind: str) -> None:
+    missing = sorted(keys - set(args))
+    extra = sorted(set(args) - keys)
+    if missing or extra:
+        raise BadCommand(f"{kind}: expected args {sorted(keys)}, got {sorted(args)}"
+                         + (f" (missing {missing})" if missing else "") + (f" (unknown {extra})" if extra else ""))

@@ -1,0 +1,211 @@
+"""The node's game cache: each game's projection and meta, read through from the store, written
+through by this node's own appends.
+
+Projections are immutable, so the stream reader can :meth:`GameCache.offer` a newer one while a
+command decides on an older one and both stay correct: the command's append carries the version
+it decided on, and the store refuses it if the game moved (see :mod:`service.commands`). The
+cache keeps the :data:`CACHE_SIZE` most recently used games; a game it forgot is folded again
+from its stream when asked for.
+
+Every append of this node goes through :meth:`GameCache.commit`, which also records the lobby
+entry when the batch changed it (:mod:`projections.lobby`). Three hooks let the bot scheduler
+follow the games without the cache knowing about bots: ``on_appended`` (this node appended a
+batch, its lobby write done), ``on_loaded`` (a game this node did not have was loaded, as after
+a restart) and ``on_evicted`` (a game left the cache).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from games.base import Engine
+from projections import lobby
+from projections.game import GameProjection, Status
+from service.auth import seat_tokens
+from service.decisions import Batch
+from service.errors import ErrorCode, ServiceError
+from service.logs import get_logger
+from service.metrics import Metrics
+
+__all__ = ["CACHE_SIZE", "GAME_ID", "GameCache", "GameMeta"]
+
+CACHE_SIZE = 10_000
+GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What a game id may look like (the service makes 16 hex digits); anything else is not found."""
+
+
+def _ignore(_: Any) -> None:
+    """A hook nobody set."""
+
+
+@dataclass(slots=True)
+class GameMeta:
+    """The immutable parts of a game's meta, plus the token hashes seen so far."""
+
+    game: str
+    seed: bytes
+    options: dict[str, Any] | None = None
+    """The full normalized options, secret ones included (``None`` in metas that predate them)."""
+    tokens: dict[str, int] = field(default_factory=dict)
+
+    def full_options(self, projection: GameProjection) -> dict[str, Any]:
+        return self.options if self.options is not None else dict(projection.options)
+
+
+class GameCache:
+    """Projections, metas and per-game locks of the games this node serves."""
+
+    def __init__(self, store: Any, engines: Mapping[str, Engine], metrics: Metrics) -> None:
+        self.store = store
+        self.engines = engines
+        self.metrics = metrics
+        self._projections: OrderedDict[str, GameProjection] = OrderedDict()
+        self._meta: dict[str, GameMeta] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.log = get_logger()
+        self.on_appended: Callable[[GameProjection], None] = _ignore
+        """Called with the projection after each batch this node appended (under the game's lock)."""
+        self.on_loaded: Callable[[GameProjection], None] = _ignore
+        """Called with a game this node did not have, once loaded from its stream."""
+        self.on_evicted: Callable[[str], None] = _ignore
+        """Called with the id of a game the cache forgot."""
+
+    # --- projections -------------------------------------------------------------------------
+
+    def cached(self, game_id: str) -> GameProjection | None:
+        return self._projections.get(game_id)
+
+    def offer(self, projection: GameProjection) -> None:
+        """Keep ``projection`` if it is newer than the cached one (the stream reader calls this)."""
+        current = self._projections.get(projection.game_id)
+        if current is None or projection.version > current.version:
+            self._remember(projection)
+
+    def _remember(self, projection: GameProjection) -> None:
+        self._projections[projection.game_id] = projection
+        self._projections.move_to_end(projection.game_id)
+        while len(self._projections) > CACHE_SIZE:
+            old, _ = self._projections.popitem(last=False)
+            self._meta.pop(old, None)
+            self._locks.pop(old, None)
+            self.on_evicted(old)
+
+    async def load(self, game_id: str) -> GameProjection:
+        """The game folded to the stream's latest version (cache, then catch up from the stream)."""
+        projection = self._projections.get(game_id)
+        fresh = projection is None
+        if projection is None:
+            meta = await self.meta(game_id)
+            projection = GameProjection.empty(game_id, self.engine_for(meta.game, game_id))
+        envelopes = await self.store.read(game_id, projection.version + 1)
+        projection = projection.apply_all(envelopes)
+        if projection.version == 0:
+            raise ServiceError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
+        self.offer(projection)
+        if fresh:
+            await self._repair_lobby(projection)
+            self.on_loaded(projection)
+        return self._projections.get(game_id, projection)
+
+    async def current(self, game_id: str) -> GameProjection:
+        """The cached projection, or the game loaded when the cache does not have it."""
+        return self._projections.get(game_id) or await self.load(game_id)
+
+    async def _repair_lobby(self, projection: GameProjection) -> None:
+        """Record the lobby entry if a node died between an append and its lobby write."""
+        await lobby.repair(self.store, projection)
+
+    async def projection_at(self, game_id: str, version: int) -> GameProjection:
+        """The game as it was at ``version`` (replay): folded from the start, not cached."""
+        meta = await self.meta(game_id)
+        engine = self.engine_for(meta.game, game_id)
+        envelopes = await self.store.read(game_id, 1, version)
+        projection = GameProjection.fold(game_id, engine, envelopes)
+        if projection.version == 0:
+            raise ServiceError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
+        return projection
+
+    # --- writing through -------------------------------------------------------------------
+
+    async def commit(
+        self, before: GameProjection, batch: Batch, *, lobby_changed: bool = False
+    ) -> tuple[Any, GameProjection | None]:
+        """Append ``batch`` (decided on ``before``), cache the projection after it, record the
+        lobby entry when the batch changed it (``lobby_changed``, or the game ended), then call
+        ``on_appended``.
+
+        Returns the store's result and the new projection, which is ``None`` when the store had
+        applied the batch's command id already (nothing appended). Raises the store's
+        ``ConflictError`` when another writer moved the game first."""
+        result = await self.store.append(
+            batch.game_id,
+            batch.events,
+            expected_version=batch.expected_version,
+            command_id=batch.command_id,
+            actor=batch.actor,
+            command=batch.command,
+            ts=batch.ts,
+        )
+        if result.duplicate:
+            return result, None
+        after = batch.applied_to(before)
+        self.offer(after)
+        self.metrics.events_appended.inc(len(batch.events))
+        finished = after.status is Status.FINISHED
+        if lobby_changed or finished:
+            await lobby.record(self.store, after)
+        if finished:
+            self.log.info("game.finished", game_id=after.game_id, version=after.version, summary=after.summary)
+        self.on_appended(after)
+        return result, after
+
+    # --- metas and engines -----------------------------------------------------------------
+
+    def remember_meta(self, game_id: str, meta: GameMeta) -> None:
+        """The meta of a game this node just created (it wrote it, so need not read it back)."""
+        self._meta[game_id] = meta
+
+    def game_name(self, game_id: str) -> str:
+        """The game a cached meta names (``"?"`` when this node has not read it)."""
+        meta = self._meta.get(game_id)
+        return meta.game if meta else "?"
+
+    async def meta(self, game_id: str, *, refresh: bool = False) -> GameMeta:
+        """The game's meta (cached; ``refresh`` reads the store again, for new tokens)."""
+        if not isinstance(game_id, str) or not GAME_ID.fullmatch(game_id):
+            raise ServiceError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
+        meta = self._meta.get(game_id)
+        if meta is not None and not refresh:
+            return meta
+        raw = await self.store.get_meta(game_id)
+        if raw is None or "game" not in raw or "seed" not in raw:
+            raise ServiceError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
+        options = raw.get("options")
+        meta = GameMeta(
+            game=raw["game"],
+            seed=bytes.fromhex(raw["seed"]),
+            options=dict(options) if isinstance(options, dict) else None,
+            tokens=seat_tokens(raw),
+        )
+        self._meta[game_id] = meta
+        return meta
+
+    def engine_for(self, game: str, game_id: str = "") -> Engine:
+        engine = self.engines.get(game)
+        if engine is None:
+            raise ServiceError(
+                ErrorCode.NOT_FOUND, f"game {game_id!r} is a {game!r}, which this service does not serve"
+            )
+        return engine
+
+    def lock(self, game_id: str) -> asyncio.Lock:
+        """The game's lock on this node: one decision at a time per game and node."""
+        lock = self._locks.get(game_id)
+        if lock is None:
+            lock = self._locks[game_id] = asyncio.Lock()
+        return lock

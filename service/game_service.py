@@ -1,0 +1,123 @@
+"""``GameService``: the one object the routes, the websocket endpoint and the stream reader call.
+
+It wires one node's parts together and does nothing of its own:
+
+* :class:`~service.cache.GameCache` keeps each game's projection and meta and writes this
+  node's appends through;
+* :class:`~service.seating.Seating` creates games and seats players;
+* :func:`~service.auth.authenticate` finds the seat a token holds;
+* :class:`~service.commands.CommandRunner` runs a seat's command, with its retries;
+* :class:`~service.bots.scheduler.BotScheduler` makes the bots' moves.
+
+What each append holds is decided by :mod:`service.decisions`, the one pure module that
+``donjon replay`` re-runs too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from games.base import Bot, Command, Engine
+from projections.game import GameProjection
+from service.auth import authenticate
+from service.bots import bots_for
+from service.bots.scheduler import BotScheduler
+from service.cache import GameCache
+from service.commands import CommandResult, CommandRunner
+from service.metrics import Metrics
+from service.seating import Seating
+
+__all__ = ["GameService", "now_ms"]
+
+
+def now_ms() -> int:
+    """The wall clock in milliseconds since the epoch: the ``ts`` of the envelopes."""
+    return int(time.time() * 1000)
+
+
+class GameService:
+    """Creates games, seats players, runs commands and bots; one per app (per node)."""
+
+    def __init__(
+        self,
+        store: Any,
+        engines: Mapping[str, Engine],
+        *,
+        metrics: Metrics | None = None,
+        retries: int = 5,
+        clock: Callable[[], int] = now_ms,
+        bot_delay: float = 0.0,
+        bot_takeover: float = 3.0,
+    ) -> None:
+        self.store = store
+        self.engines = dict(engines)
+        self.metrics = metrics or Metrics()
+        self.bots: dict[str, dict[str, Bot]] = {name: bots_for(engine) for name, engine in self.engines.items()}
+        """Game -> the bots it offers, by name."""
+        self.cache = GameCache(store, self.engines, self.metrics)
+        self.seating = Seating(self.cache, self.bots, self.metrics, retries=retries, clock=clock)
+        self.commands = CommandRunner(self.cache, self.metrics, retries=retries, clock=clock)
+        self.bot_scheduler = BotScheduler(
+            self.cache, self.bots, self.metrics, clock=clock, delay=bot_delay, takeover=bot_takeover
+        )
+        self.cache.on_appended = self.bot_scheduler.appended
+        self.cache.on_loaded = self.bot_scheduler.watch
+        self.cache.on_evicted = self.bot_scheduler.forget
+
+    async def close(self) -> None:
+        """Stop the bot tasks."""
+        await self.bot_scheduler.close()
+
+    # --- games ---------------------------------------------------------------------------------
+
+    def cached(self, game_id: str) -> GameProjection | None:
+        return self.cache.cached(game_id)
+
+    def offer(self, projection: GameProjection) -> None:
+        """A newer projection from the stream reader (see :meth:`GameCache.offer`)."""
+        self.cache.offer(projection)
+
+    async def load(self, game_id: str) -> GameProjection:
+        """The game folded to the stream's latest version."""
+        return await self.cache.load(game_id)
+
+    async def projection_at(self, game_id: str, version: int) -> GameProjection:
+        """The game as it was at ``version``."""
+        return await self.cache.projection_at(game_id, version)
+
+    def engine_for(self, game: str, game_id: str = "") -> Engine:
+        return self.cache.engine_for(game, game_id)
+
+    # --- seats and commands ---------------------------------------------------------------------
+
+    async def create_game(
+        self, game: Any, options: Any, seats: Any, bots: Any = None, bots_only: Any = False
+    ) -> GameProjection:
+        """See :meth:`Seating.create_game`."""
+        return await self.seating.create_game(game, options, seats, bots, bots_only)
+
+    async def take_seat(self, game_id: str, name: Any) -> tuple[int, str, GameProjection]:
+        """See :meth:`Seating.take_seat`."""
+        return await self.seating.take_seat(game_id, name)
+
+    async def authenticate(self, game_id: str, token: str | None) -> int | None:
+        """See :func:`service.auth.authenticate`."""
+        return await authenticate(self.cache, game_id, token)
+
+    async def execute(
+        self, game_id: str, seat: int, client_id: str, command: Command, expected_version: int | None = None
+    ) -> CommandResult:
+        """See :meth:`CommandRunner.execute`."""
+        return await self.commands.execute(game_id, seat, client_id, command, expected_version)
+
+    # --- bots ------------------------------------------------------------------------------------
+
+    def bot_names(self, game: str) -> list[str]:
+        """The names of the bots ``game`` offers, sorted (the catalog lists them)."""
+        return sorted(self.bots.get(game, {}))
+
+    def watch_bots(self, projection: GameProjection) -> None:
+        """See :meth:`BotScheduler.watch`."""
+        self.bot_scheduler.watch(projection)

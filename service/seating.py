@@ -1,0 +1,190 @@
+"""Creating games and seating players: ``POST /games`` and ``POST /games/{id}/seats``.
+
+A new game gets a secret seed and its full options (secret ones included) in its meta, then its
+creation batch (:func:`service.decisions.creation_batch`): ``game.created``, the bot seats the
+request asks for, and the setup when bots fill every seat. A seat is the lowest free one; its
+token's hash goes into the meta before the seat batch is appended, so a seat is never taken
+without its token being valid. The last seat's batch carries the setup and starts the game.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from events.errors import ConflictError, GameExists
+from games.base import Bot, RuleError
+from projections.game import GameProjection, Status
+from service import decisions, seeds
+from service.auth import TOKEN_FIELD, hash_token
+from service.cache import GameCache, GameMeta
+from service.errors import ErrorCode, ServiceError, from_rule_error
+from service.logs import get_logger
+from service.metrics import Metrics
+
+__all__ = ["MAX_NAME", "Seating"]
+
+MAX_NAME = 40
+SEAT_KEY = re.compile(r"[0-9]{1,3}")
+_ID_ATTEMPTS = 3
+
+
+class Seating:
+    """Creates games and seats players on one node."""
+
+    def __init__(
+        self,
+        cache: GameCache,
+        bots: Mapping[str, Mapping[str, Bot]],
+        metrics: Metrics,
+        *,
+        retries: int,
+        clock: Callable[[], int],
+    ) -> None:
+        self.cache = cache
+        self.store = cache.store
+        self.bots = bots
+        self.metrics = metrics
+        self.retries = retries
+        self.clock = clock
+        self.log = get_logger()
+
+    async def create_game(
+        self, game: Any, options: Any, seats: Any, bots: Any = None, bots_only: Any = False
+    ) -> GameProjection:
+        """Validate, store the meta with the secret seed, append the creation batch; the new
+        projection.
+
+        ``bots`` maps seats (``"1"`` or ``1``) to bot names the game offers; every seat may be a
+        bot only with ``bots_only`` true.
+        """
+        engines = self.cache.engines
+        if not isinstance(game, str) or game not in engines:
+            raise ServiceError(
+                ErrorCode.UNKNOWN_GAME, f"unknown game {game!r}; GET /games/catalog lists {sorted(engines)}"
+            )
+        engine = engines[game]
+        if seats is None:
+            seats = engine.min_seats
+        if not isinstance(seats, int) or isinstance(seats, bool) or not engine.min_seats <= seats <= engine.max_seats:
+            raise ServiceError(
+                ErrorCode.BAD_OPTIONS,
+                f"{game} takes {engine.min_seats}-{engine.max_seats} seats, not {seats!r}",
+            )
+        if options is None:
+            options = {}
+        if not isinstance(options, dict):
+            raise ServiceError(ErrorCode.BAD_OPTIONS, f"options must be an object, not {options!r}")
+        try:
+            normalized = engine.normalize_options(options, seats)
+        except RuleError as exc:
+            raise from_rule_error(exc) from None
+        bot_seats = self._bot_seats(game, seats, bots, bots_only)
+        seed = seeds.new_seed()
+        ts = self.clock()
+        game_id = await self._new_game(game, seed, normalized, seats, bot_seats, ts)
+        created = decisions.game_created(game, engine, normalized, seats, seed)
+        events = decisions.creation_batch(engine, created, bot_seats, seed=seed, game_id=game_id, options=normalized)
+        batch = decisions.Batch(game_id, events, 0, ts, command=decisions.creation_command(bot_seats))
+        self.cache.remember_meta(game_id, GameMeta(game=game, seed=seed, options=normalized))
+        _, projection = await self.cache.commit(GameProjection.empty(game_id, engine), batch, lobby_changed=True)
+        assert projection is not None  # a creation batch has no command id to be a duplicate of
+        self.metrics.games_created.inc(game=game)
+        self.log.info(
+            "game.created", game_id=game_id, game=game, seats=seats, bots=len(bot_seats), version=projection.version
+        )
+        return projection
+
+    async def _new_game(
+        self, game: str, seed: bytes, options: dict[str, Any], seats: int, bots: Mapping[int, str], ts: int
+    ) -> str:
+        """Store the meta of a new game under a fresh random id; that id."""
+        fields: dict[str, Any] = {"game": game, "seed": seed.hex(), "options": options, "seats": seats, "created": ts}
+        if bots:
+            fields["bots"] = {str(seat): name for seat, name in bots.items()}
+        for _ in range(_ID_ATTEMPTS):
+            game_id = secrets.token_hex(8)
+            try:
+                await self.store.create_game(game_id, fields)
+            except GameExists:
+                continue
+            return game_id
+        raise ServiceError(ErrorCode.INTERNAL, "could not pick a free game id")  # pragma: no cover - 2**64 ids
+
+    def _bot_seats(self, game: str, seats: int, bots: Any, bots_only: Any) -> dict[int, str]:
+        """``POST /games``'s ``bots``, checked: seat -> bot name, in seat order."""
+        if not isinstance(bots_only, bool):
+            raise ServiceError(ErrorCode.BAD_OPTIONS, f"'bots_only' must be true or false, got {bots_only!r}")
+        if bots is None:
+            return {}
+        if not isinstance(bots, dict):
+            raise ServiceError(ErrorCode.BAD_OPTIONS, f"'bots' must be an object of seat -> bot name, got {bots!r}")
+        offered = self.bots.get(game, {})
+        chosen: dict[int, str] = {}
+        for key, name in bots.items():
+            seat = _seat_number(key)
+            if not 0 <= seat < seats:
+                raise ServiceError(
+                    ErrorCode.BAD_OPTIONS, f"'bots': {key!r} is not a seat of this {seats}-seat game (0 to {seats - 1})"
+                )
+            if not isinstance(name, str) or name not in offered:
+                choices = f"its bots: {', '.join(sorted(offered))}" if offered else "it offers none"
+                raise ServiceError(ErrorCode.BAD_OPTIONS, f"'bots': {game} has no bot {name!r} ({choices})")
+            if seat in chosen:
+                raise ServiceError(ErrorCode.BAD_OPTIONS, f"'bots': seat {seat} is given twice")
+            chosen[seat] = name
+        if len(chosen) == seats and not bots_only:
+            raise ServiceError(
+                ErrorCode.BAD_OPTIONS,
+                "'bots' fills every seat: a game keeps at least one seat for a human unless 'bots_only' is true",
+            )
+        return dict(sorted(chosen.items()))
+
+    async def take_seat(self, game_id: str, name: Any) -> tuple[int, str, GameProjection]:
+        """Seat a player in the lowest free seat; start the game when it was the last one.
+
+        Returns ``(seat, token, projection)``. The token is returned once and stored only as
+        its sha256, bound to this game and seat.
+        """
+        if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME:
+            raise ServiceError(
+                ErrorCode.BAD_REQUEST, f"'name' must be a string of 1-{MAX_NAME} characters, got {name!r}"
+            )
+        name = name.strip()
+        meta = await self.cache.meta(game_id)
+        token = secrets.token_urlsafe(32)
+        digest = hash_token(token)
+        async with self.cache.lock(game_id):
+            for _attempt in range(self.retries):
+                before = await self.cache.load(game_id)
+                if before.status is not Status.OPEN or not before.free_seats:
+                    raise ServiceError(ErrorCode.GAME_FULL, f"every seat of game {game_id!r} is taken")
+                seat = before.free_seats[0]
+                # The hash goes in first: a seat is never taken without its token being valid.
+                # A token whose append then loses is never handed out, so its entry binds nothing.
+                await self.store.update_meta(game_id, {TOKEN_FIELD + digest: seat})
+                events = decisions.seat_batch(before, seat, name, seed=meta.seed, options=meta.full_options(before))
+                batch = decisions.Batch(
+                    game_id, events, before.version, self.clock(), actor=seat, command=decisions.seat_command(name)
+                )
+                try:
+                    _, projection = await self.cache.commit(before, batch, lobby_changed=True)
+                except ConflictError:
+                    self.metrics.command_conflicts.inc()
+                    continue
+                assert projection is not None  # a seat batch has no command id to be a duplicate of
+                meta.tokens[digest] = seat
+                self.log.info("seat.taken", game_id=game_id, seat=seat, version=projection.version)
+                return seat, token, projection
+        raise ServiceError(ErrorCode.CONFLICT, f"game {game_id!r} kept changing; try again")
+
+
+def _seat_number(key: Any) -> int:
+    """A seat of ``bots`` as the request names it (``1`` or ``"1"``); -1 for anything else."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return key
+    if isinstance(key, str) and SEAT_KEY.fullmatch(key):
+        return int(key)
+    return -1
