@@ -133,11 +133,16 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
         retries=settings.command_retries,
         bot_delay=settings.bot_delay_ms / 1000,
         bot_takeover=settings.bot_takeover_ms / 1000,
+        bot_sweep=settings.bot_sweep_ms / 1000,
+        cache_games=settings.cache_games,
+        cache_bytes=settings.cache_bytes,
     )
     node = Node(app[STORE], service, app[METRICS], block_ms=settings.read_block_ms)
+    service.watched = node.games.__contains__
     app[SERVICE] = service
     app[NODE] = node
     node.start()
+    service.start()
     log.info("node.started", node_id=settings.node_id, games=sorted(app[ENGINES]))
     try:
         yield

@@ -62,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--only",
         default="",
-        help="comma-separated sections: service,replay,bots,store,engines,games,cluster (default: all but cluster)",
+        help="comma-separated sections: service,replay,bots,store,engines,games,memory,cluster"
+        " (default: all but cluster)",
     )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     return parser

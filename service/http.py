@@ -38,7 +38,7 @@ MAX_VERSION = 2**53 - 1
 """Bounds of ``offset`` and version parameters: far above any lobby or stream, and within what
 the store's ranges and a JSON number carry exactly (the store refuses ranges beyond int64)."""
 CREATE_FIELDS = frozenset({"game", "options", "seats", "bots", "bots_only"})
-SEAT_FIELDS = frozenset({"name"})
+SEAT_FIELDS = frozenset({"name", "request_id"})
 CONTRACTS = {"/openapi.json": "openapi.json", "/asyncapi.json": "asyncapi.json"}
 """The machine-readable contract, route -> file of the ``service.contract`` package."""
 _QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics", "/games/{id}/ws"})
@@ -209,7 +209,9 @@ async def create_game(request: web.Request) -> web.Response:
 
 async def take_seat(request: web.Request) -> web.Response:
     body = await _body(request, SEAT_FIELDS)
-    seat, token, projection = await request.app[SERVICE].take_seat(request.match_info["id"], body.get("name"))
+    seat, token, projection = await request.app[SERVICE].take_seat(
+        request.match_info["id"], body.get("name"), body.get("request_id")
+    )
     return _json({"seat": seat, "token": token, "version": projection.version, "status": projection.status.value})
 
 

@@ -12,6 +12,8 @@ Sections (``--only`` picks some):
 * ``engines`` — for each registered game, random-legal games/s and the mean ``legal_moves`` time,
   using only the Engine surface;
 * ``games`` — each game's own ``service.bench.<game>.figures()`` when that module exists;
+* ``memory`` — :func:`service.bench.memory.memory_figures`: a fresh node's RSS after loading
+  10,000 finished games (1,000 with ``--quick``), with the default cache bounds and unbounded.
 * ``cluster`` — :func:`service.bench.cluster.cluster_figures`: commands/s, update latency and CPU
   per command with 1, 2 and 3 node processes on one Valkey and on a 3-master cluster, and a
   node's store connections with 10, 1,000 and 5,000 watched games. Not in the default run (it
@@ -31,8 +33,8 @@ from typing import Any, Mapping
 
 __all__ = ["run_bench", "SECTIONS"]
 
-SECTIONS = ("service", "replay", "bots", "store", "engines", "games", "cluster")
-DEFAULT_SECTIONS = ("service", "replay", "bots", "store", "engines", "games")
+SECTIONS = ("service", "replay", "bots", "store", "engines", "games", "memory", "cluster")
+DEFAULT_SECTIONS = ("service", "replay", "bots", "store", "engines", "games", "memory")
 """What ``donjon bench`` runs without ``--only``."""
 
 
@@ -118,6 +120,10 @@ async def run_bench(
             part = await _store_figures(quick)
         elif section == "engines":
             part = await asyncio.to_thread(engine_figures, engines, quick)
+        elif section == "memory":
+            from service.bench.memory import memory_figures
+
+            part = await memory_figures(engines, quick)
         elif section == "cluster":
             from service.bench.cluster import cluster_figures
 
