@@ -191,6 +191,8 @@ class Node:
         """The safety net's next :data:`POLL_SLICE` watched games (round robin), read whatever the
         notices said: so a lost notice is made up within ``block_ms`` x (games / slice)."""
         order = list(self.games)
+        if not order:  # the last socket left while the reader waited
+            return {}
         start = self._poll_cursor % len(order)
         self._poll_cursor = start + POLL_SLICE
         chosen = order[start : start + POLL_SLICE] + order[: max(0, start + POLL_SLICE - len(order))]

@@ -283,3 +283,18 @@ async def test_donjon_replay_checks_a_game_played_on_the_cluster(cluster_nodes, 
     monkeypatch.setenv("DONJON_REDIS_URL", cluster.url)  # DONJON_REDIS_CLUSTER=auto finds the cluster
     assert await asyncio.to_thread(main, ["replay", game_id], ENGINES) == 0
     assert "OK:" in capsys.readouterr().out
+
+
+async def test_the_reader_lives_on_when_its_last_game_is_left_while_it_waits(cluster_nodes):
+    (node,) = await cluster_nodes(1, read_block_ms=50)
+    first, _ = await started_tiny(node)
+    watcher, _ = await hello(node, first)
+    await watcher.close()  # the node watches nothing now, maybe while its reader waits for a poll
+    await asyncio.sleep(0.2)
+    assert node.app[NODE].problem is None
+    second, tokens = await started_tiny(node)
+    spectator, _ = await hello(node, second)
+    player, _ = await hello(node, second, tokens[0])
+    await player.send_json({"type": "command", "id": "c1", "command": {"type": "draw", "args": {}}})
+    update, _ = await receive_until(spectator, lambda f: f["type"] == "update")
+    assert update["version"] == 7
