@@ -45,6 +45,8 @@ __all__ = ["Node"]
 
 _BACKOFF_START = 0.05
 _BACKOFF_MAX = 2.0
+_RESTART_AFTER = 1.0
+"""Seconds before a reader that a bug stopped is started again."""
 POLL_SLICE = 256
 """Watched games the safety net reads every ``block_ms``, whatever the notices say, in turn; it
 bounds the poll's cost on a node watching thousands of games (on a cluster a read costs one
@@ -69,6 +71,7 @@ class Node:
         """False while the last read of the streams failed."""
         self._read_error: str | None = None
         self._poll_cursor = 0
+        self._restart: asyncio.TimerHandle | None = None
 
     @property
     def problem(self) -> str | None:
@@ -87,13 +90,18 @@ class Node:
             self._task.add_done_callback(self._reader_ended)
 
     def _reader_ended(self, task: asyncio.Task[None]) -> None:
-        """The reader never ends but by a cancel; if a bug ends it, say so (``/readyz`` fails)."""
-        if task.cancelled() or task.exception() is None:
+        """The reader never ends but by a cancel; if a bug ends it, say so (``/readyz`` fails
+        until a new reader, started a second later, has read again)."""
+        if task.cancelled() or task.exception() is None or self._task is not task:
             return
         self.healthy, self._read_error = False, f"the reader stopped: {task.exception()!r}"
         self.log.error("reader.died", error=repr(task.exception()))
+        self._task = None
+        self._restart = asyncio.get_running_loop().call_later(_RESTART_AFTER, self.start)
 
     async def stop(self) -> None:
+        if self._restart is not None:
+            self._restart.cancel()
         task, self._task = self._task, None
         await stop_task(task)
         for pending in self._loading.values():
