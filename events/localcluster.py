@@ -9,7 +9,7 @@ The slots are split evenly with ``CLUSTER ADDSLOTSRANGE`` and the nodes introduc
 process group with ``PR_SET_PDEATHSIG`` (as the embedded server is) and :meth:`stop` ends
 exactly the processes this object started, by pid.
 
->>> with LocalCluster(Path("/tmp/c")) as cluster:   # doctest: +SKIP
+>>> with LocalCluster(Path("cluster-data")) as cluster:   # doctest: +SKIP
 ...     store = await EventStore.connect(cluster.url)
 """
 
