@@ -25,7 +25,9 @@ from service.auth import authenticate
 from service.bots import bots_for
 from service.bots.scheduler import BotScheduler
 from service.cache import GameCache
+from service.clocks import ClockKeeper
 from service.commands import CommandResult, CommandRunner
+from service.decisions import takeover_bot
 from service.metrics import Metrics
 from service.seating import Seating
 
@@ -58,16 +60,32 @@ class GameService:
         """Game -> the bots it offers, by name."""
         self.cache = GameCache(store, self.engines, self.metrics)
         self.seating = Seating(self.cache, self.bots, self.metrics, retries=retries, clock=clock)
-        self.commands = CommandRunner(self.cache, self.metrics, retries=retries, clock=clock)
+        self.commands = CommandRunner(
+            self.cache, self.metrics, retries=retries, clock=clock, takeover=self.takeover_bot
+        )
         self.bot_scheduler = BotScheduler(
             self.cache, self.bots, self.metrics, clock=clock, delay=bot_delay, takeover=bot_takeover
         )
-        self.cache.on_appended = self.bot_scheduler.appended
-        self.cache.on_loaded = self.bot_scheduler.watch
+        self.clocks = ClockKeeper(self.cache, self.bots, self.metrics, clock=clock)
+        self.cache.on_appended = self._appended
+        self.cache.on_loaded = self._loaded
         self.cache.on_evicted = self.bot_scheduler.forget
 
+    def _appended(self, projection: GameProjection) -> None:
+        self.bot_scheduler.appended(projection)
+        self.clocks.appended(projection)
+
+    def _loaded(self, projection: GameProjection) -> None:
+        self.bot_scheduler.watch(projection)
+        self.clocks.appended(projection)
+
+    def start(self) -> None:
+        """Start the clock keeper (needs a running event loop)."""
+        self.clocks.start()
+
     async def close(self) -> None:
-        """Stop the bot tasks."""
+        """Stop the bot tasks and the clock keeper."""
+        await self.clocks.close()
         await self.bot_scheduler.close()
 
     # --- games ---------------------------------------------------------------------------------
@@ -93,10 +111,16 @@ class GameService:
     # --- seats and commands ---------------------------------------------------------------------
 
     async def create_game(
-        self, game: Any, options: Any, seats: Any, bots: Any = None, bots_only: Any = False
+        self,
+        game: Any,
+        options: Any,
+        seats: Any,
+        bots: Any = None,
+        bots_only: Any = False,
+        features: Mapping[str, Any] | None = None,
     ) -> GameProjection:
         """See :meth:`Seating.create_game`."""
-        return await self.seating.create_game(game, options, seats, bots, bots_only)
+        return await self.seating.create_game(game, options, seats, bots, bots_only, features)
 
     async def take_seat(self, game_id: str, name: Any) -> tuple[int, str, GameProjection]:
         """See :meth:`Seating.take_seat`."""
@@ -113,6 +137,10 @@ class GameService:
         return await self.commands.execute(game_id, seat, client_id, command, expected_version)
 
     # --- bots ------------------------------------------------------------------------------------
+
+    def takeover_bot(self, game: str) -> str | None:
+        """The bot that takes a seat that leaves a ``game`` that goes on."""
+        return takeover_bot(self.bot_names(game))
 
     def bot_names(self, game: str) -> list[str]:
         """The names of the bots ``game`` offers, sorted (the catalog lists them)."""

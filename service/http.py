@@ -24,6 +24,7 @@ from projections import lobby
 from projections.game import Status
 from projections.views import events_for, view_for
 from service.errors import ErrorCode, ServiceError
+from service.features import FEATURE_FIELDS, catalog_features
 from service.keys import ENGINES, METRICS, SERVICE, SETTINGS, STORE
 from service.logs import get_logger
 from service.metrics import CONTENT_TYPE
@@ -37,7 +38,7 @@ MAX_OFFSET = 1_000_000_000
 MAX_VERSION = 2**53 - 1
 """Bounds of ``offset`` and version parameters: far above any lobby or stream, and within what
 the store's ranges and a JSON number carry exactly (the store refuses ranges beyond int64)."""
-CREATE_FIELDS = frozenset({"game", "options", "seats", "bots", "bots_only"})
+CREATE_FIELDS = frozenset({"game", "options", "seats", "bots", "bots_only"}) | FEATURE_FIELDS
 SEAT_FIELDS = frozenset({"name"})
 CONTRACTS = {"/openapi.json": "openapi.json", "/asyncapi.json": "asyncapi.json"}
 """The machine-readable contract, route -> file of the ``service.contract`` package."""
@@ -183,7 +184,18 @@ async def metrics(request: web.Request) -> web.Response:
 async def catalog(request: web.Request) -> web.Response:
     engines = request.app[ENGINES]
     service = request.app[SERVICE]
-    return _json({"games": [dict(engines[name].catalog_entry(), bots=service.bot_names(name)) for name in sorted(engines)]})
+    return _json(
+        {
+            "games": [
+                dict(
+                    engines[name].catalog_entry(),
+                    bots=service.bot_names(name),
+                    features=catalog_features(engines[name].cooperative({})),
+                )
+                for name in sorted(engines)
+            ]
+        }
+    )
 
 
 async def contract(request: web.Request) -> web.Response:
@@ -193,8 +205,9 @@ async def contract(request: web.Request) -> web.Response:
 
 async def create_game(request: web.Request) -> web.Response:
     body = await _body(request, CREATE_FIELDS)
+    features = {name: body[name] for name in FEATURE_FIELDS if name in body}
     projection = await request.app[SERVICE].create_game(
-        body.get("game"), body.get("options"), body.get("seats"), body.get("bots"), body.get("bots_only", False)
+        body.get("game"), body.get("options"), body.get("seats"), body.get("bots"), body.get("bots_only", False), features
     )
     return _json({"id": projection.game_id}, status=201)
 

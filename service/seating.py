@@ -21,6 +21,7 @@ from service import decisions, seeds
 from service.auth import TOKEN_FIELD, hash_token
 from service.cache import GameCache, GameMeta
 from service.errors import ErrorCode, ServiceError, from_rule_error
+from service.features import parse_features
 from service.logs import get_logger
 from service.metrics import Metrics
 
@@ -52,7 +53,14 @@ class Seating:
         self.log = get_logger()
 
     async def create_game(
-        self, game: Any, options: Any, seats: Any, bots: Any = None, bots_only: Any = False
+        self,
+        game: Any,
+        options: Any,
+        seats: Any,
+        bots: Any = None,
+        bots_only: Any = False,
+        features: Mapping[str, Any] | None = None,
+        rematch_of: str | None = None,
     ) -> GameProjection:
         """Validate, store the meta with the secret seed, append the creation batch; the new
         projection.
@@ -82,10 +90,11 @@ class Seating:
         except RuleError as exc:
             raise from_rule_error(exc) from None
         bot_seats = self._bot_seats(game, seats, bots, bots_only)
+        chosen = parse_features(features or {}, cooperative=engine.cooperative(normalized))
         seed = seeds.new_seed()
         ts = self.clock()
         game_id = await self._new_game(game, seed, normalized, seats, bot_seats, ts)
-        created = decisions.game_created(game, engine, normalized, seats, seed)
+        created = decisions.game_created(game, engine, normalized, seats, seed, chosen, rematch_of)
         events = decisions.creation_batch(engine, created, bot_seats, seed=seed, game_id=game_id, options=normalized)
         batch = decisions.Batch(game_id, events, 0, ts, command=decisions.creation_command(bot_seats))
         self.cache.remember_meta(game_id, GameMeta(game=game, seed=seed, options=normalized))
