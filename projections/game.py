@@ -165,7 +165,8 @@ class GameProjection:
             runner = self.engine.clock_seat(self.state)
             if runner is not None and self.bots[runner] is not None:
                 runner = None  # a bot seat moves at once: no clock of its own
-        return replace(self, clock=clock_to(clock, self.features, runner, ts))
+        over = self.status is Status.FINISHED
+        return replace(self, clock=clock_to(clock, self.features, runner, ts, over=over))
 
     def _apply(self, envelope: EnvelopeLike, kind: str, payload: dict[str, Any], ts: int) -> "GameProjection":
         if kind == REMATCH:

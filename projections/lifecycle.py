@@ -122,7 +122,7 @@ def clock_started(features: Features, seats: int, ts: int) -> Clock:
     return Clock((features.initial_ms,) * seats, None, ts)
 
 
-def clock_to(clock: Clock, features: Features, runner: int | None, ts: int) -> Clock:
+def clock_to(clock: Clock, features: Features, runner: int | None, ts: int, *, over: bool = False) -> Clock:
     """The clock at ``ts`` with ``runner``'s clock running from then on: the elapsed time is
     charged to the seat that ran, a seat whose clock stops gets the increment, and a per-move
     clock starts its new runner at the full allowance."""
@@ -130,7 +130,7 @@ def clock_to(clock: Clock, features: Features, runner: int | None, ts: int) -> C
     if clock.running is not None:
         remaining[clock.running] = clock.remaining_at(clock.running, ts)
     if runner != clock.running:
-        if clock.running is not None:
+        if clock.running is not None and not over:
             remaining[clock.running] += features.increment_ms
         if runner is not None and features.per_move_ms is not None:
             remaining[runner] = features.per_move_ms

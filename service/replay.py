@@ -217,9 +217,21 @@ def _expected_events(
     elif command.get("type") == decisions.TAKE_SEAT and first.type == SEAT_TAKEN:
         name = command["args"]["name"]
         events = decisions.seat_batch(before, first.payload.get("seat"), name, seed=seed, options=options)
+    elif command.get("type") == decisions.CLOCK_TIMEOUT and first.actor is None:
+        args = command.get("args") or {}
+        events = decisions.timeout_batch(
+            before, args.get("seat"), seed=seed, options=options, move=args.get("move"), takeover=_takeover(engine)
+        )
     else:
-        events = decisions.command_batch(before, first.actor, command, seed=seed, options=options)
+        events = decisions.command_batch(
+            before, first.actor, command, seed=seed, options=options, takeover=_takeover(engine)
+        )
     return [(event.type, event.payload) for event in events]
+
+
+def _takeover(engine: Engine) -> str | None:
+    """The bot that takes a seat that leaves (as the service picks it)."""
+    return decisions.takeover_bot(list(bots_for(engine)))
 
 
 def _check_bot_move(

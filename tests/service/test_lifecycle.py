@@ -1,0 +1,238 @@
+"""End to end over the websocket, real games on the real embedded store: turn clocks (forfeit,
+bot, a late move racing the timeout, deadlines after a full restart), resign, undo, replay.
+
+Time is injected: each node gets its own clock (a list holding ms since the epoch), so a test
+moves time by assignment and never sleeps out a real clock; the waits are bounded."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import games
+from events import deadlines
+from service.keys import SERVICE, STORE
+from service.replay import replay_game
+from tests.service.conftest import command, expect_reply, hello, receive_until
+
+ENGINES = games.default_engines()
+T0 = 1_800_000_000_000
+
+
+class FakeClock:
+    def __init__(self, now: int = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+
+async def new_game(client: Any, game: str, seats: int, **body: Any) -> tuple[str, list[str]]:
+    response = await client.post("/games", json={"game": game, "seats": seats, **body})
+    assert response.status == 201, await response.text()
+    game_id = (await response.json())["id"]
+    humans = seats - len(body.get("bots", {}))
+    tokens = []
+    for i in range(humans):
+        seated = await client.post(f"/games/{game_id}/seats", json={"name": f"p{i}"})
+        assert seated.status == 200, await seated.text()
+        tokens.append((await seated.json())["token"])
+    return game_id, tokens
+
+
+async def events_of(client: Any, game_id: str) -> list[Any]:
+    return await client.app[STORE].read(game_id)
+
+
+def types(envelopes: list[Any]) -> list[str]:
+    return [envelope.type for envelope in envelopes]
+
+
+async def finished_update(ws: Any, timeout: float = 8.0) -> dict[str, Any]:
+    frame, _ = await receive_until(ws, lambda f: f["type"] == "update" and f["status"] == "finished", timeout)
+    return frame
+
+
+async def test_a_carcassonne_seat_that_stops_playing_forfeits_on_a_60_plus_5_clock(make_client):
+    clock = FakeClock()
+    client = await make_client(engines=ENGINES, clock=clock)
+    game_id, tokens = await new_game(client, "carcassonne", 2, clock={"initial_s": 60, "increment_s": 5})
+    ws, snapshot = await hello(client, game_id, tokens[1])
+    assert snapshot["view"]["clock"] == {
+        "remaining_ms": [60_000, 60_000], "running": 0, "since": T0, "deadline": T0 + 60_000
+    }
+    clock.now = T0 + 60_001
+    update = await finished_update(ws)
+    kinds = [event["type"] for event in update["events"]]
+    assert kinds == ["clock.expired", "seat.left", "game.finished"]
+    finished = update["events"][-1]["payload"]["summary"]
+    assert finished["winners"] == [1] and finished["forfeit"] == {"seat": 0, "reason": "timeout"}
+    assert update["view"]["clock"]["running"] is None and update["view"]["clock"]["remaining_ms"][0] == 0
+    ws0, _ = await hello(client, game_id, tokens[0])
+    await command(ws0, "late", {"type": "pass", "args": {}})
+    reply, _ = await expect_reply(ws0, "late")
+    assert reply["code"] == "game_over"
+    report = await replay_game(client.app[STORE], game_id, ENGINES)
+    assert report.ok, report.problems
+    await ws.close()
+    await ws0.close()
+
+
+async def test_the_increment_is_added_when_the_turn_passes(make_client):
+    clock = FakeClock()
+    client = await make_client(engines=ENGINES, clock=clock)
+    game_id, tokens = await new_game(client, "carcassonne", 2, clock={"initial_s": 60, "increment_s": 5})
+    ws, snapshot = await hello(client, game_id, tokens[0])
+    clock.now = T0 + 10_000
+    await command(ws, "t", snapshot["view"]["legal"][0])
+    await expect_reply(ws, "t")
+    clock.now = T0 + 12_000
+    await command(ws, "p", {"type": "pass", "args": {}})
+    await expect_reply(ws, "p")
+    view = (await client.get(f"/games/{game_id}")).json
+    body = await view()
+    assert body["view"]["clock"] == {
+        "remaining_ms": [60_000 - 12_000 + 5_000, 60_000], "running": 1, "since": T0 + 12_000, "deadline": T0 + 72_000
+    }
+    await ws.close()
+
+
+async def test_on_timeout_bot_makes_the_move_and_the_game_goes_on(make_client):
+    clock = FakeClock()
+    client = await make_client(engines=ENGINES, clock=clock)
+    game_id, tokens = await new_game(client, "castle_panic", 2, clock={"per_move_s": 30})
+    ws, snapshot = await hello(client, game_id, tokens[1])
+    assert snapshot["view"]["clock"]["running"] == 0
+    clock.now = T0 + 30_000
+    frame, _ = await receive_until(
+        ws, lambda f: f["type"] == "update" and any(e["type"] == "clock.expired" for e in f["events"]), 8.0
+    )
+    assert frame["status"] == "active"
+    kinds = [event["type"] for event in frame["events"]]
+    assert kinds[0] == "clock.expired" and len(kinds) > 1  # the bot's move in the same append
+    report = await replay_game(client.app[STORE], game_id, ENGINES)
+    assert report.ok, report.problems
+    await ws.close()
+
+
+async def test_a_late_move_racing_the_timeout_exactly_one_wins(make_client):
+    for _ in range(3):
+        mover_clock, keeper_clock = FakeClock(), FakeClock()
+        mover = await make_client(engines=ENGINES, clock=mover_clock)
+        keeper = await make_client(engines=ENGINES, clock=keeper_clock)
+        game_id, tokens = await new_game(mover, "carcassonne", 2, clock={"per_move_s": 5})
+        ws, snapshot = await hello(mover, game_id, tokens[0])
+        await command(ws, "t", snapshot["view"]["legal"][0])
+        ack, _ = await expect_reply(ws, "t")
+        # The pass (which ends the turn) just in time on one node, the keeper just late on another.
+        mover_clock.now, keeper_clock.now = T0 + 4_999, T0 + 5_001
+        await command(ws, "m", {"type": "pass", "args": {}}, expected_version=ack["version"])
+        fired, (reply, _) = await asyncio.gather(keeper.app[SERVICE].clocks.fire(game_id), expect_reply(ws, "m"))
+        log = types(await events_of(mover, game_id))
+        moved = reply["type"] == "ack"
+        assert moved != fired, (reply, fired, log)
+        assert ("follower_skipped" in log) == moved and ("clock.expired" in log) == fired
+        await ws.close()
+
+
+async def test_deadlines_are_fired_after_a_full_restart_by_whichever_node_is_up(make_client):
+    clock = FakeClock()
+    first = await make_client(engines=ENGINES, clock=clock)
+    game_id, _tokens = await new_game(first, "carcassonne", 2, clock={"per_move_s": 5})
+    store = first.app[STORE]
+    assert game_id in await deadlines.due(store, T0 + 5_000)
+    await first.close()  # every node down
+    later = FakeClock(T0 + 6_000)
+    second = await make_client(engines=ENGINES, clock=later)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 8.0
+    while "game.finished" not in types(await second.app[STORE].read(game_id)):
+        assert loop.time() < end, "the deadline was not fired after the restart"
+        await asyncio.sleep(0.05)
+    assert game_id not in await deadlines.due(second.app[STORE], T0 + 10**9)
+
+
+async def test_resign_ends_a_two_player_game_and_a_bot_takes_the_seat_in_castle_panic(make_client):
+    client = await make_client(engines=ENGINES)
+    duel, duel_tokens = await new_game(client, "carcassonne", 2)
+    ws, _ = await hello(client, duel, duel_tokens[1])
+    await command(ws, "r", {"type": "resign", "args": {}})  # not its turn: resigning needs none
+    reply, _ = await expect_reply(ws, "r")
+    assert reply["type"] == "ack"
+    body = await (await client.get(f"/games/{duel}")).json()
+    assert body["status"] == "finished" and body["view"]["left"] == [1]
+    summary = (await events_of(client, duel))[-1].payload["summary"]
+    assert summary["winners"] == [0] and summary["forfeit"] == {"seat": 1, "reason": "resigned"}
+    await ws.close()
+
+    coop, tokens = await new_game(client, "castle_panic", 3)
+    ws, _ = await hello(client, coop, tokens[2])
+    await command(ws, "r", {"type": "resign", "args": {}})
+    reply, _ = await expect_reply(ws, "r")
+    assert reply["type"] == "ack"
+    body = await (await client.get(f"/games/{coop}", headers={"Authorization": f"Bearer {tokens[2]}"})).json()
+    assert body["status"] == "active" and body["seats"][2]["bot"] == "heuristic"
+    assert body["view"]["left"] == [2] and body["view"]["legal"] == []
+    await command(ws, "again", {"type": "resign", "args": {}})
+    reply, _ = await expect_reply(ws, "again")
+    assert reply["code"] == "not_your_turn"
+    await ws.close()
+    report = await replay_game(client.app[STORE], coop, ENGINES)
+    assert report.ok, report.problems
+
+
+async def test_undo_is_allowed_and_refused_by_every_clause_in_carcassonne(make_client):
+    client = await make_client(engines=ENGINES)
+    game_id, tokens = await new_game(client, "carcassonne", 2)
+    ws0, snapshot = await hello(client, game_id, tokens[0])
+    ws1, _ = await hello(client, game_id, tokens[1])
+    undo = {"type": "undo", "args": {}}
+    assert undo not in snapshot["view"]["legal"]
+    await command(ws0, "u0", undo)
+    assert (await expect_reply(ws0, "u0"))[0]["code"] == "undo_refused"  # nothing since the draw
+    place = snapshot["view"]["legal"][0]
+    await command(ws0, "t", place)
+    await expect_reply(ws0, "t")
+    after_tile = await (await client.get(f"/games/{game_id}", headers={"Authorization": f"Bearer {tokens[0]}"})).json()
+    assert after_tile["view"]["legal"][-1] == undo
+    await command(ws1, "u1", undo)
+    assert (await expect_reply(ws1, "u1"))[0]["code"] == "undo_refused"  # another seat's command
+    await command(ws0, "u", undo)
+    assert (await expect_reply(ws0, "u"))[0]["type"] == "ack"
+    undone = await (await client.get(f"/games/{game_id}", headers={"Authorization": f"Bearer {tokens[0]}"})).json()
+    assert undone["view"]["legal"] == snapshot["view"]["legal"]  # the tile is back in hand
+    log = await events_of(client, game_id)
+    assert log[-1].type == "move.undone" and log[-1].payload == {"seat": 0, "from": log[-2].version, "to": log[-2].version}
+    await command(ws0, "t2", place)
+    await expect_reply(ws0, "t2")
+    await command(ws0, "p", {"type": "pass", "args": {}})
+    await expect_reply(ws0, "p")
+    await command(ws0, "u2", undo)
+    assert (await expect_reply(ws0, "u2"))[0]["code"] == "undo_refused"  # the pass drew the next tile
+    await ws0.close()
+    await ws1.close()
+    report = await replay_game(client.app[STORE], game_id, ENGINES)
+    assert report.ok, report.problems
+
+    off, off_tokens = await new_game(client, "carcassonne", 2, undo=False)
+    ws, snap = await hello(client, off, off_tokens[0])
+    await command(ws, "t", snap["view"]["legal"][0])
+    await expect_reply(ws, "t")
+    await command(ws, "u", undo)
+    reply, _ = await expect_reply(ws, "u")
+    assert reply["code"] == "undo_refused" and "off" in reply["message"]
+    await ws.close()
+
+
+async def test_bad_features_are_refused_and_change_nothing(client):
+    for body in (
+        {"clock": {"initial_s": 0}},
+        {"clock": {"per_move_s": 10, "initial_s": 5}},
+        {"on_timeout": "nap"},
+        {"undo": "yes"},
+        {"spectator_delay": {"versions": -1}},
+        {"spectator_delay": {"minutes": 1}},
+    ):
+        response = await client.post("/games", json={"game": "tiny", **body})
+        assert response.status == 400, body
+        assert (await response.json())["error"]["code"] == "bad_options"
