@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from games.base import Bot, Command, Engine
+from projections.delay import delayed, visible_version
 from projections.game import GameProjection
 from service.auth import authenticate
 from service.bots import bots_for
@@ -54,6 +55,7 @@ class GameService:
         bot_takeover: float = 3.0,
     ) -> None:
         self.store = store
+        self.clock = clock
         self.engines = dict(engines)
         self.metrics = metrics or Metrics()
         self.bots: dict[str, dict[str, Bot]] = {name: bots_for(engine) for name, engine in self.engines.items()}
@@ -104,6 +106,19 @@ class GameService:
     async def projection_at(self, game_id: str, version: int) -> GameProjection:
         """The game as it was at ``version``."""
         return await self.cache.projection_at(game_id, version)
+
+    async def for_spectators(self, projection: GameProjection) -> GameProjection:
+        """``projection`` as spectators may see it now (``spectator_delay``; see
+        :mod:`projections.delay`): the same projection when the game has no delay or is over."""
+        if not delayed(projection):
+            return projection
+        envelopes = [] if "versions" in (projection.features.spectator_delay or {}) else await self.store.read(
+            projection.game_id
+        )
+        target = visible_version(projection, envelopes, self.clock())
+        if target >= projection.version:
+            return projection
+        return await self.cache.projection_at(projection.game_id, target)
 
     def engine_for(self, game: str, game_id: str = "") -> Engine:
         return self.cache.engine_for(game, game_id)

@@ -235,6 +235,8 @@ async def get_game(request: web.Request) -> web.Response:
     game_id = request.match_info["id"]
     seat = await service.authenticate(game_id, bearer_token(request))
     projection = await service.load(game_id)
+    if seat is None:
+        projection = await service.for_spectators(projection)
     return _json(
         {
             "id": game_id,
@@ -258,6 +260,11 @@ async def get_events(request: web.Request) -> web.Response:
     envelopes = await request.app[STORE].read(game_id, start, start + limit - 1)
     # The read may see events appended after the load: the stream is at least that far.
     version = max(projection.version, envelopes[-1].version if envelopes else 0)
+    if seat is None:
+        visible = await service.for_spectators(projection)
+        if visible is not projection:  # spectator delay: the log ends where the spectators' view is
+            version = visible.version
+            envelopes = [envelope for envelope in envelopes if envelope.version <= version]
     last = envelopes[-1].version if envelopes else version
     return _json(
         {
@@ -273,7 +280,7 @@ async def get_events(request: web.Request) -> web.Response:
 async def get_state(request: web.Request) -> web.Response:
     service = request.app[SERVICE]
     game_id = request.match_info["id"]
-    latest = await service.load(game_id)
+    latest = await service.for_spectators(await service.load(game_id))
     at = _int_param(request, "at", latest.version, 1, MAX_VERSION)
     if at > latest.version:
         raise ServiceError(ErrorCode.BAD_REQUEST, f"at={at} is beyond game {game_id!r}'s version {latest.version}")

@@ -307,15 +307,16 @@ class _Session:
         live = await self.node.live_game(self.game_id)
         conn = self.conn
         conn.viewer, conn.game_id = seat, self.game_id
-        if hello.since is not None and hello.since > live.version:
+        shown = live.version if seat is not None else live.spectators.version
+        if hello.since is not None and hello.since > shown:
             raise ServiceError(
-                ErrorCode.BAD_FRAME, f"since {hello.since} is ahead of game {self.game_id!r} (version {live.version})"
+                ErrorCode.BAD_FRAME, f"since {hello.since} is ahead of game {self.game_id!r} (version {shown})"
             )
         # No await between subscribing and reading the projection: the pushes that follow are
         # exactly those after this version.
         conn.hold()
         self.node.subscribe(live, conn)
-        projection = live.projection
+        projection = live.projection if seat is not None else live.spectators  # spectator delay
         try:
             if hello.since is None:
                 conn.send(snapshot_frame(projection, seat))

@@ -7,13 +7,14 @@ moves time by assignment and never sleeps out a real clock; the waits are bounde
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import games
 from events import deadlines
 from service.keys import SERVICE, STORE
 from service.replay import replay_game
-from tests.service.conftest import command, expect_reply, hello, receive_until
+from tests.service.conftest import command, expect_reply, hello, receive, receive_until
 
 ENGINES = games.default_engines()
 T0 = 1_800_000_000_000
@@ -236,3 +237,34 @@ async def test_bad_features_are_refused_and_change_nothing(client):
         response = await client.post("/games", json={"game": "tiny", **body})
         assert response.status == 400, body
         assert (await response.json())["error"]["code"] == "bad_options"
+
+
+async def test_a_spectator_with_a_5_version_delay_never_sees_a_newer_version(make_client):
+    client = await make_client(engines=ENGINES)
+    game_id, tokens = await new_game(client, "castle_panic", 2, spectator_delay={"versions": 5})
+    spectator, snap = await hello(client, game_id)
+    seat_ws, seat_snap = await hello(client, game_id, tokens[0])
+    assert snap["version"] == max(1, seat_snap["version"] - 5)
+    seen = [snap["version"]]
+    for i in range(6):
+        body = await (await client.get(f"/games/{game_id}", headers={"Authorization": f"Bearer {tokens[0]}"})).json()
+        legal = [move for move in body["view"]["legal"] if move["type"] != "undo"]
+        if not legal or body["status"] != "active":
+            break
+        await command(seat_ws, f"c{i}", legal[0])
+        await expect_reply(seat_ws, f"c{i}")
+        latest = (await events_of(client, game_id))[-1].version
+        public = await (await client.get(f"/games/{game_id}")).json()
+        page = await (await client.get(f"/games/{game_id}/events")).json()
+        assert public["version"] <= max(1, latest - 5) and page["version"] <= max(1, latest - 5)
+        assert all(event["version"] <= max(1, latest - 5) for event in page["events"])
+        assert (await client.get(f"/games/{game_id}/state?at={latest}")).status == 400
+    with contextlib.suppress(asyncio.TimeoutError):
+        while True:
+            frame = await receive(spectator, 0.5)
+            seen.append(frame["version"])
+            assert all(event["version"] <= frame["version"] for event in frame["events"])
+    latest = (await events_of(client, game_id))[-1].version
+    assert max(seen) <= max(1, latest - 5) and len(seen) > 1
+    await spectator.close()
+    await seat_ws.close()
