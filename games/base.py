@@ -15,8 +15,9 @@ Data flow::
     waiting_for(state)                  -> [seat]         the seats the game waits on now
     view(state, viewer)                 -> dict           what that viewer may see, with "legal"
     redact(event, viewer)               -> Event | None   the event as that viewer may see it
-    reveals(event)                      -> bool           the event shows something random or
-                                                          hidden (a draw, a roll, a card offered)
+    reveals(state, event)               -> bool           the event (folded on state) shows
+                                                          something random or hidden (a draw,
+                                                          a roll, a hidden card played)
     clock_seat(state)                   -> seat | None    whose turn clock runs now (None: paused)
     cooperative(options)                -> bool           the seats win or lose together
 
@@ -383,9 +384,10 @@ class Engine(Protocol):
     def is_terminal(self, state: Any) -> bool:
         ...
 
-    def reveals(self, event: Event) -> bool:
-        """True when ``event`` makes known something random or hidden (a tile or card drawn, a
-        die rolled, a hidden card shown to another seat): the service allows no undo across it."""
+    def reveals(self, state: Any, event: Event) -> bool:
+        """True when ``event``, folded on ``state``, makes known something random or hidden (a
+        tile or card drawn, a die rolled, a hidden card shown to another seat): the service
+        allows no undo across it."""
         ...
 
     def clock_seat(self, state: Any) -> int | None:
@@ -449,7 +451,7 @@ class EngineBase:
     revealing: frozenset[str] = frozenset()
     """The event types that reveal something random or hidden (:meth:`reveals`)."""
 
-    def reveals(self, event: Event) -> bool:
+    def reveals(self, state: Any, event: Event) -> bool:
         """See :meth:`Engine.reveals`: the event's type is one of :attr:`revealing`."""
         return event.type in self.revealing
 

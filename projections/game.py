@@ -120,6 +120,8 @@ class GameProjection:
     """Seats that resigned or timed out (``seat.left``), in order."""
     rematch: str | None = None
     """The id of the rematch game, once ``game.rematch`` links it."""
+    rematch_of: str | None = None
+    """The game this one is the rematch of (``game.created``'s ``rematch_of``)."""
 
     @classmethod
     def empty(cls, game_id: str, engine: Engine) -> "GameProjection":
@@ -205,7 +207,7 @@ class GameProjection:
                 f"game {self.game_id!r} version {envelope.version}: {self.game!r} cannot fold "
                 f"{kind!r}: {exc!r}"
             ) from exc
-        if checkpoints and self.engine.reveals(event):
+        if checkpoints and self.engine.reveals(self.state, event):
             checkpoints = ()  # nothing random or hidden is ever taken back
         return replace(
             self,
@@ -270,6 +272,7 @@ class GameProjection:
             options=dict(payload.get("options") or {}),
             seed_commitment=payload["seed_commitment"],
             features=Features.of_created(payload),
+            rematch_of=payload.get("rematch_of"),
             created_ts=ts,
             last_ts=ts,
         )

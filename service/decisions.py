@@ -32,7 +32,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.base import BadCommand, Command, Engine, Event, GameOver, IllegalMove, NotYourTurn, RuleError, derive_rng, fold
-from projections.game import CLOCK_EXPIRED, CREATED, FINISHED, MOVE_UNDONE, SEAT_LEFT, SEAT_TAKEN, GameProjection
+from projections.game import (
+    CLOCK_EXPIRED,
+    CREATED,
+    FINISHED,
+    MOVE_UNDONE,
+    REMATCH,
+    SEAT_LEFT,
+    SEAT_TAKEN,
+    GameProjection,
+)
 from projections.lifecycle import BOT, RESIGN, UNDO, Features
 from service import seeds
 
@@ -350,3 +359,16 @@ def timeout_batch(
             raise EngineFault(f"seat {seat} timed out with on_timeout 'bot' but no bot move")
         return [expired, *_engine_batch(before, seat, move, before.version + 1, seed=seed, options=options)]
     return [expired, *leave_batch(before, seat, "timeout", seed=seed, options=options, takeover=takeover)]
+
+
+REMATCH_COMMAND = "rematch"
+"""The ``command.type`` recorded on the append of ``game.rematch``: ``{"id": <rematch id>}``."""
+
+
+def rematch_command(rematch_id: str) -> Command:
+    return {"type": REMATCH_COMMAND, "args": {"id": rematch_id}}
+
+
+def rematch_batch(command: Command) -> list[Event]:
+    """``game.rematch`` linking the finished game to the rematch its command names."""
+    return [Event(REMATCH, {"id": command["args"]["id"]})]

@@ -64,6 +64,8 @@ class ErrorCode(str, enum.Enum):
     UNDO_REFUSED = "undo_refused"
     """``undo`` when the policy refuses it (undo off, nothing undoable, another seat's command,
     something revealed since, or the turn passed); the message names the clause."""
+    NOT_OVER = "not_over"
+    """``POST /games/{id}/rematch`` before the game has ended."""
     CLOCK_EXPIRED = "clock_expired"
     """A command from a seat whose turn clock has run out (its ``clock.expired`` is on its way)."""
     INTERNAL = "internal"
@@ -87,6 +89,7 @@ _HTTP_STATUS = {
     ErrorCode.NOT_YOUR_TURN: 409,
     ErrorCode.UNDO_REFUSED: 409,
     ErrorCode.CLOCK_EXPIRED: 409,
+    ErrorCode.NOT_OVER: 409,
     ErrorCode.ILLEGAL_MOVE: 422,
     ErrorCode.FRAME_TOO_LARGE: 413,
     ErrorCode.RATE_LIMITED: 429,

@@ -30,6 +30,7 @@ from service.clocks import ClockKeeper
 from service.commands import CommandResult, CommandRunner
 from service.decisions import takeover_bot
 from service.metrics import Metrics
+from service.rematch import Rematches
 from service.seating import Seating
 
 __all__ = ["GameService", "now_ms"]
@@ -68,6 +69,7 @@ class GameService:
         self.bot_scheduler = BotScheduler(
             self.cache, self.bots, self.metrics, clock=clock, delay=bot_delay, takeover=bot_takeover
         )
+        self.rematches = Rematches(self.cache, self.seating, clock)
         self.clocks = ClockKeeper(self.cache, self.bots, self.metrics, clock=clock)
         self.cache.on_appended = self._appended
         self.cache.on_loaded = self._loaded
@@ -137,9 +139,13 @@ class GameService:
         """See :meth:`Seating.create_game`."""
         return await self.seating.create_game(game, options, seats, bots, bots_only, features)
 
-    async def take_seat(self, game_id: str, name: Any) -> tuple[int, str, GameProjection]:
+    async def take_seat(self, game_id: str, name: Any, token: str | None = None) -> tuple[int, str, GameProjection]:
         """See :meth:`Seating.take_seat`."""
-        return await self.seating.take_seat(game_id, name)
+        return await self.seating.take_seat(game_id, name, token)
+
+    async def rematch(self, game_id: str, token: str | None) -> tuple[str, int]:
+        """See :meth:`Rematches.rematch`."""
+        return await self.rematches.rematch(game_id, token)
 
     async def authenticate(self, game_id: str, token: str | None) -> int | None:
         """See :func:`service.auth.authenticate`."""

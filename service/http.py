@@ -214,8 +214,16 @@ async def create_game(request: web.Request) -> web.Response:
 
 async def take_seat(request: web.Request) -> web.Response:
     body = await _body(request, SEAT_FIELDS)
-    seat, token, projection = await request.app[SERVICE].take_seat(request.match_info["id"], body.get("name"))
+    seat, token, projection = await request.app[SERVICE].take_seat(
+        request.match_info["id"], body.get("name"), bearer_token(request)
+    )
     return _json({"seat": seat, "token": token, "version": projection.version, "status": projection.status.value})
+
+
+async def rematch(request: web.Request) -> web.Response:
+    await _body(request, frozenset())
+    rematch_id, seat = await request.app[SERVICE].rematch(request.match_info["id"], bearer_token(request))
+    return _json({"id": rematch_id, "seat": seat}, status=201)
 
 
 async def list_games(request: web.Request) -> web.Response:
@@ -358,6 +366,7 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_get("/games", list_games)
     app.router.add_post("/games", create_game)
     app.router.add_post("/games/{id}/seats", take_seat)
+    app.router.add_post("/games/{id}/rematch", rematch)
     app.router.add_get("/games/{id}/events", get_events)
     app.router.add_get("/games/{id}/state", get_state)
     app.router.add_get("/games/{id}/ws", websocket_handler)

@@ -18,14 +18,14 @@ from events.errors import ConflictError, GameExists
 from games.base import Bot, RuleError
 from projections.game import GameProjection, Status
 from service import decisions, seeds
-from service.auth import TOKEN_FIELD, hash_token
+from service.auth import TOKEN_FIELD, authenticate, hash_token
 from service.cache import GameCache, GameMeta
 from service.errors import ErrorCode, ServiceError, from_rule_error
 from service.features import parse_features
 from service.logs import get_logger
 from service.metrics import Metrics
 
-__all__ = ["MAX_NAME", "Seating"]
+__all__ = ["MAX_NAME", "Seating", "new_seat_of"]
 
 MAX_NAME = 40
 SEAT_KEY = re.compile(r"[0-9]{1,3}")
@@ -61,6 +61,7 @@ class Seating:
         bots_only: Any = False,
         features: Mapping[str, Any] | None = None,
         rematch_of: str | None = None,
+        game_id: str | None = None,
     ) -> GameProjection:
         """Validate, store the meta with the secret seed, append the creation batch; the new
         projection.
@@ -93,7 +94,7 @@ class Seating:
         chosen = parse_features(features or {}, cooperative=engine.cooperative(normalized))
         seed = seeds.new_seed()
         ts = self.clock()
-        game_id = await self._new_game(game, seed, normalized, seats, bot_seats, ts)
+        game_id = await self._new_game(game, seed, normalized, seats, bot_seats, ts, game_id, rematch_of)
         created = decisions.game_created(game, engine, normalized, seats, seed, chosen, rematch_of)
         events = decisions.creation_batch(engine, created, bot_seats, seed=seed, game_id=game_id, options=normalized)
         batch = decisions.Batch(game_id, events, 0, ts, command=decisions.creation_command(bot_seats))
@@ -107,12 +108,26 @@ class Seating:
         return projection
 
     async def _new_game(
-        self, game: str, seed: bytes, options: dict[str, Any], seats: int, bots: Mapping[int, str], ts: int
+        self,
+        game: str,
+        seed: bytes,
+        options: dict[str, Any],
+        seats: int,
+        bots: Mapping[int, str],
+        ts: int,
+        game_id: str | None = None,
+        rematch_of: str | None = None,
     ) -> str:
-        """Store the meta of a new game under a fresh random id; that id."""
+        """Store the meta of a new game under ``game_id`` (a rematch's, picked beforehand:
+        ``GameExists`` when taken) or a fresh random id; that id."""
         fields: dict[str, Any] = {"game": game, "seed": seed.hex(), "options": options, "seats": seats, "created": ts}
         if bots:
             fields["bots"] = {str(seat): name for seat, name in bots.items()}
+        if rematch_of is not None:
+            fields["rematch_of"] = rematch_of
+        if game_id is not None:
+            await self.store.create_game(game_id, fields)
+            return game_id
         for _ in range(_ID_ATTEMPTS):
             game_id = secrets.token_hex(8)
             try:
@@ -151,12 +166,21 @@ class Seating:
             )
         return dict(sorted(chosen.items()))
 
-    async def take_seat(self, game_id: str, name: Any) -> tuple[int, str, GameProjection]:
-        """Seat a player in the lowest free seat; start the game when it was the last one.
+    async def take_seat(self, game_id: str, name: Any, token: str | None = None) -> tuple[int, str, GameProjection]:
+        """Seat a player in the lowest free seat; start the game when it was the last one. In
+        a rematch the seat is the one reserved to the holder of ``token`` (a seat token of the
+        game it follows), and ``name`` defaults to that seat's old name.
 
         Returns ``(seat, token, projection)``. The token is returned once and stored only as
         its sha256, bound to this game and seat.
         """
+        reserved: int | None = None
+        before = await self.cache.load(game_id)
+        if before.rematch_of is not None:
+            reserved, old_name = await self._reserved_seat(before, token)
+            name = old_name if name is None else name
+        elif token is not None:
+            raise ServiceError(ErrorCode.BAD_REQUEST, f"game {game_id!r} is not a rematch: take a seat without a token")
         if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME:
             raise ServiceError(
                 ErrorCode.BAD_REQUEST, f"'name' must be a string of 1-{MAX_NAME} characters, got {name!r}"
@@ -170,7 +194,9 @@ class Seating:
                 before = await self.cache.load(game_id)
                 if before.status is not Status.OPEN or not before.free_seats:
                     raise ServiceError(ErrorCode.GAME_FULL, f"every seat of game {game_id!r} is taken")
-                seat = before.free_seats[0]
+                if reserved is not None and reserved not in before.free_seats:
+                    raise ServiceError(ErrorCode.GAME_FULL, f"seat {reserved} of game {game_id!r} is taken")
+                seat = before.free_seats[0] if reserved is None else reserved
                 # The hash goes in first: a seat is never taken without its token being valid.
                 # A token whose append then loses is never handed out, so its entry binds nothing.
                 await self.store.update_meta(game_id, {TOKEN_FIELD + digest: seat})
@@ -188,6 +214,27 @@ class Seating:
                 self.log.info("seat.taken", game_id=game_id, seat=seat, version=projection.version)
                 return seat, token, projection
         raise ServiceError(ErrorCode.CONFLICT, f"game {game_id!r} kept changing; try again")
+
+
+    async def _reserved_seat(self, rematch: GameProjection, token: str | None) -> tuple[int, str | None]:
+        """The seat of a rematch reserved to the holder of ``token`` (a seat token of the game
+        it follows) and that seat's old name."""
+        old_id = rematch.rematch_of
+        assert old_id is not None
+        if token is None:
+            raise ServiceError(
+                ErrorCode.UNAUTHORIZED,
+                f"game {rematch.game_id!r} is a rematch of {old_id!r}: take your seat with your token of that game",
+            )
+        old_seat = await authenticate(self.cache, old_id, token)
+        assert old_seat is not None
+        old = await self.cache.load(old_id)
+        return new_seat_of(old_seat, rematch.seats), old.names[old_seat]
+
+
+def new_seat_of(old_seat: int, seats: int) -> int:
+    """Where the old ``old_seat`` sits in a rematch: the seats rotate by one, so the old seat 1 starts."""
+    return (old_seat - 1) % seats
 
 
 def _seat_number(key: Any) -> int:

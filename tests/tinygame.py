@@ -239,7 +239,7 @@ class TinyEngine:
     def is_terminal(self, state: TinyState) -> bool:
         return state.finished
 
-    def reveals(self, event: Event) -> bool:
+    def reveals(self, state: TinyState, event: Event) -> bool:
         return event.type in ("started", "dealt", "drew")
 
     def clock_seat(self, state: TinyState) -> int | None:

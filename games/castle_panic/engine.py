@@ -101,6 +101,14 @@ class CastlePanicEngine(EngineBase):
     def summary(self, state: State) -> dict[str, Any]:
         return views.summary(state)
 
+    def reveals(self, state: State, event: Event) -> bool:
+        """Draws, rolls and trade offers always; with hidden hands also a card played or
+        discarded from a hand nobody else saw."""
+        if event.type in self.revealing:
+            return True
+        hidden = state.config is not None and state.config.options.hidden_hands
+        return hidden and event.type in ("card_played", "cards_discarded")
+
     def clock_seat(self, state: State) -> int | None:
         """The turn's player while it alone owes a command; trades, discards and damage owed by
         another seat pause every clock."""

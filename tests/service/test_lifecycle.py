@@ -268,3 +268,40 @@ async def test_a_spectator_with_a_5_version_delay_never_sees_a_newer_version(mak
     assert max(seen) <= max(1, latest - 5) and len(seen) > 1
     await spectator.close()
     await seat_ws.close()
+
+
+async def test_rematch_rotates_the_seats_and_each_takes_its_seat_with_its_old_token(make_client):
+    client = await make_client(engines=ENGINES)
+    game_id, tokens = await new_game(client, "carcassonne", 2, clock={"per_move_s": 60}, undo=False)
+    early = await client.post(f"/games/{game_id}/rematch", headers={"Authorization": f"Bearer {tokens[0]}"})
+    assert early.status == 409 and (await early.json())["error"]["code"] == "not_over"
+    ws, _ = await hello(client, game_id, tokens[0])
+    await command(ws, "r", {"type": "resign", "args": {}})
+    await expect_reply(ws, "r")
+    assert (await client.post(f"/games/{game_id}/rematch")).status == 401
+    asked = [
+        await client.post(f"/games/{game_id}/rematch", headers={"Authorization": f"Bearer {token}"}) for token in tokens
+    ]
+    bodies = [await response.json() for response in asked]
+    assert [response.status for response in asked] == [201, 201]
+    assert bodies[0]["id"] == bodies[1]["id"] and [body["seat"] for body in bodies] == [1, 0]
+    rematch_id = bodies[0]["id"]
+    update, _ = await receive_until(ws, lambda f: f["type"] == "update" and "rematch" in f["view"])
+    assert update["view"]["rematch"] == rematch_id
+    refused = await client.post(f"/games/{rematch_id}/seats", json={"name": "intruder"})
+    assert refused.status == 401
+    seated = []
+    for token in reversed(tokens):
+        response = await client.post(f"/games/{rematch_id}/seats", headers={"Authorization": f"Bearer {token}"})
+        assert response.status == 200, await response.text()
+        seated.append(await response.json())
+    assert [body["seat"] for body in seated] == [0, 1] and seated[-1]["status"] == "active"
+    assert seated[0]["token"] not in tokens
+    body = await (await client.get(f"/games/{rematch_id}")).json()
+    assert [seat["name"] for seat in body["seats"]] == ["p1", "p0"]
+    created = (await events_of(client, rematch_id))[0].payload
+    assert created["rematch_of"] == game_id and created["clock"] == {"per_move_s": 60} and created["undo"] is False
+    await ws.close()
+    for finished in (game_id, rematch_id):
+        report = await replay_game(client.app[STORE], finished, ENGINES)
+        assert report.ok, report.problems
