@@ -46,11 +46,10 @@ async def disarm(store: Any, game_id: str) -> None:
 async def due(store: Any, now_ms: int, limit: int = 100) -> list[str]:
     """Game ids whose deadline is at or before ``now_ms``, earliest first, across every shard."""
     found: list[tuple[float, str]] = []
-    async with store._call():
-        async with store.redis.pipeline(transaction=False) as pipe:
-            for shard in range(SHARDS):
-                pipe.zrangebyscore(deadlines_key(shard), "-inf", now_ms, start=0, num=limit, withscores=True)
-            replies = await pipe.execute()
+    async with store._call(), store.redis.pipeline(transaction=False) as pipe:
+        for shard in range(SHARDS):
+            pipe.zrangebyscore(deadlines_key(shard), "-inf", now_ms, start=0, num=limit, withscores=True)
+        replies = await pipe.execute()
     for reply in replies:
         found.extend((score, member.decode()) for member, score in reply)
     return [game_id for _, game_id in sorted(found)[:limit]]
@@ -58,10 +57,9 @@ async def due(store: Any, now_ms: int, limit: int = 100) -> list[str]:
 
 async def earliest(store: Any) -> int | None:
     """The earliest deadline of any game, or ``None`` when no clock runs anywhere."""
-    async with store._call():
-        async with store.redis.pipeline(transaction=False) as pipe:
-            for shard in range(SHARDS):
-                pipe.zrange(deadlines_key(shard), 0, 0, withscores=True)
-            replies = await pipe.execute()
+    async with store._call(), store.redis.pipeline(transaction=False) as pipe:
+        for shard in range(SHARDS):
+            pipe.zrange(deadlines_key(shard), 0, 0, withscores=True)
+        replies = await pipe.execute()
     scores = [int(score) for reply in replies for _member, score in reply]
     return min(scores) if scores else None

@@ -162,6 +162,10 @@ class ClockKeeper:
         if after is None:
             return False
         self.log.info(
-            "clock.expired", game_id=before.game_id, seat=seat, version=after.version, on_timeout=before.features.on_timeout
+            "clock.expired",
+            game_id=before.game_id,
+            seat=seat,
+            version=after.version,
+            on_timeout=before.features.on_timeout,
         )
         return True

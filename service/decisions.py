@@ -31,7 +31,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from games.base import BadCommand, Command, Engine, Event, GameOver, IllegalMove, NotYourTurn, RuleError, derive_rng, fold
+from games.base import (
+    BadCommand,
+    Command,
+    Engine,
+    Event,
+    GameOver,
+    IllegalMove,
+    NotYourTurn,
+    RuleError,
+    derive_rng,
+    fold,
+)
 from projections.game import (
     CLOCK_EXPIRED,
     CREATED,

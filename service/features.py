@@ -31,8 +31,8 @@ def _refuse(message: str) -> ServiceError:
 
 
 def _seconds(field: str, name: str, value: Any, *, zero: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 if zero else 0.1) <= value <= MAX_CLOCK_S:
-        low = "0" if zero else "0.1"
+    low = 0 if zero else 0.1
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= MAX_CLOCK_S:
         raise _refuse(f"{field!r}: {name!r} must be a number of seconds from {low} to {MAX_CLOCK_S}, got {value!r}")
     return value
 
@@ -56,7 +56,9 @@ def _delay(value: Any) -> dict[str, float] | None:
     (kind, amount), = value.items()
     if kind == "versions":
         if isinstance(amount, bool) or not isinstance(amount, int) or not 0 <= amount <= MAX_DELAY_VERSIONS:
-            raise _refuse(f"'spectator_delay': 'versions' must be an integer from 0 to {MAX_DELAY_VERSIONS}, got {amount!r}")
+            raise _refuse(
+                f"'spectator_delay': 'versions' must be an integer from 0 to {MAX_DELAY_VERSIONS}, got {amount!r}"
+            )
         return {"versions": amount}
     return {"seconds": _seconds("spectator_delay", "seconds", amount, zero=True)}
 

@@ -223,9 +223,17 @@ def _expected_events(
         events = decisions.rematch_batch(command)
     elif command.get("type") == decisions.CLOCK_TIMEOUT and first.actor is None:
         args = command.get("args") or {}
-        events = decisions.timeout_batch(
-            before, args.get("seat"), seed=seed, options=options, move=args.get("move"), takeover=_takeover(engine)
-        )
+        seat = args.get("seat")
+        if not isinstance(seat, int) or decisions.expired_seat(before, first.ts) != seat:
+            raise decisions.EngineFault(f"a timeout of seat {seat!r} whose time had not run out at {first.ts}")
+        move = args.get("move")
+        takeover = _takeover(engine)
+        if move is not None and takeover is not None:
+            rng = bot_rng(seed, game_id, seat, before.version + 1)
+            chosen = bots_for(engine)[takeover].choose(before.state, seat, rng)
+            if _canonical([("", chosen)]) != _canonical([("", move)]):
+                raise decisions.EngineFault(f"the timeout's bot move {move!r} is not the bot's choice {chosen!r}")
+        events = decisions.timeout_batch(before, seat, seed=seed, options=options, move=move, takeover=takeover)
     else:
         events = decisions.command_batch(
             before, first.actor, command, seed=seed, options=options, takeover=_takeover(engine)
