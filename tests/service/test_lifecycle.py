@@ -306,3 +306,83 @@ async def test_rematch_rotates_the_seats_and_each_takes_its_seat_with_its_old_to
     for finished in (game_id, rematch_id):
         report = await replay_game(client.app[STORE], finished, ENGINES)
         assert report.ok, report.problems
+
+
+async def seat_view(client: Any, game_id: str, token: str) -> dict[str, Any]:
+    return await (await client.get(f"/games/{game_id}", headers={"Authorization": f"Bearer {token}"})).json()
+
+
+async def send(ws: Any, command_id: str, cmd: dict[str, Any]) -> dict[str, Any]:
+    await command(ws, command_id, cmd)
+    return (await expect_reply(ws, command_id))[0]
+
+
+UNDO = {"type": "undo", "args": {}}
+
+
+async def test_undo_in_the_castle_back_to_the_tile_never_across_the_next_draw(make_client):
+    client = await make_client(engines=ENGINES)
+    game_id, tokens = await new_game(client, "castle", 2)
+    ws0, snapshot = await hello(client, game_id, tokens[0])
+    ws1, _ = await hello(client, game_id, tokens[1])
+    assert (await send(ws0, "u0", UNDO))["code"] == "undo_refused"  # nothing since the draw
+    assert (await send(ws0, "t", snapshot["view"]["legal"][0]))["type"] == "ack"
+    assert (await seat_view(client, game_id, tokens[0]))["view"]["legal"][-1] == UNDO
+    assert UNDO not in (await seat_view(client, game_id, tokens[1]))["view"]["legal"]
+    assert (await send(ws1, "u1", UNDO))["code"] == "undo_refused"  # another seat's command
+    assert (await send(ws0, "u", UNDO))["type"] == "ack"
+    assert (await seat_view(client, game_id, tokens[0]))["view"]["legal"] == snapshot["view"]["legal"]
+    assert (await send(ws0, "t2", snapshot["view"]["legal"][0]))["type"] == "ack"
+    assert (await send(ws0, "p", {"type": "pass", "args": {}}))["type"] == "ack"
+    refused = await send(ws0, "u2", UNDO)  # the pass ended the turn and drew the next tile
+    assert refused["code"] == "undo_refused"
+    await ws0.close()
+    await ws1.close()
+    assert (await replay_game(client.app[STORE], game_id, ENGINES)).ok
+
+
+async def test_undo_in_castle_panic_takes_back_a_phase_step_never_a_draw_or_a_trade_offer(make_client):
+    client = await make_client(engines=ENGINES)
+    game_id, tokens = await new_game(client, "castle_panic", 2)
+    ws0, snapshot = await hello(client, game_id, tokens[0])
+    ws1, _ = await hello(client, game_id, tokens[1])
+    end_phase = {"type": "end_phase", "args": {}}
+    assert (await send(ws0, "e", end_phase))["type"] == "ack"  # the draw phase skipped: nothing revealed
+    assert (await seat_view(client, game_id, tokens[0]))["view"]["legal"][-1] == UNDO
+    assert (await send(ws1, "u1", UNDO))["code"] == "undo_refused"  # not seat 1's command
+    assert (await send(ws0, "u", UNDO))["type"] == "ack"
+    back = await seat_view(client, game_id, tokens[0])
+    assert back["view"]["legal"] == snapshot["view"]["legal"]  # in the draw phase again
+    discard = next(move for move in back["view"]["legal"] if move["type"] == "discard_and_draw")
+    assert (await send(ws0, "d", discard))["type"] == "ack"
+    assert (await send(ws0, "u2", UNDO))["code"] == "undo_refused"  # a card was drawn
+    view = await seat_view(client, game_id, tokens[0])
+    while not any(move["type"] == "propose_trade" for move in view["view"]["legal"]):
+        assert (await send(ws0, f"e{view['version']}", end_phase))["type"] == "ack"
+        view = await seat_view(client, game_id, tokens[0])
+    offer = next(move for move in view["view"]["legal"] if move["type"] == "propose_trade")
+    assert (await send(ws0, "o", offer))["type"] == "ack"
+    refused = await send(ws0, "u3", UNDO)  # the offer showed seat 1 the cards, and seat 1 owes the answer
+    assert refused["code"] == "undo_refused"
+    await ws0.close()
+    await ws1.close()
+    assert (await replay_game(client.app[STORE], game_id, ENGINES)).ok
+
+
+async def test_a_timeout_in_a_three_player_game_forfeits_the_seat_to_a_bot_and_the_game_goes_on(make_client):
+    clock = FakeClock()
+    client = await make_client(engines=ENGINES, clock=clock)
+    game_id, tokens = await new_game(client, "carcassonne", 3, clock={"per_move_s": 10}, on_timeout="forfeit")
+    ws, _ = await hello(client, game_id, tokens[2])
+    clock.now = T0 + 10_000
+    frame, _ = await receive_until(
+        ws, lambda f: f["type"] == "update" and any(e["type"] == "seat.left" for e in f["events"]), 8.0
+    )
+    left = next(e for e in frame["events"] if e["type"] == "seat.left")
+    assert left["payload"] == {"seat": 0, "reason": "timeout", "bot": "greedy"}
+    assert frame["status"] == "active" and frame["seats"][0]["bot"] == "greedy"
+    # The bot moves for seat 0 at once; then seat 1's clock runs.
+    frame, _ = await receive_until(ws, lambda f: f["type"] == "update" and f["view"]["clock"]["running"] == 1, 8.0)
+    assert frame["view"]["left"] == [0]
+    await ws.close()
+    assert (await replay_game(client.app[STORE], game_id, ENGINES)).ok
