@@ -117,7 +117,7 @@ class LiveGame:
     def _release(self, fresh: Sequence[Any]) -> list[Any]:
         """The envelopes spectators may now see (all of them without a delay), folded into
         their projection; the rest stay held."""
-        if self.spectators is self.projection or (not self._held and not delayed(self.projection)):
+        if not self._held and not delayed(self.projection):
             self.spectators = self.projection
             return list(fresh)
         self._held.extend(envelope for envelope in fresh if envelope.version > self.spectators.version)

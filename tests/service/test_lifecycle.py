@@ -386,3 +386,44 @@ async def test_a_timeout_in_a_three_player_game_forfeits_the_seat_to_a_bot_and_t
     assert frame["view"]["left"] == [0]
     await ws.close()
     assert (await replay_game(client.app[STORE], game_id, ENGINES)).ok
+
+
+async def test_a_seconds_delay_shows_spectators_only_events_that_old_and_seats_everything(make_client):
+    clock = FakeClock()
+    client = await make_client(engines=ENGINES, clock=clock)
+    game_id, tokens = await new_game(client, "castle_panic", 2, spectator_delay={"seconds": 10})
+    clock.now = T0 + 1_000
+    seat_ws, _ = await hello(client, game_id, tokens[0])
+    assert (await send(seat_ws, "e", {"type": "end_phase", "args": {}}))["type"] == "ack"
+    latest = (await events_of(client, game_id))[-1].version
+    assert (await seat_view(client, game_id, tokens[0]))["version"] == latest  # seats are never delayed
+    clock.now = T0 + 5_000  # the seats and the setup are 5 s old, the move 4 s: nothing to show but creation
+    assert (await (await client.get(f"/games/{game_id}")).json())["version"] == 1
+    spectator, frame = await hello(client, game_id, since=0)
+    assert frame["version"] == 1 and all(event["version"] == 1 for event in frame["events"])
+    await spectator.close()
+    clock.now = T0 + 11_000
+    assert (await (await client.get(f"/games/{game_id}")).json())["version"] == latest
+    state = await client.get(f"/games/{game_id}/state?at={latest}")
+    assert state.status == 200
+    await seat_ws.close()
+
+
+async def test_a_delay_holds_back_live_updates_even_when_the_spectators_were_up_to_date(make_client):
+    clock = FakeClock()
+    client = await make_client(engines=ENGINES, clock=clock)
+    game_id, tokens = await new_game(client, "castle_panic", 2, spectator_delay={"seconds": 10})
+    clock.now = T0 + 20_000  # everything so far is old enough: spectators see the present
+    watcher, first = await hello(client, game_id)
+    seat_ws, seat_snap = await hello(client, game_id, tokens[0])
+    assert first["version"] == seat_snap["version"]
+    assert (await send(seat_ws, "e", {"type": "end_phase", "args": {}}))["type"] == "ack"
+    with contextlib.suppress(asyncio.TimeoutError):
+        frame = await receive(watcher, 0.5)
+        raise AssertionError(f"a spectator got a move 0 s old: {frame}")
+    clock.now = T0 + 31_000
+    assert (await send(seat_ws, "e2", {"type": "end_phase", "args": {}}))["type"] == "ack"
+    frame = await receive(watcher)  # the first move is now more than 10 s older than the newest
+    assert frame["version"] == seat_snap["version"] + 1
+    await watcher.close()
+    await seat_ws.close()
