@@ -28,6 +28,7 @@ from projections.lifecycle import BOT
 from service import decisions
 from service.bots import bot_rng
 from service.cache import GameCache
+from service.errors import ServiceError
 from service.logs import get_logger
 from service.metrics import Metrics
 
@@ -128,7 +129,12 @@ class ClockKeeper:
         """Append the game's timeout if a seat's time has run out now; True when this node did."""
         async with self.cache.lock(game_id):
             for _attempt in range(3):
-                projection = await self.cache.load(game_id)
+                try:
+                    projection = await self.cache.load(game_id)
+                except ServiceError as exc:  # a game gone from the store (or one this node does not serve)
+                    self.log.warning("clock.unknown_game", game_id=game_id, error=exc.message)
+                    await deadlines.disarm(self.store, game_id)
+                    return False
                 seat = decisions.expired_seat(projection, self.clock())
                 if seat is None:
                     await self._record(projection)  # moved meanwhile, or early: the true deadline

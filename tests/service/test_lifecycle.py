@@ -128,11 +128,13 @@ async def test_a_late_move_racing_the_timeout_exactly_one_wins(make_client):
         # The pass (which ends the turn) just in time on one node, the keeper just late on another.
         mover_clock.now, keeper_clock.now = T0 + 4_999, T0 + 5_001
         await command(ws, "m", {"type": "pass", "args": {}}, expected_version=ack["version"])
-        fired, (reply, _) = await asyncio.gather(keeper.app[SERVICE].clocks.fire(game_id), expect_reply(ws, "m"))
-        log = types(await events_of(mover, game_id))
+        # The keeper node's own keeper task may fire too: what counts is what the stream holds.
+        _fired, (reply, _) = await asyncio.gather(keeper.app[SERVICE].clocks.fire(game_id), expect_reply(ws, "m"))
+        log = await events_of(mover, game_id)
+        after = [envelope.type for envelope in log if envelope.version > ack["version"]]
         moved = reply["type"] == "ack"
-        assert moved != fired, (reply, fired, log)
-        assert ("follower_skipped" in log) == moved and ("clock.expired" in log) == fired
+        assert after[0] == ("follower_skipped" if moved else "clock.expired"), (reply, after)
+        assert ("clock.expired" in after) != moved, (reply, after)  # never both
         await ws.close()
 
 
