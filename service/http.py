@@ -28,6 +28,7 @@ from service.features import FEATURE_FIELDS, catalog_features
 from service.keys import ENGINES, METRICS, SERVICE, SETTINGS, STORE
 from service.logs import get_logger
 from service.metrics import CONTENT_TYPE
+from service.presence import away_seats
 from service.wire import decode_json, refuse_unknown_fields
 from service.ws import websocket_handler
 
@@ -245,6 +246,11 @@ async def get_game(request: web.Request) -> web.Response:
     projection = await service.load(game_id)
     if seat is None:
         projection = await service.for_spectators(projection)
+    seats = projection.seat_list()
+    if projection.status is Status.ACTIVE:
+        meta = await request.app[STORE].get_meta(game_id)
+        for away in away_seats(meta, projection, service.clock(), request.app[SETTINGS].away_ms):
+            seats[away]["away"] = True
     return _json(
         {
             "id": game_id,
@@ -252,7 +258,7 @@ async def get_game(request: web.Request) -> web.Response:
             "status": projection.status.value,
             "version": projection.version,
             "seat": seat,
-            "seats": projection.seat_list(),
+            "seats": seats,
             "view": view_for(projection, seat),
         }
     )

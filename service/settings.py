@@ -37,6 +37,8 @@ variable                       default                     meaning
                                                            store's PING
 ``DONJON_CORS_ORIGINS``        (empty: same-origin only)   origins whose pages may call the API
                                                            and open sockets (``*``: any)
+``DONJON_AWAY_MS``             ``120000``                  how long a seat has no socket open
+                                                           before it is shown as away
 =============================  ==========================  =====================================
 
 ``DONJON_CASTLE_DATA`` names a corrected dataset file for The Castle (``games.castle.DATA_ENV``).
@@ -154,6 +156,7 @@ class Settings:
     store_timeout_ms: int = field(default=2000, metadata={"cast": int})
     ready_timeout_ms: int = field(default=1000, metadata={"cast": int})
     cors_origins: tuple[str, ...] = field(default=(), metadata={"cast": parse_origins})
+    away_ms: int = field(default=120_000, metadata={"cast": int})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -194,6 +197,8 @@ class Settings:
             raise SettingsError(f"{PREFIX}BOT_DELAY_MS must be 0 or more, not {self.bot_delay_ms!r}")
         if self.bot_takeover_ms < 1:
             raise SettingsError(f"{PREFIX}BOT_TAKEOVER_MS must be at least 1, not {self.bot_takeover_ms!r}")
+        if self.away_ms < 1:
+            raise SettingsError(f"{PREFIX}AWAY_MS must be at least 1, not {self.away_ms!r}")
 
     @property
     def embedded(self) -> bool:

@@ -429,3 +429,27 @@ async def test_a_delay_holds_back_live_updates_even_when_the_spectators_were_up_
     assert frame["version"] == seat_snap["version"] + 1
     await watcher.close()
     await seat_ws.close()
+
+
+async def test_a_seat_without_a_socket_for_longer_than_the_setting_is_shown_away(make_client):
+    clock = FakeClock()
+    client = await make_client(engines=ENGINES, clock=clock, away_ms=500)
+    game_id, tokens = await new_game(client, "carcassonne", 2)
+    ws, _ = await hello(client, game_id, tokens[0])
+    clock.now = T0 + 1_000
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 5.0
+    while True:  # the open socket's stamp catches up with the clock; seat 1 never connected
+        seats = (await (await client.get(f"/games/{game_id}")).json())["seats"]
+        if "away" not in seats[0]:
+            break
+        assert loop.time() < end
+        await asyncio.sleep(0.05)
+    assert seats[1]["away"] is True
+    await ws.close()
+    await asyncio.sleep(0.2)  # the close stamps the seat once more
+    clock.now = T0 + 1_400
+    assert "away" not in (await (await client.get(f"/games/{game_id}")).json())["seats"][0]
+    clock.now = T0 + 2_000
+    assert (await (await client.get(f"/games/{game_id}")).json())["seats"][0]["away"] is True
+    assert (await seat_view(client, game_id, tokens[0]))["status"] == "active"  # nothing else happens
