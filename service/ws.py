@@ -412,12 +412,12 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                 break
         await conn.flush(0.5)
     finally:
-        metrics.ws_connections.dec()
-        app[SOCKETS].discard(ws)
-        app[NODE].unsubscribe(game_id, conn)
-        if session.presence is not None:
+        if session.presence is not None:  # stamped as seen once more before the socket counts as gone
             session.presence.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await session.presence
+        metrics.ws_connections.dec()
+        app[SOCKETS].discard(ws)
+        app[NODE].unsubscribe(game_id, conn)
         await conn.stop()
     return ws
