@@ -9,7 +9,12 @@ Three kinds of batch come from here, and from nowhere else:
 * the **seat batch**: one ``game.seat_taken``, plus the setup when it takes the last seat;
   it records the command ``take_seat``;
 * the **command batch**: what ``engine.decide`` makes of a command, plus ``game.finished``
-  (the seed and secret options revealed) when those events end the game.
+  (the seed and secret options revealed) when those events end the game; the service's own
+  commands ``resign`` (``seat.left``, and the forfeit's ``game.finished`` in a two-player game)
+  and ``undo`` (``move.undone``);
+* the **timeout batch**: ``clock.expired`` and its consequence (the bot's move, or the seat
+  leaving), decided by the clock keeper at a time it passes in;
+* the **rematch link**: ``game.rematch`` after ``game.finished``.
 
 Randomness follows one rule: the decision taken on top of stream version ``v`` gets
 ``derive_rng(seed, game_id, v)``. Setup is decided on top of the last seat's version minus one,
