@@ -15,6 +15,11 @@ Data flow::
     waiting_for(state)                  -> [seat]         the seats the game waits on now
     view(state, viewer)                 -> dict           what that viewer may see, with "legal"
     redact(event, viewer)               -> Event | None   the event as that viewer may see it
+    reveals(state, event)               -> bool           the event (folded on state) shows
+                                                          something random or hidden (a draw,
+                                                          a roll, a hidden card played)
+    clock_seat(state)                   -> seat | None    whose turn clock runs now (None: paused)
+    cooperative(options)                -> bool           the seats win or lose together
 
 Commands are plain dicts, exactly as clients send them: ``{"type": "...", "args": {...}}``.
 Events are :class:`Event` values whose payloads hold only msgpack/JSON-safe data (str, int,
@@ -379,6 +384,22 @@ class Engine(Protocol):
     def is_terminal(self, state: Any) -> bool:
         ...
 
+    def reveals(self, state: Any, event: Event) -> bool:
+        """True when ``event``, folded on ``state``, makes known something random or hidden (a
+        tile or card drawn, a die rolled, a hidden card shown to another seat): the service
+        allows no undo across it."""
+        ...
+
+    def clock_seat(self, state: Any) -> int | None:
+        """The seat whose turn clock runs now: the seat whose turn it is, when it alone owes a
+        command; ``None`` while the game waits on a choice out of turn or on nobody (clocks pause)."""
+        ...
+
+    def cooperative(self, options: Mapping[str, Any]) -> bool:
+        """True when the seats win or lose together: a seat that leaves is replaced by a bot,
+        however many seats there are, instead of handing the game to the others."""
+        ...
+
     def summary(self, state: Any) -> dict[str, Any]:
         """A short JSON-safe summary: status, scores, winners (used by replay and the lobby)."""
         ...
@@ -427,6 +448,21 @@ class EngineBase:
     options: Mapping[str, OptionSpec] = {}
     secret_options: frozenset[str] = frozenset()
     notes: tuple[str, ...] = ()
+    revealing: frozenset[str] = frozenset()
+    """The event types that reveal something random or hidden (:meth:`reveals`)."""
+
+    def reveals(self, state: Any, event: Event) -> bool:
+        """See :meth:`Engine.reveals`: the event's type is one of :attr:`revealing`."""
+        return event.type in self.revealing
+
+    def clock_seat(self, state: Any) -> int | None:
+        """See :meth:`Engine.clock_seat`: the one seat ``waiting_for`` names, else ``None``."""
+        waiting = self.waiting_for(state)  # type: ignore[attr-defined]
+        return waiting[0] if len(waiting) == 1 else None
+
+    def cooperative(self, options: Mapping[str, Any]) -> bool:
+        """See :meth:`Engine.cooperative`: competitive unless the game says otherwise."""
+        return False
 
     def catalog_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {

@@ -10,7 +10,15 @@ Service events and their payloads::
     game.created   {"game", "options", "seats", "seed_commitment"}     always version 1
     game.seat_taken {"seat", "name", "bot"?}                            one per seat; "bot" names
                                                                         the bot filling it
-    game.finished  {"seed", "summary", "secret_options"?}               last event of a game
+    game.finished  {"seed", "summary", "secret_options"?}               the game's end
+    clock.expired  {"seat"}                                             a seat's time ran out
+    seat.left      {"seat", "reason", "bot"}                            resigned or timed out;
+                                                                        "bot" (or null) takes it
+    move.undone    {"seat", "from", "to"}                               versions from..to reverted
+    game.rematch   {"id"}                                               after game.finished only
+
+``game.created`` also records the service features (:class:`projections.lifecycle.Features`),
+which drive the turn clocks and the undo checkpoints folded here.
 
 >>> from tests.tinygame import TINY
 >>> p = GameProjection.empty("g1", TINY)
@@ -25,11 +33,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Protocol
 
 from games.base import Engine, Event
+from projections.lifecycle import Checkpoint, Clock, Features, clock_started, clock_to
 
 __all__ = [
     "CREATED",
     "SEAT_TAKEN",
     "FINISHED",
+    "CLOCK_EXPIRED",
+    "SEAT_LEFT",
+    "MOVE_UNDONE",
+    "REMATCH",
     "Status",
     "GameProjection",
     "ProjectionError",
@@ -40,6 +53,10 @@ __all__ = [
 CREATED = "game.created"
 SEAT_TAKEN = "game.seat_taken"
 FINISHED = "game.finished"
+CLOCK_EXPIRED = "clock.expired"
+SEAT_LEFT = "seat.left"
+MOVE_UNDONE = "move.undone"
+REMATCH = "game.rematch"
 
 
 class Status(str, enum.Enum):
@@ -94,6 +111,17 @@ class GameProjection:
     """How many engine events are folded: 0 until the setup events are in."""
     created_ts: int = 0
     last_ts: int = 0
+    features: Features = field(default_factory=Features)
+    clock: Clock | None = None
+    """The turn clocks, for a game with ``clock`` once it has started."""
+    checkpoints: tuple[Checkpoint, ...] = ()
+    """The command batches that may still be undone, oldest first, all of one seat."""
+    left: tuple[int, ...] = ()
+    """Seats that resigned or timed out (``seat.left``), in order."""
+    rematch: str | None = None
+    """The id of the rematch game, once ``game.rematch`` links it."""
+    rematch_of: str | None = None
+    """The game this one is the rematch of (``game.created``'s ``rematch_of``)."""
 
     @classmethod
     def empty(cls, game_id: str, engine: Engine) -> "GameProjection":
@@ -126,6 +154,29 @@ class GameProjection:
             return self._created(envelope.version, payload, ts)
         if self.version == 0:
             raise ProjectionError(f"game {self.game_id!r}: the first event is {kind!r}, not {CREATED!r}")
+        after = self._apply(envelope, kind, payload, ts)
+        if after.features.clock is not None and after.engine_events:
+            after = after._clocked(ts)
+        return after
+
+    def _clocked(self, ts: int) -> "GameProjection":
+        """The turn clocks after an event at ``ts`` (see :func:`projections.lifecycle.clock_to`)."""
+        clock = self.clock or clock_started(self.features, self.seats, ts)
+        runner = None
+        if self.status is Status.ACTIVE and not self.engine.is_terminal(self.state):
+            runner = self.engine.clock_seat(self.state)
+            if runner is not None and self.bots[runner] is not None:
+                runner = None  # a bot seat moves at once: no clock of its own
+        over = self.status is Status.FINISHED
+        return replace(self, clock=clock_to(clock, self.features, runner, ts, over=over))
+
+    def _apply(self, envelope: EnvelopeLike, kind: str, payload: dict[str, Any], ts: int) -> "GameProjection":
+        if kind == REMATCH:
+            if self.status is not Status.FINISHED:
+                raise ProjectionError(f"game {self.game_id!r}: {REMATCH!r} before the end")
+            return replace(self, version=envelope.version, rematch=payload["id"], last_ts=ts)
+        if self.status is Status.FINISHED:
+            raise ProjectionError(f"game {self.game_id!r}: {kind!r} after {FINISHED!r}")
         if kind == SEAT_TAKEN:
             return self._seat_taken(envelope.version, payload, ts)
         if kind == FINISHED:
@@ -137,18 +188,74 @@ class GameProjection:
                 secret_options=payload.get("secret_options"),
                 summary=payload.get("summary"),
                 last_ts=ts,
+                checkpoints=(),
             )
+        if kind == CLOCK_EXPIRED:
+            return replace(self, version=envelope.version, checkpoints=(), last_ts=ts)
+        if kind == SEAT_LEFT:
+            return self._seat_left(envelope.version, payload, ts)
+        if kind == MOVE_UNDONE:
+            return self._undone(envelope.version, payload, ts)
         if is_service_event(kind):
             raise ProjectionError(f"game {self.game_id!r}: unknown service event {kind!r}")
+        checkpoints = self._checkpoints_before(envelope)
+        event = Event(kind, payload)
         try:
-            state = self.engine.evolve(self.state, Event(kind, payload))
+            state = self.engine.evolve(self.state, event)
         except Exception as exc:  # an engine refusing its own event is a broken stream
             raise ProjectionError(
                 f"game {self.game_id!r} version {envelope.version}: {self.game!r} cannot fold "
                 f"{kind!r}: {exc!r}"
             ) from exc
+        if checkpoints and self.engine.reveals(self.state, event):
+            checkpoints = ()  # nothing random or hidden is ever taken back
         return replace(
-            self, version=envelope.version, state=state, engine_events=self.engine_events + 1, last_ts=ts
+            self,
+            version=envelope.version,
+            state=state,
+            engine_events=self.engine_events + 1,
+            last_ts=ts,
+            checkpoints=checkpoints,
+        )
+
+    def _checkpoints_before(self, envelope: EnvelopeLike) -> tuple[Checkpoint, ...]:
+        """The undo checkpoints with the engine event ``envelope`` folded in: the first event of
+        a human seat's command batch opens a checkpoint (on top of those of the same seat; any
+        other seat's batch drops them), a later event of the batch extends the newest."""
+        if getattr(envelope, "command", None) is None:
+            if not self.checkpoints:
+                return ()
+            top = self.checkpoints[-1]
+            return (*self.checkpoints[:-1], replace(top, last=envelope.version))
+        actor = getattr(envelope, "actor", None)
+        if actor is None or not self.features.undo or not 0 <= actor < self.seats or self.bots[actor] is not None:
+            return ()
+        kept = self.checkpoints if self.checkpoints and self.checkpoints[-1].seat == actor else ()
+        return (*kept, Checkpoint(actor, envelope.version, envelope.version, self.state, self.engine_events))
+
+    def _seat_left(self, version: int, payload: dict[str, Any], ts: int) -> "GameProjection":
+        seat = payload["seat"]
+        if not 0 <= seat < self.seats or seat in self.left:
+            raise ProjectionError(f"game {self.game_id!r}: seat {seat!r} cannot leave at {version}")
+        bots = self.bots
+        if payload.get("bot") is not None:
+            bots = bots[:seat] + (str(payload["bot"]),) + bots[seat + 1 :]
+        return replace(
+            self, version=version, bots=bots, left=(*self.left, seat), checkpoints=(), last_ts=ts
+        )
+
+    def _undone(self, version: int, payload: dict[str, Any], ts: int) -> "GameProjection":
+        """Restore the state before the reverted versions (the newest checkpoint)."""
+        top = self.checkpoints[-1] if self.checkpoints else None
+        if top is None or (top.seat, top.first, top.last) != (payload["seat"], payload["from"], payload["to"]):
+            raise ProjectionError(f"game {self.game_id!r}: {MOVE_UNDONE!r} at {version} reverts nothing undoable")
+        return replace(
+            self,
+            version=version,
+            state=top.state,
+            engine_events=top.engine_events,
+            checkpoints=self.checkpoints[:-1],
+            last_ts=ts,
         )
 
     def _created(self, version: int, payload: dict[str, Any], ts: int) -> "GameProjection":
@@ -164,6 +271,8 @@ class GameProjection:
             bots=(None,) * seats,
             options=dict(payload.get("options") or {}),
             seed_commitment=payload["seed_commitment"],
+            features=Features.of_created(payload),
+            rematch_of=payload.get("rematch_of"),
             created_ts=ts,
             last_ts=ts,
         )
@@ -192,6 +301,19 @@ class GameProjection:
     def is_terminal(self) -> bool:
         """The engine says the game is over (``game.finished`` may still be owed)."""
         return self.status is Status.ACTIVE and bool(self.engine.is_terminal(self.state))
+
+    def undo_owed(self, seat: int) -> Checkpoint | None:
+        """The checkpoint ``seat`` may undo now, by the policy (docs/protocol.md, Undo): undo is
+        on, the game is active, the newest undoable batch is this seat's (no other seat acted and
+        nothing was revealed since) and this seat is still to act."""
+        if not self.features.undo or self.status is not Status.ACTIVE or not self.checkpoints:
+            return None
+        if seat in self.left or self.engine.is_terminal(self.state):
+            return None
+        top = self.checkpoints[-1]
+        if top.seat != seat or seat not in self.engine.waiting_for(self.state):
+            return None
+        return top
 
     @property
     def has_bots(self) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Protocol, Sequence
 
+from projections.delay import delayed, visible_version
 from projections.game import GameProjection
 from projections.views import Viewer, events_for, view_for
 
@@ -61,6 +62,12 @@ def update_frame(projection: GameProjection, envelopes: Sequence[Any], viewer: V
     }
 
 
+def _visible(projection: GameProjection, held: Sequence[Any]) -> int:
+    if not delayed(projection):
+        return projection.version
+    return visible_version(projection, held, held[-1].ts if held else projection.last_ts)
+
+
 class LiveGame:
     """A game's projection at the last version pushed from this node, and who is watching it.
 
@@ -69,8 +76,14 @@ class LiveGame:
     a loop that does nothing else.
     """
 
-    def __init__(self, projection: GameProjection) -> None:
+    def __init__(
+        self, projection: GameProjection, spectators: GameProjection | None = None, held: Sequence[Any] = ()
+    ) -> None:
         self.projection = projection
+        self.spectators = spectators or projection
+        """What spectators see: the projection itself, or behind it under ``spectator_delay``."""
+        self._held: list[Any] = [envelope for envelope in held if envelope.version > self.spectators.version]
+        """Envelopes newer than the spectators' projection, not yet shown to them."""
         self._watchers: dict[Viewer, dict[str, set[Subscriber]]] = {}
         self.encodes = 0
         """How many frames were encoded (once per class and codec per publish): for tests and bench."""
@@ -101,6 +114,22 @@ class LiveGame:
             if not by_codec:
                 del self._watchers[subscriber.viewer]
 
+    def _release(self, fresh: Sequence[Any]) -> list[Any]:
+        """The envelopes spectators may now see (all of them without a delay), folded into
+        their projection; the rest stay held."""
+        if not self._held and not delayed(self.projection):
+            self.spectators = self.projection
+            return list(fresh)
+        self._held.extend(envelope for envelope in fresh if envelope.version > self.spectators.version)
+        target = _visible(self.projection, self._held)
+        released = [envelope for envelope in self._held if envelope.version <= target]
+        self._held = [envelope for envelope in self._held if envelope.version > target]
+        if released:
+            self.spectators = self.spectators.apply_all(released)
+        if not self._held and self.spectators.version == self.projection.version:
+            self.spectators = self.projection
+        return released
+
     def subscribers(self) -> list[Subscriber]:
         return [subscriber for by_codec in self._watchers.values() for group in by_codec.values() for subscriber in group]
 
@@ -110,9 +139,15 @@ class LiveGame:
         if not fresh:
             return 0
         self.projection = self.projection.apply_all(fresh)
+        released = self._release(fresh)
         delivered = 0
         for viewer, by_codec in list(self._watchers.items()):
-            frame = update_frame(self.projection, fresh, viewer)
+            if viewer is None:
+                if not released:
+                    continue
+                frame = update_frame(self.spectators, released, None)
+            else:
+                frame = update_frame(self.projection, fresh, viewer)
             for group in list(by_codec.values()):
                 subscribers = list(group)  # a copy: a subscriber may leave its group as it is delivered to
                 data = subscribers[0].codec.encode(frame)

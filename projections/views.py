@@ -16,16 +16,33 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from games.base import Event
-from projections.game import CREATED, FINISHED, SEAT_TAKEN, GameProjection, Status, is_service_event
+from projections.game import (
+    CLOCK_EXPIRED,
+    CREATED,
+    FINISHED,
+    MOVE_UNDONE,
+    REMATCH,
+    SEAT_LEFT,
+    SEAT_TAKEN,
+    GameProjection,
+    Status,
+    is_service_event,
+)
+from projections.lifecycle import UNDO
 
 __all__ = ["Viewer", "view_for", "event_for", "events_for", "visibility_classes"]
 
 Viewer = int | None
 
 _PUBLIC_SERVICE_FIELDS: dict[str, tuple[str, ...]] = {
-    CREATED: ("game", "options", "seats", "seed_commitment"),
+    CREATED: ("game", "options", "seats", "seed_commitment", "clock", "on_timeout", "undo", "spectator_delay",
+              "rematch_of"),
     SEAT_TAKEN: ("seat", "name", "bot"),
     FINISHED: ("seed", "secret_options", "summary"),
+    CLOCK_EXPIRED: ("seat",),
+    SEAT_LEFT: ("seat", "reason", "bot"),
+    MOVE_UNDONE: ("seat", "from", "to"),
+    REMATCH: ("id",),
 }
 """Service event payload fields any viewer may see; anything else a service event carries stays in."""
 
@@ -40,7 +57,25 @@ def view_for(projection: GameProjection, viewer: Viewer) -> dict[str, Any]:
     if projection.status is not Status.ACTIVE or viewer is None:
         # Belt and braces: a finished game or a spectator has nothing to send, whatever the engine says.
         view = dict(view, legal=[])
-    return view
+    elif viewer in projection.left or projection.bots[viewer] is not None:
+        view = dict(view, legal=[])  # a bot plays the seat now
+    elif projection.undo_owed(viewer) is not None:
+        view = dict(view, legal=[*view.get("legal", []), {"type": UNDO, "args": {}}])
+    return with_lifecycle(view, projection)
+
+
+def with_lifecycle(view: dict[str, Any], projection: GameProjection) -> dict[str, Any]:
+    """``view`` with the service's own fields: ``clock`` (games with a clock), ``left`` (seats
+    that resigned or timed out) and ``rematch`` (the rematch game's id, once created). Every one
+    of them is public: remaining times, who left, a game id."""
+    extra: dict[str, Any] = {}
+    if projection.clock is not None:
+        extra["clock"] = projection.clock.as_view()
+    if projection.left:
+        extra["left"] = list(projection.left)
+    if projection.rematch is not None:
+        extra["rematch"] = projection.rematch
+    return dict(view, **extra) if extra else view
 
 
 def event_for(projection_engine: Any, envelope: Any, viewer: Viewer) -> dict[str, Any] | None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from pathlib import Path
-from typing import AsyncIterator, Mapping
+from typing import AsyncIterator, Callable, Mapping
 
 from aiohttp import WSCloseCode, web
 
@@ -29,9 +29,9 @@ from events.errors import StoreUnavailable
 from events.store import EventStore
 from games.base import Engine
 from service.bots import bots_for
-from service.game_service import GameService
+from service.game_service import GameService, now_ms
 from service.http import error_middleware, json_errors_for_unreadable_requests, setup_routes
-from service.keys import EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SOCKETS, STORE
+from service.keys import CLOCK, EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SOCKETS, STORE
 from service.logs import get_logger
 from service.metrics import Metrics
 from service.node import Node
@@ -47,9 +47,15 @@ log = get_logger()
 _DETECT_FOR = 30.0
 
 
-def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] | None = None) -> web.Application:
+def create_app(
+    settings: Settings | None = None,
+    engines: Mapping[str, Engine] | None = None,
+    clock: Callable[[], int] | None = None,
+) -> web.Application:
     """The service as an aiohttp app. ``engines`` defaults to :func:`games.default_engines`;
-    :class:`~service.settings.SettingsError` when an operator dataset cannot be used."""
+    ``clock`` (ms since the epoch; the wall clock by default) stamps events and drives the turn
+    clocks, so tests can move time; :class:`~service.settings.SettingsError` when an operator
+    dataset cannot be used."""
     settings = settings or Settings.from_env()
     app = web.Application(middlewares=[error_middleware, origin_middleware], client_max_size=settings.http_max_body)
     json_errors_for_unreadable_requests(app)
@@ -58,6 +64,7 @@ def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] |
     app[ENGINES] = served_engines(settings, engines)
     app[METRICS] = Metrics(settings.node_id, {name: sorted(bots_for(engine)) for name, engine in app[ENGINES].items()})
     app[SOCKETS] = weakref.WeakSet()
+    app[CLOCK] = clock or now_ms
     if settings.embedded:
         app.cleanup_ctx.append(_embedded_server)
     app.cleanup_ctx.append(_event_store)
@@ -138,6 +145,7 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
         bot_sweep=settings.bot_sweep_ms / 1000,
         cache_games=settings.cache_games,
         cache_bytes=settings.cache_bytes,
+        clock=app[CLOCK],
     )
     node = Node(app[STORE], service, app[METRICS], block_ms=settings.read_block_ms)
     service.watched = node.games.__contains__

@@ -56,6 +56,7 @@ def decide(
     ts: int,
     command_id: str,
     expected_version: int | None = None,
+    takeover: str | None = None,
 ) -> decisions.Batch:
     """The batch ``command`` from ``seat`` makes on top of ``projection``, or the ServiceError
     that refuses it (``conflict``, ``not_started``, ``game_over``, the rules' own code)."""
@@ -70,7 +71,9 @@ def decide(
         raise ServiceError(ErrorCode.GAME_OVER, f"game {projection.game_id!r} is over")
     try:
         options = meta.full_options(projection)
-        events = decisions.command_batch(projection, seat, command, seed=meta.seed, options=options)
+        events = decisions.command_batch(
+            projection, seat, command, seed=meta.seed, options=options, takeover=takeover
+        )
     except RuleError as exc:
         raise from_rule_error(exc) from None
     except decisions.EngineFault as exc:
@@ -80,11 +83,32 @@ def decide(
     )
 
 
+def refuse_human(projection: GameProjection, seat: int, command: Command, ts: int) -> None:
+    """A human seat's command refused before any decision: the seat left (a bot plays it), or
+    its turn clock has run out at ``ts`` (only ``resign`` is still taken)."""
+    if not projection.started or projection.status is Status.FINISHED:
+        return  # decide() answers not_started / game_over
+    if seat in projection.left or projection.bots[seat] is not None:
+        raise ServiceError(ErrorCode.NOT_YOUR_TURN, f"seat {seat} left game {projection.game_id!r}; a bot plays it")
+    if decisions.expired_seat(projection, ts) == seat and command.get("type") != decisions.RESIGN:
+        raise ServiceError(ErrorCode.CLOCK_EXPIRED, f"seat {seat}'s time ran out in game {projection.game_id!r}")
+
+
 class CommandRunner:
     """Runs the commands of seated players on one node (``GameService.execute``)."""
 
-    def __init__(self, cache: GameCache, metrics: Metrics, *, retries: int, clock: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        cache: GameCache,
+        metrics: Metrics,
+        *,
+        retries: int,
+        clock: Callable[[], int],
+        takeover: Callable[[str], str | None] = lambda game: None,
+    ) -> None:
         self.cache = cache
+        self.takeover = takeover
+        """Game -> the bot that takes a seat that resigns (:func:`service.decisions.takeover_bot`)."""
         self.store = cache.store
         self.metrics = metrics
         self.retries = retries
@@ -139,14 +163,17 @@ class CommandRunner:
             if expected_version is not None and projection.version != expected_version and not caught_up:
                 projection, caught_up = await self.cache.load(game_id), True
             try:
+                ts = self.clock()
+                refuse_human(projection, seat, command, ts)
                 batch = decide(
                     projection,
                     seat,
                     command,
                     meta,
-                    ts=self.clock(),
+                    ts=ts,
                     command_id=command_id,
                     expected_version=expected_version,
+                    takeover=self.takeover(meta.game),
                 )
             except ServiceError:
                 earlier = await self._earlier_result(game_id, command_id)

@@ -9,7 +9,12 @@ Three kinds of batch come from here, and from nowhere else:
 * the **seat batch**: one ``game.seat_taken``, plus the setup when it takes the last seat;
   it records the command ``take_seat``;
 * the **command batch**: what ``engine.decide`` makes of a command, plus ``game.finished``
-  (the seed and secret options revealed) when those events end the game.
+  (the seed and secret options revealed) when those events end the game; the service's own
+  commands ``resign`` (``seat.left``, and the forfeit's ``game.finished`` in a two-player game)
+  and ``undo`` (``move.undone``);
+* the **timeout batch**: ``clock.expired`` and its consequence (the bot's move, or the seat
+  leaving), decided by the clock keeper at a time it passes in;
+* the **rematch link**: ``game.rematch`` after ``game.finished``.
 
 Randomness follows one rule: the decision taken on top of stream version ``v`` gets
 ``derive_rng(seed, game_id, v)``. Setup is decided on top of the last seat's version minus one,
@@ -31,8 +36,29 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from games.base import Command, Engine, Event, derive_rng, fold
-from projections.game import CREATED, FINISHED, SEAT_TAKEN, GameProjection
+from games.base import (
+    BadCommand,
+    Command,
+    Engine,
+    Event,
+    GameOver,
+    IllegalMove,
+    NotYourTurn,
+    RuleError,
+    derive_rng,
+    fold,
+)
+from projections.game import (
+    CLOCK_EXPIRED,
+    CREATED,
+    FINISHED,
+    MOVE_UNDONE,
+    REMATCH,
+    SEAT_LEFT,
+    SEAT_TAKEN,
+    GameProjection,
+)
+from projections.lifecycle import BOT, RESIGN, UNDO, Features
 from service import seeds
 
 __all__ = [
@@ -78,7 +104,14 @@ class Batch:
     def applied_to(self, projection: GameProjection) -> GameProjection:
         """``projection`` (at ``expected_version``) with this batch folded in, as the stream will have it."""
         return projection.apply_all(
-            _Appended(self.expected_version + i + 1, event.type, event.payload, self.ts, self.actor)
+            _Appended(
+                self.expected_version + i + 1,
+                event.type,
+                event.payload,
+                self.ts,
+                self.actor,
+                self.command if i == 0 else None,
+            )
             for i, event in enumerate(self.events)
         )
 
@@ -92,6 +125,7 @@ class _Appended:
     payload: dict[str, Any]
     ts: int
     actor: int | None = None
+    command: Command | None = None
 
 
 def bot_seat_name(bot: str) -> str:
@@ -102,12 +136,25 @@ def bot_seat_name(bot: str) -> str:
 # --- creation --------------------------------------------------------------------------------
 
 
-def game_created(game: str, engine: Engine, options: Mapping[str, Any], seats: int, seed: bytes) -> Event:
-    """``game.created``: the public part of the normalized ``options`` and the commitment to the
-    seed and the secret part (:mod:`service.seeds`)."""
+def game_created(
+    game: str,
+    engine: Engine,
+    options: Mapping[str, Any],
+    seats: int,
+    seed: bytes,
+    features: Features | None = None,
+    rematch_of: str | None = None,
+) -> Event:
+    """``game.created``: the public part of the normalized ``options``, the commitment to the
+    seed and the secret part (:mod:`service.seeds`), the service features (clock, undo,
+    spectator delay) and, for a rematch, the game it follows."""
     public, secret = seeds.split_options(engine, options)
     commitment = seeds.commitment(seed, secret)
-    return Event(CREATED, {"game": game, "options": public, "seats": seats, "seed_commitment": commitment})
+    payload: dict[str, Any] = {"game": game, "options": public, "seats": seats, "seed_commitment": commitment}
+    payload.update((features or Features()).as_payload())
+    if rematch_of is not None:
+        payload["rematch_of"] = rematch_of
+    return Event(CREATED, payload)
 
 
 def creation_command(bots: Mapping[int, str]) -> Command | None:
@@ -171,15 +218,37 @@ def seat_batch(before: GameProjection, seat: int, name: str, *, seed: bytes, opt
 
 
 def command_batch(
-    before: GameProjection, seat: int, command: Command, *, seed: bytes, options: Mapping[str, Any]
+    before: GameProjection,
+    seat: int,
+    command: Command,
+    *,
+    seed: bytes,
+    options: Mapping[str, Any],
+    takeover: str | None = None,
 ) -> list[Event]:
     """What the engine decides of ``command`` from ``seat`` on top of ``before``, plus
-    ``game.finished`` when it ends the game.
+    ``game.finished`` when it ends the game; the service's own commands (``resign``, ``undo``:
+    :data:`SERVICE_COMMANDS`) are decided here instead. ``takeover`` is the bot that takes a
+    resigning seat of a game that goes on (:func:`takeover_bot`).
 
     Raises the engine's :class:`~games.base.RuleError` when the rules refuse the command, and
     :class:`EngineFault` when the engine answers with something no engine may answer."""
+    kind = command.get("type") if isinstance(command, dict) else None
+    if kind in SERVICE_COMMANDS:
+        _refuse_args(command)
+    if kind == RESIGN:
+        return leave_batch(before, seat, "resigned", seed=seed, options=options, takeover=takeover)
+    if kind == UNDO:
+        return undo_batch(before, seat)
+    return _engine_batch(before, seat, command, before.version, seed=seed, options=options)
+
+
+def _engine_batch(
+    before: GameProjection, seat: int, command: Command, version: int, *, seed: bytes, options: Mapping[str, Any]
+) -> list[Event]:
+    """The engine's events for ``command`` decided on top of ``version`` (+ ``game.finished``)."""
     engine = before.engine
-    rng = derive_rng(seed, before.game_id, before.version)
+    rng = derive_rng(seed, before.game_id, version)
     events = list(engine.decide(before.state, seat, command, rng))
     if not events:
         raise EngineFault(f"{before.game} decided no events for {command!r}")
@@ -197,3 +266,125 @@ def finished_event(engine: Engine, after: Any, *, seed: bytes, options: Mapping[
         return None
     secret = seeds.split_options(engine, options)[1]
     return Event(FINISHED, seeds.finished_payload(seed, secret, engine.summary(after)))
+
+
+# --- the service's own commands: resign, undo; timeouts ------------------------------------
+
+SERVICE_COMMANDS = frozenset({RESIGN, UNDO})
+"""Command types the service decides itself, before any engine (no engine may use them)."""
+CLOCK_TIMEOUT = "clock_timeout"
+"""The ``command.type`` recorded on a timeout batch: ``{"seat": s, "move": <bot command>|None}``."""
+
+
+def _refuse_args(command: Command) -> None:
+    args = command.get("args")
+    if args not in (None, {}):
+        raise BadCommand(f"{command.get('type')} takes no args, got {args!r}")
+
+
+def takeover_bot(names: Sequence[str]) -> str | None:
+    """The bot that takes a seat that left a game that goes on: the first, by name, of the
+    game's bots that is not ``random`` (a seat should keep playing sensibly), else ``random``."""
+    ordered = sorted(names)
+    return next((name for name in ordered if name != "random"), ordered[0] if ordered else None)
+
+
+def leave_ends_game(before: GameProjection, options: Mapping[str, Any]) -> bool:
+    """A seat leaving ends a two-player game that is not cooperative; others go on with a bot."""
+    return before.seats == 2 and not before.engine.cooperative(options)
+
+
+def leave_batch(
+    before: GameProjection,
+    seat: int,
+    reason: str,
+    *,
+    seed: bytes,
+    options: Mapping[str, Any],
+    takeover: str | None,
+) -> list[Event]:
+    """``seat.left`` for ``seat`` (``reason`` ``resigned`` or ``timeout``), then either the end
+    (two-player games: the other seat wins by forfeit) or a bot in the seat."""
+    if before.bots[seat] is not None or seat in before.left:
+        raise NotYourTurn(f"seat {seat} is played by a bot now")
+    if before.engine.is_terminal(before.state):
+        raise GameOver("the game is over; no command is accepted")
+    if leave_ends_game(before, options):
+        left = Event(SEAT_LEFT, {"seat": seat, "reason": reason, "bot": None})
+        winners = [other for other in range(before.seats) if other != seat]
+        summary = dict(before.engine.summary(before.state), winners=winners, forfeit={"seat": seat, "reason": reason})
+        secret = seeds.split_options(before.engine, options)[1]
+        return [left, Event(FINISHED, seeds.finished_payload(seed, secret, summary))]
+    if takeover is None:
+        raise IllegalMove(f"{before.game} has no bot to take seat {seat}")
+    return [Event(SEAT_LEFT, {"seat": seat, "reason": reason, "bot": takeover})]
+
+
+def undo_refusal(before: GameProjection, seat: int) -> str | None:
+    """Why ``seat`` may not undo now, or ``None`` when it may (the policy of docs/protocol.md)."""
+    if not before.features.undo:
+        return "undo is off in this game"
+    if before.undo_owed(seat) is not None:
+        return None
+    if not before.checkpoints:
+        return "nothing to undo: no command since the last draw, reveal or other seat's action"
+    if before.checkpoints[-1].seat != seat:
+        return "the last command is another seat's"
+    return "the turn has passed: this seat is no longer to act"
+
+
+def undo_batch(before: GameProjection, seat: int) -> list[Event]:
+    """``move.undone`` naming the versions of ``seat``'s last undoable command batch."""
+    why = undo_refusal(before, seat)
+    if why is not None:
+        raise RuleError(f"cannot undo: {why}", code="undo_refused")
+    top = before.checkpoints[-1]
+    return [Event(MOVE_UNDONE, {"seat": seat, "from": top.first, "to": top.last})]
+
+
+def expired_seat(before: GameProjection, now: int) -> int | None:
+    """The human seat whose turn clock has run out at ``now``, if any."""
+    clock = before.clock
+    if clock is None or clock.running is None or before.status.value != "active":
+        return None
+    seat = clock.running
+    if before.bots[seat] is not None or clock.remaining_at(seat, now) > 0:
+        return None
+    return seat
+
+
+def timeout_command(seat: int, move: Command | None) -> Command:
+    return {"type": CLOCK_TIMEOUT, "args": {"seat": seat, "move": move}}
+
+
+def timeout_batch(
+    before: GameProjection,
+    seat: int,
+    *,
+    seed: bytes,
+    options: Mapping[str, Any],
+    move: Command | None,
+    takeover: str | None,
+) -> list[Event]:
+    """``clock.expired`` for ``seat``, then the game's consequence in the same append: with
+    ``on_timeout: "bot"`` the bot's ``move`` (decided on top of the version after
+    ``clock.expired``), else :func:`leave_batch` (``reason`` ``timeout``)."""
+    expired = Event(CLOCK_EXPIRED, {"seat": seat})
+    if before.features.on_timeout == BOT:
+        if move is None:
+            raise EngineFault(f"seat {seat} timed out with on_timeout 'bot' but no bot move")
+        return [expired, *_engine_batch(before, seat, move, before.version + 1, seed=seed, options=options)]
+    return [expired, *leave_batch(before, seat, "timeout", seed=seed, options=options, takeover=takeover)]
+
+
+REMATCH_COMMAND = "rematch"
+"""The ``command.type`` recorded on the append of ``game.rematch``: ``{"id": <rematch id>}``."""
+
+
+def rematch_command(rematch_id: str) -> Command:
+    return {"type": REMATCH_COMMAND, "args": {"id": rematch_id}}
+
+
+def rematch_batch(command: Command) -> list[Event]:
+    """``game.rematch`` linking the finished game to the rematch its command names."""
+    return [Event(REMATCH, {"id": command["args"]["id"]})]

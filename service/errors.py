@@ -63,6 +63,13 @@ class ErrorCode(str, enum.Enum):
     """A browser page of an origin ``DONJON_CORS_ORIGINS`` does not allow (HTTP or websocket)."""
     NOT_FOUND = "not_found"
     """No game with that id (or no such route)."""
+    UNDO_REFUSED = "undo_refused"
+    """``undo`` when the policy refuses it (undo off, nothing undoable, another seat's command,
+    something revealed since, or the turn passed); the message names the clause."""
+    NOT_OVER = "not_over"
+    """``POST /games/{id}/rematch`` before the game has ended."""
+    CLOCK_EXPIRED = "clock_expired"
+    """A command from a seat whose turn clock has run out (its ``clock.expired`` is on its way)."""
     INTERNAL = "internal"
     """A bug: logged with details on the server. A command may or may not have been appended:
     the client resends it with the same id, and a duplicate ``ack`` says it was."""
@@ -83,6 +90,9 @@ _HTTP_STATUS = {
     ErrorCode.NOT_STARTED: 409,
     ErrorCode.NOT_FINISHED: 409,
     ErrorCode.NOT_YOUR_TURN: 409,
+    ErrorCode.UNDO_REFUSED: 409,
+    ErrorCode.CLOCK_EXPIRED: 409,
+    ErrorCode.NOT_OVER: 409,
     ErrorCode.ILLEGAL_MOVE: 422,
     ErrorCode.FRAME_TOO_LARGE: 413,
     ErrorCode.RATE_LIMITED: 429,

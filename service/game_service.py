@@ -22,14 +22,18 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from games.base import Bot, Command, Engine
+from projections.delay import delayed, visible_version
 from projections.game import GameProjection
 from service.auth import authenticate
 from service.bots import bots_for
 from service.bots.scheduler import BotScheduler
 from service.bots.sweep import DueBotsSweep
 from service.cache import CACHE_BYTES, CACHE_GAMES, GameCache
+from service.clocks import ClockKeeper
 from service.commands import CommandResult, CommandRunner
+from service.decisions import takeover_bot
 from service.metrics import Metrics
+from service.rematch import Rematches
 from service.seating import Seating
 
 __all__ = ["GameService", "now_ms"]
@@ -63,18 +67,23 @@ class GameService:
         cache_bytes: int = CACHE_BYTES,
     ) -> None:
         self.store = store
+        self.clock = clock
         self.engines = dict(engines)
         self.metrics = metrics or Metrics()
         self.bots: dict[str, dict[str, Bot]] = {name: bots_for(engine) for name, engine in self.engines.items()}
         """Game -> the bots it offers, by name."""
         self.cache = GameCache(store, self.engines, self.metrics, max_games=cache_games, max_bytes=cache_bytes)
         self.seating = Seating(self.cache, self.bots, self.metrics, retries=retries, clock=clock)
-        self.commands = CommandRunner(self.cache, self.metrics, retries=retries, clock=clock)
+        self.commands = CommandRunner(
+            self.cache, self.metrics, retries=retries, clock=clock, takeover=self.takeover_bot
+        )
         self.bot_scheduler = BotScheduler(
             self.cache, self.bots, self.metrics, clock=clock, delay=bot_delay, takeover=bot_takeover
         )
-        self.cache.on_appended = self.bot_scheduler.appended
-        self.cache.on_loaded = self.bot_scheduler.watch
+        self.rematches = Rematches(self.cache, self.seating, clock)
+        self.clocks = ClockKeeper(self.cache, self.bots, self.metrics, clock=clock)
+        self.cache.on_appended = self._appended
+        self.cache.on_loaded = self._loaded
         self.cache.on_evicted = self.bot_scheduler.forget
         self.cache.keep = self._keep
         self.sweep = DueBotsSweep(
@@ -87,13 +96,24 @@ class GameService:
         """The cache keeps games with sockets here and games whose bots this node moves or watches."""
         return self.watched(game_id) or self.bot_scheduler.busy(game_id)
 
+    def _appended(self, projection: GameProjection) -> None:
+        self.bot_scheduler.appended(projection)
+        self.clocks.appended(projection)
+
+    def _loaded(self, projection: GameProjection) -> None:
+        self.bot_scheduler.watch(projection)
+        self.clocks.appended(projection)
+
     def start(self) -> None:
-        """Start the due-bots sweep (every ``bot_sweep`` seconds; 0: never)."""
+        """Start the due-bots sweep (every ``bot_sweep`` seconds; 0: never) and the clock keeper
+        (both need a running event loop)."""
         self.sweep.start()
+        self.clocks.start()
 
     async def close(self) -> None:
-        """Stop the sweep and the bot tasks."""
+        """Stop the sweep, the bot tasks and the clock keeper."""
         await self.sweep.stop()
+        await self.clocks.close()
         await self.bot_scheduler.close()
 
     # --- games ---------------------------------------------------------------------------------
@@ -113,20 +133,45 @@ class GameService:
         """The game as it was at ``version``."""
         return await self.cache.projection_at(game_id, version)
 
+    async def for_spectators(self, projection: GameProjection) -> GameProjection:
+        """``projection`` as spectators may see it now (``spectator_delay``; see
+        :mod:`projections.delay`): the same projection when the game has no delay or is over."""
+        if not delayed(projection):
+            return projection
+        envelopes = [] if "versions" in (projection.features.spectator_delay or {}) else await self.store.read(
+            projection.game_id
+        )
+        target = visible_version(projection, envelopes, self.clock())
+        if target >= projection.version:
+            return projection
+        return await self.cache.projection_at(projection.game_id, target)
+
     def engine_for(self, game: str, game_id: str = "") -> Engine:
         return self.cache.engine_for(game, game_id)
 
     # --- seats and commands ---------------------------------------------------------------------
 
     async def create_game(
-        self, game: Any, options: Any, seats: Any, bots: Any = None, bots_only: Any = False
+        self,
+        game: Any,
+        options: Any,
+        seats: Any,
+        bots: Any = None,
+        bots_only: Any = False,
+        features: Mapping[str, Any] | None = None,
     ) -> GameProjection:
         """See :meth:`Seating.create_game`."""
-        return await self.seating.create_game(game, options, seats, bots, bots_only)
+        return await self.seating.create_game(game, options, seats, bots, bots_only, features)
 
-    async def take_seat(self, game_id: str, name: Any, request_id: Any = None) -> tuple[int, str, GameProjection]:
+    async def take_seat(
+        self, game_id: str, name: Any, request_id: Any = None, rematch_token: str | None = None
+    ) -> tuple[int, str, GameProjection]:
         """See :meth:`Seating.take_seat`."""
-        return await self.seating.take_seat(game_id, name, request_id)
+        return await self.seating.take_seat(game_id, name, request_id, rematch_token)
+
+    async def rematch(self, game_id: str, token: str | None) -> tuple[str, int]:
+        """See :meth:`Rematches.rematch`."""
+        return await self.rematches.rematch(game_id, token)
 
     async def authenticate(self, game_id: str, token: str | None) -> int | None:
         """See :func:`service.auth.authenticate`."""
@@ -139,6 +184,10 @@ class GameService:
         return await self.commands.execute(game_id, seat, client_id, command, expected_version)
 
     # --- bots ------------------------------------------------------------------------------------
+
+    def takeover_bot(self, game: str) -> str | None:
+        """The bot that takes a seat that leaves a ``game`` that goes on."""
+        return takeover_bot(self.bot_names(game))
 
     def bot_names(self, game: str) -> list[str]:
         """The names of the bots ``game`` offers, sorted (the catalog lists them)."""

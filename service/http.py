@@ -25,9 +25,11 @@ from projections.game import Status
 from projections.views import events_for, view_for
 from service.errors import ErrorCode, ServiceError
 from service.export import export_game
+from service.features import FEATURE_FIELDS, catalog_features
 from service.keys import ENGINES, METRICS, NODE, SERVICE, SETTINGS, STORE
 from service.logs import get_logger
 from service.metrics import CONTENT_TYPE
+from service.presence import away_seats
 from service.wire import decode_json, refuse_unknown_fields
 from service.ws import websocket_handler
 
@@ -38,7 +40,7 @@ MAX_OFFSET = 1_000_000_000
 MAX_VERSION = 2**53 - 1
 """Bounds of ``offset`` and version parameters: far above any lobby or stream, and within what
 the store's ranges and a JSON number carry exactly (the store refuses ranges beyond int64)."""
-CREATE_FIELDS = frozenset({"game", "options", "seats", "bots", "bots_only"})
+CREATE_FIELDS = frozenset({"game", "options", "seats", "bots", "bots_only"}) | FEATURE_FIELDS
 SEAT_FIELDS = frozenset({"name", "request_id"})
 CONTRACTS = {"/openapi.json": "openapi.json", "/asyncapi.json": "asyncapi.json"}
 """The machine-readable contract, route -> file of the ``service.contract`` package."""
@@ -193,7 +195,18 @@ async def metrics(request: web.Request) -> web.Response:
 async def catalog(request: web.Request) -> web.Response:
     engines = request.app[ENGINES]
     service = request.app[SERVICE]
-    return _json({"games": [dict(engines[name].catalog_entry(), bots=service.bot_names(name)) for name in sorted(engines)]})
+    return _json(
+        {
+            "games": [
+                dict(
+                    engines[name].catalog_entry(),
+                    bots=service.bot_names(name),
+                    features=catalog_features(engines[name].cooperative({})),
+                )
+                for name in sorted(engines)
+            ]
+        }
+    )
 
 
 async def contract(request: web.Request) -> web.Response:
@@ -213,8 +226,9 @@ async def game_assets(request: web.Request) -> web.Response:
 
 async def create_game(request: web.Request) -> web.Response:
     body = await _body(request, CREATE_FIELDS)
+    features = {name: body[name] for name in FEATURE_FIELDS if name in body}
     projection = await request.app[SERVICE].create_game(
-        body.get("game"), body.get("options"), body.get("seats"), body.get("bots"), body.get("bots_only", False)
+        body.get("game"), body.get("options"), body.get("seats"), body.get("bots"), body.get("bots_only", False), features
     )
     return _json({"id": projection.game_id}, status=201)
 
@@ -222,9 +236,15 @@ async def create_game(request: web.Request) -> web.Response:
 async def take_seat(request: web.Request) -> web.Response:
     body = await _body(request, SEAT_FIELDS)
     seat, token, projection = await request.app[SERVICE].take_seat(
-        request.match_info["id"], body.get("name"), body.get("request_id")
+        request.match_info["id"], body.get("name"), body.get("request_id"), bearer_token(request)
     )
     return _json({"seat": seat, "token": token, "version": projection.version, "status": projection.status.value})
+
+
+async def rematch(request: web.Request) -> web.Response:
+    await _body(request, frozenset())
+    rematch_id, seat = await request.app[SERVICE].rematch(request.match_info["id"], bearer_token(request))
+    return _json({"id": rematch_id, "seat": seat}, status=201)
 
 
 async def list_games(request: web.Request) -> web.Response:
@@ -244,6 +264,13 @@ async def get_game(request: web.Request) -> web.Response:
     game_id = request.match_info["id"]
     seat = await service.authenticate(game_id, bearer_token(request))
     projection = await service.load(game_id)
+    if seat is None:
+        projection = await service.for_spectators(projection)
+    seats = projection.seat_list()
+    if projection.status is Status.ACTIVE:
+        meta = await request.app[STORE].get_meta(game_id)
+        for away in away_seats(meta, projection, service.clock(), request.app[SETTINGS].away_ms):
+            seats[away]["away"] = True
     return _json(
         {
             "id": game_id,
@@ -251,7 +278,7 @@ async def get_game(request: web.Request) -> web.Response:
             "status": projection.status.value,
             "version": projection.version,
             "seat": seat,
-            "seats": projection.seat_list(),
+            "seats": seats,
             "view": view_for(projection, seat),
         }
     )
@@ -267,6 +294,11 @@ async def get_events(request: web.Request) -> web.Response:
     envelopes = await request.app[STORE].read(game_id, start, start + limit - 1)
     # The read may see events appended after the load: the stream is at least that far.
     version = max(projection.version, envelopes[-1].version if envelopes else 0)
+    if seat is None:
+        visible = await service.for_spectators(projection)
+        if visible is not projection:  # spectator delay: the log ends where the spectators' view is
+            version = visible.version
+            envelopes = [envelope for envelope in envelopes if envelope.version <= version]
     last = envelopes[-1].version if envelopes else version
     return _json(
         {
@@ -282,7 +314,7 @@ async def get_events(request: web.Request) -> web.Response:
 async def get_state(request: web.Request) -> web.Response:
     service = request.app[SERVICE]
     game_id = request.match_info["id"]
-    latest = await service.load(game_id)
+    latest = await service.for_spectators(await service.load(game_id))
     at = _int_param(request, "at", latest.version, 1, MAX_VERSION)
     if at > latest.version:
         raise ServiceError(ErrorCode.BAD_REQUEST, f"at={at} is beyond game {game_id!r}'s version {latest.version}")
@@ -368,6 +400,7 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_get("/games", list_games)
     app.router.add_post("/games", create_game)
     app.router.add_post("/games/{id}/seats", take_seat)
+    app.router.add_post("/games/{id}/rematch", rematch)
     app.router.add_get("/games/{id}/events", get_events)
     app.router.add_get("/games/{id}/state", get_state)
     app.router.add_get("/games/{id}/export", get_export)

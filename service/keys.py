@@ -13,7 +13,7 @@ from service.metrics import Metrics
 from service.node import Node
 from service.settings import Settings
 
-__all__ = ["SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS"]
+__all__ = ["SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS", "CLOCK"]
 
 SETTINGS = web.AppKey("settings", Settings)
 ENGINES = web.AppKey("engines", Mapping[str, Engine])
@@ -26,3 +26,5 @@ SERVICE = web.AppKey("service", GameService)
 NODE = web.AppKey("node", Node)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet)
 """Open websockets, closed with GOING_AWAY on shutdown."""
+CLOCK = web.AppKey("clock", Any)
+"""The node's clock, ``() -> int`` ms since the epoch (the wall clock unless a test injects one)."""

@@ -124,9 +124,11 @@ class Node:
 
     async def _load(self, game_id: str) -> LiveGame:
         projection = await self.service.load(game_id)
+        spectators = await self.service.for_spectators(projection)
+        held = await self.store.read(game_id, spectators.version + 1) if spectators is not projection else []
         live = self.games.get(game_id)
         if live is None:
-            live = self.games[game_id] = LiveGame(projection)
+            live = self.games[game_id] = LiveGame(projection, spectators, held)
             self._watch_changed()
         return live
 

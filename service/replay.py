@@ -14,7 +14,9 @@ Checks, each reported as a problem (and a non-zero exit) when it fails:
    same rng rule, plus ``game.finished`` when the game ended there; ``creation_batch``, for a
    game with bots (its command is ``create_game``): a ``game.seat_taken`` per bot seat, plus
    the setup when bots fill every seat);
-4. every move of a bot seat is the one its bot chooses with ``bot_rng(seed, game_id, seat,
+4. the service's own batches the same way: ``resign`` and ``undo`` (``command_batch``), a
+   timeout (``clock_timeout``: ``timeout_batch`` with the recorded bot move), a ``rematch`` link;
+5. every move of a bot seat is the one its bot chooses with ``bot_rng(seed, game_id, seat,
    version_before)`` (:mod:`service.bots`), under the command id ``bot:<seat>:<version_before>``.
 
 A batch begins at an envelope that carries its ``command`` (the store keeps it on the first
@@ -217,9 +219,31 @@ def _expected_events(
     elif command.get("type") == decisions.TAKE_SEAT and first.type == SEAT_TAKEN:
         name = command["args"]["name"]
         events = decisions.seat_batch(before, first.payload.get("seat"), name, seed=seed, options=options)
+    elif command.get("type") == decisions.REMATCH_COMMAND and first.actor is None:
+        events = decisions.rematch_batch(command)
+    elif command.get("type") == decisions.CLOCK_TIMEOUT and first.actor is None:
+        args = command.get("args") or {}
+        seat = args.get("seat")
+        if not isinstance(seat, int) or decisions.expired_seat(before, first.ts) != seat:
+            raise decisions.EngineFault(f"a timeout of seat {seat!r} whose time had not run out at {first.ts}")
+        move = args.get("move")
+        takeover = _takeover(engine)
+        if move is not None and takeover is not None:
+            rng = bot_rng(seed, game_id, seat, before.version + 1)
+            chosen = bots_for(engine)[takeover].choose(before.state, seat, rng)
+            if _canonical([("", chosen)]) != _canonical([("", move)]):
+                raise decisions.EngineFault(f"the timeout's bot move {move!r} is not the bot's choice {chosen!r}")
+        events = decisions.timeout_batch(before, seat, seed=seed, options=options, move=move, takeover=takeover)
     else:
-        events = decisions.command_batch(before, first.actor, command, seed=seed, options=options)
+        events = decisions.command_batch(
+            before, first.actor, command, seed=seed, options=options, takeover=_takeover(engine)
+        )
     return [(event.type, event.payload) for event in events]
+
+
+def _takeover(engine: Engine) -> str | None:
+    """The bot that takes a seat that leaves (as the service picks it)."""
+    return decisions.takeover_bot(list(bots_for(engine)))
 
 
 def _check_bot_move(

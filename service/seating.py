@@ -25,13 +25,14 @@ from events.store import AppendResult
 from games.base import Bot, RuleError
 from projections.game import GameProjection, Status
 from service import decisions, seeds
-from service.auth import REQUEST_ID, SEAT_KEY_FIELD, TOKEN_FIELD, hash_token, request_token, seat_command_id
+from service.auth import REQUEST_ID, SEAT_KEY_FIELD, TOKEN_FIELD, authenticate, hash_token, request_token, seat_command_id
 from service.cache import GameCache, GameMeta
 from service.errors import ErrorCode, ServiceError, from_rule_error
+from service.features import parse_features
 from service.logs import get_logger
 from service.metrics import Metrics
 
-__all__ = ["MAX_NAME", "Seating"]
+__all__ = ["MAX_NAME", "Seating", "new_seat_of"]
 
 MAX_NAME = 40
 SEAT_KEY = re.compile(r"[0-9]{1,3}")
@@ -59,7 +60,15 @@ class Seating:
         self.log = get_logger()
 
     async def create_game(
-        self, game: Any, options: Any, seats: Any, bots: Any = None, bots_only: Any = False
+        self,
+        game: Any,
+        options: Any,
+        seats: Any,
+        bots: Any = None,
+        bots_only: Any = False,
+        features: Mapping[str, Any] | None = None,
+        rematch_of: str | None = None,
+        game_id: str | None = None,
     ) -> GameProjection:
         """Validate, store the meta with the secret seed, append the creation batch; the new
         projection.
@@ -89,11 +98,12 @@ class Seating:
         except RuleError as exc:
             raise from_rule_error(exc) from None
         bot_seats = self._bot_seats(game, seats, bots, bots_only)
+        chosen = parse_features(features or {}, cooperative=engine.cooperative(normalized))
         seed = seeds.new_seed()
         ts = self.clock()
         key = secrets.token_bytes(32)
-        game_id = await self._new_game(game, seed, key, normalized, seats, bot_seats, ts)
-        created = decisions.game_created(game, engine, normalized, seats, seed)
+        game_id = await self._new_game(game, seed, key, normalized, seats, bot_seats, ts, game_id, rematch_of)
+        created = decisions.game_created(game, engine, normalized, seats, seed, chosen, rematch_of)
         events = decisions.creation_batch(engine, created, bot_seats, seed=seed, game_id=game_id, options=normalized)
         batch = decisions.Batch(game_id, events, 0, ts, command=decisions.creation_command(bot_seats))
         self.cache.remember_meta(game_id, GameMeta(game=game, seed=seed, options=normalized, seat_key=key))
@@ -114,8 +124,11 @@ class Seating:
         seats: int,
         bots: Mapping[int, str],
         ts: int,
+        game_id: str | None = None,
+        rematch_of: str | None = None,
     ) -> str:
-        """Store the meta of a new game under a fresh random id; that id."""
+        """Store the meta of a new game under ``game_id`` (a rematch's, picked beforehand:
+        ``GameExists`` when taken) or a fresh random id; that id."""
         fields: dict[str, Any] = {
             "game": game,
             "seed": seed.hex(),
@@ -126,6 +139,11 @@ class Seating:
         }
         if bots:
             fields["bots"] = {str(seat): name for seat, name in bots.items()}
+        if rematch_of is not None:
+            fields["rematch_of"] = rematch_of
+        if game_id is not None:
+            await self.store.create_game(game_id, fields)
+            return game_id
         for _ in range(_ID_ATTEMPTS):
             game_id = secrets.token_hex(8)
             try:
@@ -165,14 +183,23 @@ class Seating:
         return dict(sorted(chosen.items()))
 
     async def take_seat(
-        self, game_id: str, name: Any, request_id: Any = None
+        self, game_id: str, name: Any, request_id: Any = None, rematch_token: str | None = None
     ) -> tuple[int, str, GameProjection]:
-        """Seat a player in the lowest free seat; start the game when it was the last one.
+        """Seat a player in the lowest free seat; start the game when it was the last one. In
+        a rematch the seat is the one reserved to the holder of ``rematch_token`` (a seat token
+        of the game it follows), and ``name`` defaults to that seat's old name.
 
         Returns ``(seat, token, projection)``. The token is stored only as its sha256, bound to
         this game and seat. Without a ``request_id`` it is random and returned once; with one,
         a retry of the request returns the seat and token of its first try that landed.
         """
+        reserved: int | None = None
+        before = await self.cache.load(game_id)
+        if before.rematch_of is not None:
+            reserved, old_name = await self._reserved_seat(before, rematch_token)
+            name = old_name if name is None else name
+        elif rematch_token is not None:
+            raise ServiceError(ErrorCode.BAD_REQUEST, f"game {game_id!r} is not a rematch: take a seat without a token")
         name = _checked_name(name)
         request_id = _checked_request_id(request_id)
         meta = await self.cache.meta(game_id)
@@ -190,7 +217,9 @@ class Seating:
                 before = await self.cache.load(game_id)
                 if before.status is not Status.OPEN or not before.free_seats:
                     raise ServiceError(ErrorCode.GAME_FULL, f"every seat of game {game_id!r} is taken")
-                seat = before.free_seats[0]
+                if reserved is not None and reserved not in before.free_seats:
+                    raise ServiceError(ErrorCode.GAME_FULL, f"seat {reserved} of game {game_id!r} is taken")
+                seat = before.free_seats[0] if reserved is None else reserved
                 # The hash goes in first: a seat is never taken without its token being valid.
                 # A token whose append then loses is never handed out, so its entry binds nothing.
                 await self.store.update_meta(game_id, {TOKEN_FIELD + digest: seat})
@@ -215,6 +244,22 @@ class Seating:
                 self.log.info("seat.taken", game_id=game_id, seat=seat, version=projection.version)
                 return seat, token, projection
         raise ServiceError(ErrorCode.CONFLICT, f"game {game_id!r} kept changing; try again")
+
+    async def _reserved_seat(self, rematch: GameProjection, token: str | None) -> tuple[int, str | None]:
+        """The seat of a rematch reserved to the holder of ``token`` (a seat token of the game
+        it follows) and that seat's old name."""
+        old_id = rematch.rematch_of
+        assert old_id is not None
+        if token is None:
+            raise ServiceError(
+                ErrorCode.UNAUTHORIZED,
+                f"game {rematch.game_id!r} is a rematch of {old_id!r}: take your seat with your token of that game",
+            )
+        old_seat = await authenticate(self.cache, old_id, token)
+        assert old_seat is not None
+        old = await self.cache.load(old_id)
+        return new_seat_of(old_seat, rematch.seats), old.names[old_seat]
+
 
     async def _earlier_seat(
         self, game_id: str, name: str, token: str, earlier: AppendResult
@@ -253,6 +298,12 @@ def _checked_request_id(request_id: Any) -> str | None:
             "'request_id' must be 16-128 characters of A-Z a-z 0-9 _ - (a random one, such as a UUID)",
         )
     return request_id
+
+
+
+def new_seat_of(old_seat: int, seats: int) -> int:
+    """Where the old ``old_seat`` sits in a rematch: the seats rotate by one, so the old seat 1 starts."""
+    return (old_seat - 1) % seats
 
 
 def _seat_number(key: Any) -> int:

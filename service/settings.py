@@ -46,6 +46,8 @@ variable                       default                     meaning
                                                            drives (0: never)
 ``DONJON_CACHE_GAMES``         ``5000``                    most games a node keeps folded in memory
 ``DONJON_CACHE_BYTES``         ``268435456``               most estimated bytes of those games
+``DONJON_AWAY_MS``             ``120000``                  how long a seat has no socket open
+                                                           before it is shown as away
 =============================  ==========================  =====================================
 
 ``DONJON_CASTLE_DATA`` names a corrected dataset file for The Castle (``games.castle.DATA_ENV``).
@@ -167,6 +169,7 @@ class Settings:
     bot_sweep_ms: int = field(default=1000, metadata={"cast": int})
     cache_games: int = field(default=5000, metadata={"cast": int})
     cache_bytes: int = field(default=256 * 1024 * 1024, metadata={"cast": int})
+    away_ms: int = field(default=120_000, metadata={"cast": int})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -212,6 +215,8 @@ class Settings:
             raise SettingsError(f"{PREFIX}BOT_SWEEP_MS must be 0 or more, not {self.bot_sweep_ms!r}")
         if self.bot_takeover_ms < 1:
             raise SettingsError(f"{PREFIX}BOT_TAKEOVER_MS must be at least 1, not {self.bot_takeover_ms!r}")
+        if self.away_ms < 1:
+            raise SettingsError(f"{PREFIX}AWAY_MS must be at least 1, not {self.away_ms!r}")
 
     @property
     def cluster(self) -> bool | None:

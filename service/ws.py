@@ -34,6 +34,7 @@ from projections.live import snapshot_frame, update_frame
 from service.errors import ErrorCode, ServiceError
 from service.keys import METRICS, NODE, SERVICE, SETTINGS, SOCKETS
 from service.logs import get_logger
+from service.presence import stamp_while_open
 from service.wire import (
     JSON,
     MSGPACK,
@@ -245,6 +246,8 @@ class _Session:
         self.conn = conn
         self.game_id = game_id
         self.greeted = False
+        self.presence: asyncio.Future[None] | None = None
+        """The task stamping this seat as seen while the socket is open (service.presence)."""
         self.bucket = TokenBucket(self.settings.ws_rate, self.settings.ws_burst)
         self.limited_in_a_row = 0
         self.log = get_logger(game_id=game_id)
@@ -307,15 +310,16 @@ class _Session:
         live = await self.node.live_game(self.game_id)
         conn = self.conn
         conn.viewer, conn.game_id = seat, self.game_id
-        if hello.since is not None and hello.since > live.version:
+        shown = live.version if seat is not None else live.spectators.version
+        if hello.since is not None and hello.since > shown:
             raise ServiceError(
-                ErrorCode.BAD_FRAME, f"since {hello.since} is ahead of game {self.game_id!r} (version {live.version})"
+                ErrorCode.BAD_FRAME, f"since {hello.since} is ahead of game {self.game_id!r} (version {shown})"
             )
         # No await between subscribing and reading the projection: the pushes that follow are
         # exactly those after this version.
         conn.hold()
         self.node.subscribe(live, conn)
-        projection = live.projection
+        projection = live.projection if seat is not None else live.spectators  # spectator delay
         try:
             if hello.since is None:
                 conn.send(snapshot_frame(projection, seat))
@@ -329,6 +333,10 @@ class _Session:
             raise
         conn.release()
         self.greeted = True
+        if seat is not None:
+            self.presence = asyncio.ensure_future(
+                stamp_while_open(self.service.store, self.game_id, seat, self.service.clock, self.settings.away_ms)
+            )
         self.log.info("ws.hello", seat=seat, version=projection.version, since=hello.since)
 
     async def on_command(self, frame: CommandFrame) -> None:
@@ -404,6 +412,10 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
                 break
         await conn.flush(0.5)
     finally:
+        if session.presence is not None:  # stamped as seen once more before the socket counts as gone
+            session.presence.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await session.presence
         metrics.ws_connections.dec()
         app[SOCKETS].discard(ws)
         app[NODE].unsubscribe(game_id, conn)

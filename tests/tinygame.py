@@ -239,6 +239,16 @@ class TinyEngine:
     def is_terminal(self, state: TinyState) -> bool:
         return state.finished
 
+    def reveals(self, state: TinyState, event: Event) -> bool:
+        return event.type in ("started", "dealt", "drew")
+
+    def clock_seat(self, state: TinyState) -> int | None:
+        waiting = self.waiting_for(state)
+        return waiting[0] if len(waiting) == 1 else None
+
+    def cooperative(self, options: Mapping[str, Any]) -> bool:
+        return False
+
     def summary(self, state: TinyState) -> dict[str, Any]:
         status = "finished" if state.finished else ("active" if state.started else "open")
         return {"status": status, "scores": list(state.scores), "winner": state.winner}

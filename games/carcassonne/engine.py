@@ -37,6 +37,8 @@ class CarcassonneEngine(EngineBase):
     max_seats = 6
     options: Mapping[str, OptionSpec] = OPTIONS
     secret_options = SECRET_OPTIONS
+    revealing = frozenset({"game_started", "tile_drawn", "tile_discarded"})
+    """A draw shows the next tile (and the tiles set aside before it): no undo across it."""
     notes = ("2-5 players; 6 only with inns_cathedrals.",)
 
     # --- catalog and options ----------------------------------------------------------------

@@ -65,6 +65,8 @@ class CastleEngine(EngineBase):
         ),
     }
     secret_options = frozenset({"tile_order"})
+    revealing = frozenset({"game_started", "tile_drawn", "tile_set_aside"})
+    """A draw shows the next tile (or one set aside): no undo across it."""
 
     def __init__(self, dataset: Dataset) -> None:
         self.dataset = dataset

@@ -56,6 +56,11 @@ class CastlePanicEngine(EngineBase):
     max_seats = 6
     options: Mapping[str, OptionSpec] = OPTIONS
     secret_options: frozenset[str] = frozenset()
+    revealing = frozenset({
+        "game_started", "monster_placed", "token_revealed", "cards_drawn", "deck_reshuffled",
+        "overlord_drew", "overlord_played", "trade_proposed", "cards_traded",
+    })
+    """Draws of cards and monster tokens, die rolls, and a hand's cards shown to a trade partner."""
     notes = (
         "1 seat is the solitaire game (hand of 6, discard and draw up to 2, no trading).",
         "With 'overlord' the last seat is the Overlord and needs at least one castle player.",
@@ -95,6 +100,24 @@ class CastlePanicEngine(EngineBase):
 
     def summary(self, state: State) -> dict[str, Any]:
         return views.summary(state)
+
+    def reveals(self, state: State, event: Event) -> bool:
+        """Draws, rolls and trade offers always; with hidden hands also a card played or
+        discarded from a hand nobody else saw."""
+        if event.type in self.revealing:
+            return True
+        hidden = state.config is not None and state.config.options.hidden_hands
+        return hidden and event.type in ("card_played", "cards_discarded")
+
+    def clock_seat(self, state: State) -> int | None:
+        """The turn's player while it alone owes a command; trades, discards and damage owed by
+        another seat pause every clock."""
+        waiting = rules.waiting_for(state)
+        return waiting[0] if waiting and waiting == [rules.acting_seat(state)] else None
+
+    def cooperative(self, options: Mapping[str, Any]) -> bool:
+        """Castle players win or lose together, except against the Overlord."""
+        return not options.get("overlord", False)
 
     def waiting_for(self, state: State) -> list[int]:
         """Seats that owe a command now (the service may use it to drive bots)."""

@@ -40,7 +40,8 @@ def settings_for(url: str, **overrides: Any) -> Settings:
 def make_client(aiohttp_client: Any, embedded_redis_url: str) -> Callable[..., Awaitable[Any]]:
     async def make(**overrides: Any) -> Any:
         engines = overrides.pop("engines", ENGINES)
-        app = create_app(settings_for(embedded_redis_url, **overrides), engines=engines)
+        clock = overrides.pop("clock", None)
+        app = create_app(settings_for(embedded_redis_url, **overrides), engines=engines, clock=clock)
         return await aiohttp_client(app, ws_response_class=CheckedWebSocket, trace_configs=[openapi_trace()])
 
     return make

@@ -125,6 +125,7 @@ def test_every_error_code_of_the_service_is_in_the_documents():
     }
     websocket_only = {"bad_frame", "unknown_frame", "hello_required", "unknown_command", "bad_command"}
     websocket_only |= {"not_your_turn", "illegal_move", "game_over", "not_started", "spectator", "rate_limited"}
+    websocket_only |= {"undo_refused", "clock_expired"}
     assert {code.value for code in ErrorCode} - websocket_only <= http_codes
 
 

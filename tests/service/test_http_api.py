@@ -7,6 +7,7 @@ import hashlib
 import pytest
 
 from service.keys import STORE
+from service.features import catalog_features
 from tests.service.conftest import create_tiny, started_tiny, take_seat
 
 
@@ -28,6 +29,7 @@ async def test_catalog_lists_the_served_games_with_seats_and_options(client):
                 "max_seats": 2,
                 "options": {"target": {"type": "int", "default": 6, "description": "Score that wins at once (1-20)."}},
                 "bots": ["first", "random"],
+                "features": catalog_features(cooperative=False),
             }
         ]
     }

@@ -12,8 +12,25 @@ export interface Command {
 }
 
 /** A viewer's view of a game: per game under docs/games/; always with `legal`. */
+/** since v1.2: the turn clocks (docs/protocol.md, Turn clocks) */
+export interface Clock {
+  /** per seat, as of `since` */
+  remaining_ms: number[];
+  /** the seat whose clock runs since `since`; null: paused */
+  running: number | null;
+  since: number;
+  deadline: number | null;
+}
+
 export interface View {
+  /** ends with {type: "undo"} when this seat may undo (since v1.2) */
   legal: Command[];
+  /** since v1.2, games with a clock */
+  clock?: Clock;
+  /** since v1.2: seats that resigned or timed out */
+  left?: number[];
+  /** since v1.2: the rematch game's id, once created */
+  rematch?: string;
   [field: string]: unknown;
 }
 
@@ -86,6 +103,14 @@ export interface CreateGameRequest {
   bots?: Record<string, string>;
   /** since v1.1 */
   bots_only?: boolean;
+  /** since v1.2: turn clocks */
+  clock?: { initial_s: number; increment_s?: number } | { per_move_s: number } | null;
+  /** since v1.2 */
+  on_timeout?: "bot" | "forfeit";
+  /** since v1.2: false turns undo off */
+  undo?: boolean;
+  /** since v1.2 */
+  spectator_delay?: { versions: number } | { seconds: number } | null;
 }
 
 export interface CreateGameBody {
@@ -94,7 +119,8 @@ export interface CreateGameBody {
 }
 
 export interface TakeSeatRequest {
-  name: string;
+  /** 1-40 characters; optional only in a rematch (since v1.2), taken with the old token */
+  name?: string;
   seat?: number;
 }
 

@@ -1,0 +1,151 @@
+"""The life of a game around its moves, folded: features, turn clocks, undo checkpoints.
+
+Everything here is pure and folds from the envelopes alone: time is the envelopes' ``ts``
+(never a clock read), so every node and every replay computes the same remaining times.
+
+* :class:`Features`: what ``game.created`` records of ``POST /games``'s ``clock``,
+  ``on_timeout``, ``undo`` and ``spectator_delay`` (games created before them fold to the
+  defaults: no clock, undo on, no delay).
+* :class:`Clock`: each seat's remaining milliseconds as of ``since`` (the ``ts`` of the last
+  event that moved the clock) and the seat whose clock runs (the engine's ``clock_seat``;
+  ``None``: paused). Fischer clocks add the increment to a seat when its clock stops; per-move
+  clocks start a seat at the full allowance each time its clock starts.
+* :class:`Checkpoint`: the engine state before one undoable command batch of a seat, kept while
+  that batch may still be undone (see :func:`undoable`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+__all__ = [
+    "BOT",
+    "FORFEIT",
+    "RESIGN",
+    "UNDO",
+    "Checkpoint",
+    "Clock",
+    "Features",
+    "clock_started",
+    "clock_to",
+]
+
+BOT = "bot"
+FORFEIT = "forfeit"
+UNDO = "undo"
+RESIGN = "resign"
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """The service features of one game, as ``game.created`` records them."""
+
+    clock: dict[str, float] | None = None
+    """``{"initial_s", "increment_s"}`` or ``{"per_move_s"}``; ``None``: no clock."""
+    on_timeout: str = FORFEIT
+    undo: bool = True
+    spectator_delay: dict[str, float] | None = None
+    """``{"versions": N}`` or ``{"seconds": N}``; ``None``: spectators see the game live."""
+
+    @classmethod
+    def of_created(cls, payload: dict[str, Any]) -> Features:
+        return cls(
+            clock=payload.get("clock"),
+            on_timeout=payload.get("on_timeout") or FORFEIT,
+            undo=payload.get("undo", True) is not False,
+            spectator_delay=payload.get("spectator_delay"),
+        )
+
+    def as_payload(self) -> dict[str, Any]:
+        """The fields ``game.created`` carries."""
+        return {
+            "clock": self.clock,
+            "on_timeout": self.on_timeout,
+            "undo": self.undo,
+            "spectator_delay": self.spectator_delay,
+        }
+
+    @property
+    def per_move_ms(self) -> int | None:
+        if self.clock is None or "per_move_s" not in self.clock:
+            return None
+        return round(self.clock["per_move_s"] * 1000)
+
+    @property
+    def initial_ms(self) -> int:
+        assert self.clock is not None
+        if "per_move_s" in self.clock:
+            return round(self.clock["per_move_s"] * 1000)
+        return round(self.clock["initial_s"] * 1000)
+
+    @property
+    def increment_ms(self) -> int:
+        if self.clock is None:
+            return 0
+        return round(self.clock.get("increment_s", 0) * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """The turn clocks at ``since``: remaining ms per seat and whose clock runs."""
+
+    remaining: tuple[int, ...]
+    running: int | None
+    since: int
+
+    def remaining_at(self, seat: int, now: int) -> int:
+        """``seat``'s remaining ms at ``now`` (never below 0)."""
+        left = self.remaining[seat]
+        if seat == self.running:
+            left -= max(0, now - self.since)
+        return max(0, left)
+
+    @property
+    def deadline(self) -> int | None:
+        """When the running seat's time runs out (ms since the epoch); ``None`` while paused."""
+        if self.running is None:
+            return None
+        return self.since + self.remaining[self.running]
+
+    def as_view(self) -> dict[str, Any]:
+        """The ``clock`` field of every view."""
+        return {
+            "remaining_ms": list(self.remaining),
+            "running": self.running,
+            "since": self.since,
+            "deadline": self.deadline,
+        }
+
+
+def clock_started(features: Features, seats: int, ts: int) -> Clock:
+    return Clock((features.initial_ms,) * seats, None, ts)
+
+
+def clock_to(clock: Clock, features: Features, runner: int | None, ts: int, *, over: bool = False) -> Clock:
+    """The clock at ``ts`` with ``runner``'s clock running from then on: the elapsed time is
+    charged to the seat that ran, a seat whose clock stops gets the increment, and a per-move
+    clock starts its new runner at the full allowance."""
+    remaining = list(clock.remaining)
+    if clock.running is not None:
+        remaining[clock.running] = clock.remaining_at(clock.running, ts)
+    if runner != clock.running:
+        if clock.running is not None and not over:
+            remaining[clock.running] += features.increment_ms
+        if runner is not None and features.per_move_ms is not None:
+            remaining[runner] = features.per_move_ms
+    elif remaining == list(clock.remaining) and clock.since == ts:
+        return clock
+    return replace(clock, remaining=tuple(remaining), running=runner, since=ts)
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """One command batch of ``seat`` (versions ``first``..``last``) that may still be undone,
+    and what the game was before it."""
+
+    seat: int
+    first: int
+    last: int
+    state: Any
+    engine_events: int
