@@ -21,8 +21,9 @@ Service events and their payloads::
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Protocol
+from typing import Any, Protocol
 
 from games.base import Engine, Event
 
@@ -96,16 +97,16 @@ class GameProjection:
     last_ts: int = 0
 
     @classmethod
-    def empty(cls, game_id: str, engine: Engine) -> "GameProjection":
+    def empty(cls, game_id: str, engine: Engine) -> GameProjection:
         return cls(game_id=game_id, engine=engine, state=engine.initial_state())
 
     @classmethod
-    def fold(cls, game_id: str, engine: Engine, envelopes: Iterable[EnvelopeLike]) -> "GameProjection":
+    def fold(cls, game_id: str, engine: Engine, envelopes: Iterable[EnvelopeLike]) -> GameProjection:
         return cls.empty(game_id, engine).apply_all(envelopes)
 
     # --- folding -----------------------------------------------------------------------------
 
-    def apply_all(self, envelopes: Iterable[EnvelopeLike]) -> "GameProjection":
+    def apply_all(self, envelopes: Iterable[EnvelopeLike]) -> GameProjection:
         """Fold every envelope newer than this projection; older ones are skipped (already in)."""
         projection = self
         for envelope in envelopes:
@@ -114,7 +115,7 @@ class GameProjection:
             projection = projection.apply(envelope)
         return projection
 
-    def apply(self, envelope: EnvelopeLike) -> "GameProjection":
+    def apply(self, envelope: EnvelopeLike) -> GameProjection:
         """Fold exactly the next envelope (``version + 1``)."""
         if envelope.version != self.version + 1:
             raise ProjectionError(
@@ -151,7 +152,7 @@ class GameProjection:
             self, version=envelope.version, state=state, engine_events=self.engine_events + 1, last_ts=ts
         )
 
-    def _created(self, version: int, payload: dict[str, Any], ts: int) -> "GameProjection":
+    def _created(self, version: int, payload: dict[str, Any], ts: int) -> GameProjection:
         if self.version != 0:
             raise ProjectionError(f"game {self.game_id!r}: {CREATED!r} at version {version}")
         seats = int(payload["seats"])
@@ -168,7 +169,7 @@ class GameProjection:
             last_ts=ts,
         )
 
-    def _seat_taken(self, version: int, payload: dict[str, Any], ts: int) -> "GameProjection":
+    def _seat_taken(self, version: int, payload: dict[str, Any], ts: int) -> GameProjection:
         seat = payload["seat"]
         if not 0 <= seat < self.seats or self.names[seat] is not None:
             raise ProjectionError(f"game {self.game_id!r}: seat {seat!r} cannot be taken at {version}")

@@ -14,7 +14,8 @@ Frames (see docs/protocol.md)::
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Protocol, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 from projections.game import GameProjection
 from projections.views import Viewer, events_for, view_for
@@ -102,7 +103,9 @@ class LiveGame:
                 del self._watchers[subscriber.viewer]
 
     def subscribers(self) -> list[Subscriber]:
-        return [subscriber for by_codec in self._watchers.values() for group in by_codec.values() for subscriber in group]
+        return [
+            subscriber for by_codec in self._watchers.values() for group in by_codec.values() for subscriber in group
+        ]
 
     def publish(self, envelopes: Iterable[Any]) -> int:
         """Fold the envelopes newer than the pushed version and fan them out; returns deliveries."""

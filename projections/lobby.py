@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from events.store import EventStore
 from projections.game import GameProjection, Status
 
 __all__ = ["LOBBY_FIELD", "lobby_entry", "needs_record", "record", "list_lobby"]
@@ -41,7 +42,7 @@ def lobby_entry(projection: GameProjection) -> dict[str, Any]:
     return entry
 
 
-def _lobby_shape(entry: dict[str, Any]) -> tuple:
+def _lobby_shape(entry: dict[str, Any]) -> tuple[Any, Any, bool]:
     """The parts of an entry whose change must reach the lobby (not the version of every move)."""
     return (entry.get("status"), entry.get("names"), "summary" in entry)
 
@@ -69,14 +70,14 @@ def _stored_entry(meta: dict[str, Any] | None) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
-async def record(store: Any, projection: GameProjection) -> None:
+async def record(store: EventStore, projection: GameProjection) -> None:
     """Write the game's lobby entry and move it to its status's index."""
     entry = lobby_entry(projection)
     await store.update_meta(projection.game_id, {LOBBY_FIELD: json.dumps(entry, separators=(",", ":"))})
     await store.set_status(projection.game_id, projection.status.value, projection.created_ts)
 
 
-async def list_lobby(store: Any, status: Status, limit: int, offset: int) -> list[dict[str, Any]]:
+async def list_lobby(store: EventStore, status: Status, limit: int, offset: int) -> list[dict[str, Any]]:
     """Lobby entries of one status, oldest first (the index order)."""
     entries = []
     for game_id in await store.list_games(status.value, limit, offset):
