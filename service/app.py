@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import AsyncIterator, Mapping
 
 from aiohttp import WSCloseCode, web
 
@@ -37,8 +37,8 @@ from service.node import Node
 from service.origins import add_cors_headers, origin_middleware
 from service.served import served_engines
 from service.settings import Settings
-from service.ws import websocket_handler
 from service.web import setup_web
+from service.ws import websocket_handler
 
 __all__ = ["create_app"]
 
@@ -96,7 +96,8 @@ async def _stop_embedded(server: EmbeddedServer) -> None:
 
 async def _event_store(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
-    url = app[EMBEDDED].url if settings.embedded else settings.redis_url.reveal()  # type: ignore[union-attr]
+    redis_url = settings.redis_url  # None: the embedded server (Settings.embedded)
+    url = app[EMBEDDED].url if redis_url is None else redis_url.reveal()
     store = await EventStore.connect(url, call_timeout=settings.store_timeout_ms / 1000)
     app[STORE] = store
     try:
@@ -124,7 +125,8 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
     app[NODE] = node
     node.start()
     service.start()
-    log.info("node.started", node_id=settings.node_id, games=sorted(app[ENGINES]))
+    engines = app[ENGINES]  # not inside sorted(): mypy would infer the key's type from sorted's argument
+    log.info("node.started", node_id=settings.node_id, games=sorted(engines))
     try:
         yield
     finally:
@@ -134,6 +136,7 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
 
 async def _close_sockets(app: web.Application) -> None:
     """Close every socket at once, GOING_AWAY; a client that never answers costs at most 2 s."""
-    closing = [ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down") for ws in list(app[SOCKETS])]
+    sockets = app[SOCKETS]  # not inside list(): mypy would infer the key's type from list's argument
+    closing = [ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down") for ws in list(sockets)]
     if closing:
         await asyncio.wait([asyncio.ensure_future(c) for c in closing], timeout=2.0)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from importlib import resources
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
@@ -42,7 +43,9 @@ CREATE_FIELDS = frozenset({"game", "options", "seats", "bots", "bots_only"})
 SEAT_FIELDS = frozenset({"name", "request_id"})
 CONTRACTS = {"/openapi.json": "openapi.json", "/asyncapi.json": "asyncapi.json"}
 """The machine-readable contract, route -> file of the ``service.contract`` package."""
-_QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics", "/games/{id}/ws", "/app/static/{path}", "/app/client/{path}"})
+_QUIET_ROUTES = frozenset(
+    {"/healthz", "/readyz", "/metrics", "/games/{id}/ws", "/app/static/{path}", "/app/client/{path}"}
+)
 """Not logged per request: probes and scrapes (frequent, in the metrics anyway), sockets (logged by ws) and
 the web app's static files (a dozen per page load; counted in the metrics under their prefix)."""
 log = get_logger()
@@ -185,7 +188,8 @@ async def metrics(request: web.Request) -> web.Response:
 async def catalog(request: web.Request) -> web.Response:
     engines = request.app[ENGINES]
     service = request.app[SERVICE]
-    return _json({"games": [dict(engines[name].catalog_entry(), bots=service.bot_names(name)) for name in sorted(engines)]})
+    entries = [dict(engines[name].catalog_entry(), bots=service.bot_names(name)) for name in sorted(engines)]
+    return _json({"games": entries})
 
 
 async def contract(request: web.Request) -> web.Response:
@@ -322,7 +326,7 @@ class _JsonErrorRequestHandler(RequestHandler):
 
 class _JsonErrorServer(web.Server):
     def __call__(self) -> RequestHandler:
-        return _JsonErrorRequestHandler(self, loop=self._loop, **self._kwargs)  # type: ignore[arg-type]
+        return _JsonErrorRequestHandler(self, loop=self._loop, **self._kwargs)
 
 
 def json_errors_for_unreadable_requests(app: web.Application) -> None:

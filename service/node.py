@@ -31,7 +31,7 @@ from typing import Any
 from aiohttp import WSCloseCode
 
 from events.errors import StoreUnavailable
-from projections.live import LiveGame, Subscriber
+from projections.live import AnySubscriber, LiveGame
 from service.game_service import GameService
 from service.logs import get_logger
 from service.metrics import Metrics
@@ -74,8 +74,9 @@ class Node:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        for pending in (*self._loading.values(), *self._stragglers):
-            pending.cancel()
+        pending: list[asyncio.Future[Any]] = [*self._loading.values(), *self._stragglers]
+        for future in pending:
+            future.cancel()
 
     # --- watching ------------------------------------------------------------------------------
 
@@ -100,7 +101,7 @@ class Node:
             self._changed.set()
         return live
 
-    def subscribe(self, live: LiveGame, subscriber: Subscriber) -> None:
+    def subscribe(self, live: LiveGame, subscriber: AnySubscriber) -> None:
         """Add a socket to a loaded game (synchronously, so no push slips in between)."""
         if self.games.get(live.game_id) is not live:
             self.games[live.game_id] = live
@@ -108,7 +109,7 @@ class Node:
             self._changed.set()
         live.add(subscriber)
 
-    def unsubscribe(self, game_id: str, subscriber: Subscriber) -> None:
+    def unsubscribe(self, game_id: str, subscriber: AnySubscriber) -> None:
         live = self.games.get(game_id)
         if live is None:
             return

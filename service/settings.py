@@ -53,10 +53,13 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
+
+from events.embedded import FsyncMode
 
 __all__ = ["Secret", "Settings", "SettingsError"]
 
@@ -140,7 +143,7 @@ class Settings:
 
     redis_url: Secret | None = field(default=None, metadata={"cast": _redis_url, "secret": True})
     data_dir: Path = field(default=Path("donjon-data"), metadata={"cast": Path})
-    fsync: str = field(default="always", metadata={"cast": _choice("always", "everysec")})
+    fsync: FsyncMode = field(default="always", metadata={"cast": _choice("always", "everysec")})
     host: str = field(default="127.0.0.1", metadata={"cast": str})
     port: int = field(default=8080, metadata={"cast": int})
     log_format: str = field(default="auto", metadata={"cast": _choice("auto", "json", "console")})
@@ -164,7 +167,7 @@ class Settings:
     cache_bytes: int = field(default=256 * 1024 * 1024, metadata={"cast": int})
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Read every ``DONJON_*`` key once; ``overrides`` (e.g. CLI flags) win over the environment."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
@@ -182,7 +185,7 @@ class Settings:
         settings.check()
         return settings
 
-    def with_(self, **changes: Any) -> "Settings":
+    def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)
 
     def check(self) -> None:
