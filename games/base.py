@@ -394,8 +394,11 @@ class Bot(Protocol):
     for a seat that owes a command, and returns one of ``legal_moves(state, seat)`` as it is.
     """
 
-    name: str
-    """The bot's name in the catalog and in ``POST /games`` ``bots`` (``"greedy"``)."""
+    @property
+    def name(self) -> str:
+        """The bot's name in the catalog and in ``POST /games`` ``bots`` (``"greedy"``); read-only,
+        so that a frozen bot (a dataclass) is a bot too."""
+        ...
 
     def choose(self, state: Any, seat: int, rng: random.Random) -> Command:
         """The command ``seat`` plays now: one of the engine's ``legal_moves(state, seat)``."""
