@@ -59,11 +59,16 @@ class ProjectionError(RuntimeError):
 
 
 class EnvelopeLike(Protocol):
-    """What the projection reads from ``events.envelope.Envelope``."""
+    """What the projection reads from ``events.envelope.Envelope`` (read-only: a frozen record will do)."""
 
-    version: int
-    type: str
-    payload: dict[str, Any]
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def payload(self) -> dict[str, Any]: ...
 
 
 def is_service_event(event_type: str) -> bool:
