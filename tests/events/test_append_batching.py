@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
@@ -30,7 +31,7 @@ def append(store: EventStore, game_id: str, events: list[NewEvent], expected: in
 
 
 @contextlib.asynccontextmanager
-async def connected(url: str, **options: object) -> AsyncIterator[EventStore]:
+async def connected(url: str, **options: Any) -> AsyncIterator[EventStore]:
     store = await EventStore.connect(url, **options)
     try:
         yield store
@@ -263,22 +264,21 @@ async def test_a_server_killed_under_a_stream_of_batches_keeps_whole_appends_and
 
 
 async def test_batches_reload_the_script_after_the_server_flushed_its_cache(tmp_path) -> None:
-    async with EmbeddedServer(tmp_path / "data", fsync="everysec") as server:
-        async with connected(server.url) as store:
-            # Never loaded yet: the first batch gets NOSCRIPT for every call.
-            first = await asyncio.gather(*(append(store, f"g{i}", [ev("a")], 0, command_id="c") for i in range(5)))
-            assert first == [AppendResult(1, 1, False)] * 5
-            await store.redis.script_flush()
-            second = await asyncio.gather(
-                *(append(store, f"g{i}", [ev("b")], 1, command_id="d") for i in range(5)),
-                append(store, "g0", [ev("c")], 1, command_id="e"),
-                append(store, "g1", [ev("a")], 0, command_id="c"),
-                return_exceptions=True,
-            )
-            assert second[:5] == [AppendResult(2, 2, False)] * 5
-            assert isinstance(second[5], ConflictError) and second[5].actual == 2
-            assert second[6] == AppendResult(1, 1, True)
-            await store.redis.script_flush()
-            assert await append(store, "g0", [ev("c")], 2, command_id="e") == AppendResult(3, 3, False)
-            assert store.append_batches == BatchStats(batches=3, calls=13, largest=7)
-            assert [e.type for e in await store.read("g0")] == ["a", "b", "c"]
+    async with EmbeddedServer(tmp_path / "data", fsync="everysec") as server, connected(server.url) as store:
+        # Never loaded yet: the first batch gets NOSCRIPT for every call.
+        first = await asyncio.gather(*(append(store, f"g{i}", [ev("a")], 0, command_id="c") for i in range(5)))
+        assert first == [AppendResult(1, 1, False)] * 5
+        await store.redis.script_flush()
+        second = await asyncio.gather(
+            *(append(store, f"g{i}", [ev("b")], 1, command_id="d") for i in range(5)),
+            append(store, "g0", [ev("c")], 1, command_id="e"),
+            append(store, "g1", [ev("a")], 0, command_id="c"),
+            return_exceptions=True,
+        )
+        assert second[:5] == [AppendResult(2, 2, False)] * 5
+        assert isinstance(second[5], ConflictError) and second[5].actual == 2
+        assert second[6] == AppendResult(1, 1, True)
+        await store.redis.script_flush()
+        assert await append(store, "g0", [ev("c")], 2, command_id="e") == AppendResult(3, 3, False)
+        assert store.append_batches == BatchStats(batches=3, calls=13, largest=7)
+        assert [e.type for e in await store.read("g0")] == ["a", "b", "c"]

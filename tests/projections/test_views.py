@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from projections.game import GameProjection
 from projections.views import event_for, events_for, view_for, visibility_classes
