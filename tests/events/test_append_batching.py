@@ -73,7 +73,7 @@ async def test_two_appends_to_one_game_in_one_batch_have_exactly_one_winner_the_
         return_exceptions=True,
     )
     assert store.append_batches == BatchStats(batches=1, calls=3, largest=3)
-    assert results[:2] == [AppendResult(1, 2, False), AppendResult(1, 1, False)]
+    assert list(results[:2]) == [AppendResult(1, 2, False), AppendResult(1, 1, False)]
     assert isinstance(results[2], ConflictError)
     assert (results[2].expected, results[2].actual) == (0, 2)
     assert [e.type for e in await store.read(game)] == ["a", "b"]
@@ -90,7 +90,7 @@ async def test_appends_to_one_game_in_one_batch_run_in_the_order_they_were_made(
         append(store, game, [ev("d")], 3, command_id="3"),
     )
     assert store.append_batches == BatchStats(batches=1, calls=3, largest=3)
-    assert results == [AppendResult(1, 1, False), AppendResult(2, 3, False), AppendResult(4, 4, False)]
+    assert list(results) == [AppendResult(1, 1, False), AppendResult(2, 3, False), AppendResult(4, 4, False)]
     events = await store.read(game)
     assert [(e.version, e.type, e.command_id) for e in events] == [
         (1, "a", "1"), (2, "b", "2"), (3, "c", "2"), (4, "d", "3")
@@ -107,7 +107,7 @@ async def test_duplicates_within_a_batch_and_across_batches_return_the_first_res
         append(store, game, [ev("c")], 2, command_id="c2"),
         append(store, game, [ev("c")], 2, command_id="c2"),
     )
-    assert across == [AppendResult(1, 2, True), AppendResult(3, 3, False), AppendResult(3, 3, True)]
+    assert list(across) == [AppendResult(1, 2, True), AppendResult(3, 3, False), AppendResult(3, 3, True)]
     assert store.append_batches == BatchStats(batches=2, calls=7, largest=4)
     assert [e.type for e in await store.read(game)] == ["a", "b", "c"]
 

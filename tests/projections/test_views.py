@@ -53,7 +53,7 @@ def test_a_card_is_shown_to_its_owner_only():
 
 def test_the_command_and_hashes_of_an_envelope_never_leave():
     env = Env(9, "passed", {"seat": 1}, actor=1, command={"type": "pass", "args": {}})
-    assert set(event_for(TINY, env, 1)) == {"version", "type", "payload", "actor", "ts"}
+    assert set(event_for(TINY, env, 1) or ()) == {"version", "type", "payload", "actor", "ts"}
 
 
 @settings(deadline=None, max_examples=40)

@@ -178,7 +178,7 @@ def test_a_malformed_command_envelope_is_a_bad_command() -> None:
     """The envelope is checked by ``games.base.parse_command``: its shared messages and codes."""
     state = position(hands={0: ["tar#1"]}, monsters=["orc#3@F1"], pile=["orc#5"])
     with pytest.raises(BadCommand, match=r"^a command is \{'type': str, 'args': \{\.\.\.\}\}, got 'end_phase'$"):
-        ENGINE.decide(state, 0, "end_phase", Scripted())
+        ENGINE.decide(state, 0, "end_phase", Scripted())  # type: ignore[arg-type]  # the wrong type is the test
     with pytest.raises(BadCommand, match=r"^a command is .*, got \{'args': \{\}\}$"):
         ENGINE.decide(state, 0, {"args": {}}, Scripted())
     with pytest.raises(BadCommand, match=r"^args of 'end_phase' must be an object, got \[\]$"):
