@@ -36,6 +36,8 @@ def test_the_wheel_holds_the_app_and_the_client_and_serves_them(tmp_path):
         if name.endswith((".js", ".d.ts")):
             assert f"service/web/client/{name}" in names, name
     assert not any(name.startswith("clients/") for name in names), "the client must ship once, under service/web/client"
+    for package in ("games", "events", "projections", "service"):  # the type hints are part of the package (PEP 561)
+        assert f"{package}/py.typed" in names, package
 
     # Installed (unpacked on its own, away from the checkout), the app finds the client inside the package.
     site = tmp_path / "site"
