@@ -35,8 +35,9 @@ A batch of one is sent as a plain script call, with no pipeline around it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import redis.asyncio as aioredis
 import redis.exceptions as rexc
@@ -71,7 +72,7 @@ class AppendBatcher:
 
     def __init__(
         self,
-        redis: aioredis.Redis,
+        redis: aioredis.Redis | aioredis.RedisCluster,
         script: AsyncScript,
         *,
         max_batch: int,

@@ -15,6 +15,7 @@ tasks, the appends made in one loop turn go as one pipeline (:mod:`events.batche
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from typing import Any
@@ -105,8 +106,6 @@ async def append_vs_xadd(url: str, n: int, *, concurrency: int = 1, batch_append
         }
     finally:
         for key in raw_keys + [k for g in games for k in (events_key(g), meta_key(g), cmds_key(g))]:
-            try:
+            with contextlib.suppress(Exception):  # cleanup is best effort; the numbers are what matter
                 await store.redis.delete(key)
-            except Exception:  # cleanup is best effort; the numbers are what matter
-                pass
         await store.close()

@@ -16,7 +16,7 @@ edit. ``game.finished`` does not carry a hash: it is in the chain like every oth
 from __future__ import annotations
 
 import hashlib
-from typing import Iterable
+from collections.abc import Iterable
 
 import msgpack
 

@@ -23,8 +23,9 @@ upcaster from the old schema; readers then only ever see the newest shape::
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import msgpack
 
@@ -119,8 +120,9 @@ def check_safe(value: Any, where: str = "payload") -> None:
     )
 
 
-def _pack(body: Mapping[str, Any]) -> bytes:
-    return msgpack.packb(body, use_bin_type=True)
+def _pack(value: Mapping[str, Any] | list[dict[str, Any]]) -> bytes:
+    packed: bytes = msgpack.packb(value, use_bin_type=True)
+    return packed
 
 
 def _body(
@@ -230,7 +232,9 @@ def dump_log(envelopes: Iterable[Envelope]) -> bytes:
 
     Export envelopes read with ``upcast=False`` so that an auditor can re-encode the bodies.
     """
-    return _pack([{**dict(zip(BODY_KEYS, _body_values(e))), "prev_hash": e.prev_hash, "hash": e.hash} for e in envelopes])
+    return _pack(
+        [{**dict(zip(BODY_KEYS, _body_values(e))), "prev_hash": e.prev_hash, "hash": e.hash} for e in envelopes]
+    )
 
 
 def _body_values(e: Envelope) -> tuple[Any, ...]:

@@ -16,8 +16,9 @@ it meanwhile (:meth:`DueBots.drop`, a compare-and-delete on the score).
 from __future__ import annotations
 
 import zlib
-from typing import Any
+from typing import cast
 
+from events.store import EventStore
 
 __all__ = ["DUE_SHARDS", "DueBots", "due_key"]
 
@@ -44,7 +45,7 @@ def shard_of(game_id: str) -> int:
 class DueBots:
     """The due-bots index on the store's client (:class:`events.store.EventStore`)."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: EventStore) -> None:
         self._store = store  # its calls, hence their budget and error translation, are the store's
         self.redis = store.redis
         self._drop = self.redis.register_script(_DROP_LUA)
@@ -70,9 +71,11 @@ class DueBots:
         found: list[tuple[str, float]] = []
         async with self._store._call():
             for shard in range(DUE_SHARDS):
-                rows = await self.redis.zrangebyscore(
+                reply = await self.redis.zrangebyscore(
                     due_key(shard), "-inf", before_ms, start=0, num=limit, withscores=True
                 )
+                # redis-py types the reply for every client set-up; the store's client answers bytes.
+                rows = cast("list[tuple[bytes, float]]", reply)
                 found += [(game_id.decode(), float(score)) for game_id, score in rows]
         found.sort(key=lambda row: row[1])
         return found[:limit]

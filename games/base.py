@@ -70,8 +70,9 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generator, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 __all__ = [
     "SPECTATOR",
@@ -414,8 +415,11 @@ class Bot(Protocol):
     for a seat that owes a command, and returns one of ``legal_moves(state, seat)`` as it is.
     """
 
-    name: str
-    """The bot's name in the catalog and in ``POST /games`` ``bots`` (``"greedy"``)."""
+    @property
+    def name(self) -> str:
+        """The bot's name in the catalog and in ``POST /games`` ``bots`` (``"greedy"``); read-only,
+        so that a frozen bot (a dataclass) is a bot too."""
+        ...
 
     def choose(self, state: Any, seat: int, rng: random.Random) -> Command:
         """The command ``seat`` plays now: one of the engine's ``legal_moves(state, seat)``."""
@@ -441,10 +445,12 @@ class EngineBase:
     games.base.BadOptions: race has no option 'goal' (unknown option(s) ['goal']; options: target)
     """
 
-    name: ClassVar[str]
-    title: ClassVar[str]
-    min_seats: ClassVar[int]
-    max_seats: ClassVar[int]
+    # Plain annotations, not ``ClassVar``: :class:`Engine` declares these as instance attributes, and
+    # a class variable does not satisfy a protocol's instance variable.
+    name: str
+    title: str
+    min_seats: int
+    max_seats: int
     options: Mapping[str, OptionSpec] = {}
     secret_options: frozenset[str] = frozenset()
     notes: tuple[str, ...] = ()
@@ -574,7 +580,7 @@ def redact_secrets(event: Event, secret: frozenset[str]) -> Event:
     hidden = [name for name in (*secret, SECRET_SALT) if payload.get(name) is not None]
     if not hidden:
         return event
-    return Event(event.type, {**payload, **{name: None for name in hidden}})
+    return Event(event.type, {**payload, **dict.fromkeys(hidden)})
 
 
 def fold(engine: Engine, events: Sequence[Event], state: Any = None) -> Any:
@@ -605,7 +611,7 @@ def owing_seat(engine: Engine, state: Any, seats: int) -> int | None:
     return _owing_rule(engine, seats)(state)
 
 
-def _owing_rule(engine: Engine, seats: int) -> Any:
+def _owing_rule(engine: Engine, seats: int) -> Callable[[Any], int | None]:
     """:func:`owing_seat` for one engine and seat count, with the engine's methods looked up once
     (a bench plays thousands of commands a second through it)."""
     is_terminal, waiting_for = engine.is_terminal, engine.waiting_for
@@ -639,13 +645,14 @@ def play_steps(
     v)``. :class:`RuntimeError` when nobody owes a command before the end, or after
     ``max_commands`` commands.
     """
-    players = [bots] * seats if hasattr(bots, "choose") else list(bots)  # type: ignore[list-item]
+    players = [bots] * seats if hasattr(bots, "choose") else list(bots)
     if len(players) != seats:
         raise ValueError(f"{seats} seats need {seats} bots, got {len(players)}")
     choosers = [player.choose for player in players]
     shared = random.Random(seed) if isinstance(seed, int) else seed
     options = engine.normalize_options(options, seats)
-    events = engine.setup(options, seats, shared if isinstance(shared, random.Random) else derive_rng(shared, "bench", 0))
+    setup_rng = shared if isinstance(shared, random.Random) else derive_rng(shared, "bench", 0)
+    events = engine.setup(options, seats, setup_rng)
     state = fold(engine, events)
     version = len(events)
     owing, decide, evolve = _owing_rule(engine, seats), engine.decide, engine.evolve

@@ -30,6 +30,6 @@ def visible_version(projection: GameProjection, envelopes: Sequence[Any], now: i
         return projection.version
     if "versions" in delay:
         return max(1, projection.version - int(delay["versions"]))
-    cutoff = now - delay["seconds"] * 1000
-    seen = [envelope.version for envelope in envelopes if envelope.ts <= cutoff]
+    cutoff = now - int(delay["seconds"]) * 1000
+    seen: list[int] = [int(envelope.version) for envelope in envelopes if envelope.ts <= cutoff]
     return max([1, *seen])

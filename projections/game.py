@@ -29,8 +29,9 @@ which drive the turn clocks and the undo checkpoints folded here.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Protocol
+from typing import Any, Protocol
 
 from games.base import Engine, Event
 from projections.lifecycle import Checkpoint, Clock, Features, clock_started, clock_to
@@ -75,11 +76,16 @@ class ProjectionError(RuntimeError):
 
 
 class EnvelopeLike(Protocol):
-    """What the projection reads from ``events.envelope.Envelope``."""
+    """What the projection reads from ``events.envelope.Envelope`` (read-only: a frozen record will do)."""
 
-    version: int
-    type: str
-    payload: dict[str, Any]
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def payload(self) -> dict[str, Any]: ...
 
 
 def is_service_event(event_type: str) -> bool:
@@ -124,16 +130,16 @@ class GameProjection:
     """The game this one is the rematch of (``game.created``'s ``rematch_of``)."""
 
     @classmethod
-    def empty(cls, game_id: str, engine: Engine) -> "GameProjection":
+    def empty(cls, game_id: str, engine: Engine) -> GameProjection:
         return cls(game_id=game_id, engine=engine, state=engine.initial_state())
 
     @classmethod
-    def fold(cls, game_id: str, engine: Engine, envelopes: Iterable[EnvelopeLike]) -> "GameProjection":
+    def fold(cls, game_id: str, engine: Engine, envelopes: Iterable[EnvelopeLike]) -> GameProjection:
         return cls.empty(game_id, engine).apply_all(envelopes)
 
     # --- folding -----------------------------------------------------------------------------
 
-    def apply_all(self, envelopes: Iterable[EnvelopeLike]) -> "GameProjection":
+    def apply_all(self, envelopes: Iterable[EnvelopeLike]) -> GameProjection:
         """Fold every envelope newer than this projection; older ones are skipped (already in)."""
         projection = self
         for envelope in envelopes:
@@ -142,7 +148,7 @@ class GameProjection:
             projection = projection.apply(envelope)
         return projection
 
-    def apply(self, envelope: EnvelopeLike) -> "GameProjection":
+    def apply(self, envelope: EnvelopeLike) -> GameProjection:
         """Fold exactly the next envelope (``version + 1``)."""
         if envelope.version != self.version + 1:
             raise ProjectionError(
@@ -159,7 +165,7 @@ class GameProjection:
             after = after._clocked(ts)
         return after
 
-    def _clocked(self, ts: int) -> "GameProjection":
+    def _clocked(self, ts: int) -> GameProjection:
         """The turn clocks after an event at ``ts`` (see :func:`projections.lifecycle.clock_to`)."""
         clock = self.clock or clock_started(self.features, self.seats, ts)
         runner = None
@@ -170,7 +176,7 @@ class GameProjection:
         over = self.status is Status.FINISHED
         return replace(self, clock=clock_to(clock, self.features, runner, ts, over=over))
 
-    def _apply(self, envelope: EnvelopeLike, kind: str, payload: dict[str, Any], ts: int) -> "GameProjection":
+    def _apply(self, envelope: EnvelopeLike, kind: str, payload: dict[str, Any], ts: int) -> GameProjection:
         if kind == REMATCH:
             if self.status is not Status.FINISHED:
                 raise ProjectionError(f"game {self.game_id!r}: {REMATCH!r} before the end")
@@ -233,7 +239,7 @@ class GameProjection:
         kept = self.checkpoints if self.checkpoints and self.checkpoints[-1].seat == actor else ()
         return (*kept, Checkpoint(actor, envelope.version, envelope.version, self.state, self.engine_events))
 
-    def _seat_left(self, version: int, payload: dict[str, Any], ts: int) -> "GameProjection":
+    def _seat_left(self, version: int, payload: dict[str, Any], ts: int) -> GameProjection:
         seat = payload["seat"]
         if not 0 <= seat < self.seats or seat in self.left:
             raise ProjectionError(f"game {self.game_id!r}: seat {seat!r} cannot leave at {version}")
@@ -244,7 +250,7 @@ class GameProjection:
             self, version=version, bots=bots, left=(*self.left, seat), checkpoints=(), last_ts=ts
         )
 
-    def _undone(self, version: int, payload: dict[str, Any], ts: int) -> "GameProjection":
+    def _undone(self, version: int, payload: dict[str, Any], ts: int) -> GameProjection:
         """Restore the state before the reverted versions (the newest checkpoint)."""
         top = self.checkpoints[-1] if self.checkpoints else None
         if top is None or (top.seat, top.first, top.last) != (payload["seat"], payload["from"], payload["to"]):
@@ -258,7 +264,7 @@ class GameProjection:
             last_ts=ts,
         )
 
-    def _created(self, version: int, payload: dict[str, Any], ts: int) -> "GameProjection":
+    def _created(self, version: int, payload: dict[str, Any], ts: int) -> GameProjection:
         if self.version != 0:
             raise ProjectionError(f"game {self.game_id!r}: {CREATED!r} at version {version}")
         seats = int(payload["seats"])
@@ -277,7 +283,7 @@ class GameProjection:
             last_ts=ts,
         )
 
-    def _seat_taken(self, version: int, payload: dict[str, Any], ts: int) -> "GameProjection":
+    def _seat_taken(self, version: int, payload: dict[str, Any], ts: int) -> GameProjection:
         seat = payload["seat"]
         if not 0 <= seat < self.seats or self.names[seat] is not None:
             raise ProjectionError(f"game {self.game_id!r}: seat {seat!r} cannot be taken at {version}")

@@ -14,26 +14,44 @@ Frames (see docs/protocol.md)::
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Protocol, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from projections.delay import delayed, visible_version
 from projections.game import GameProjection
 from projections.views import Viewer, events_for, view_for
 
-__all__ = ["Subscriber", "LiveGame", "snapshot_frame", "update_frame"]
+__all__ = ["Subscriber", "AnySubscriber", "LiveGame", "snapshot_frame", "update_frame"]
 
 
-class _Codec(Protocol):
-    name: str
+Data = TypeVar("Data", str, bytes)
+"""What a codec encodes a frame to, and so what a subscriber using it is handed."""
+Data_co = TypeVar("Data_co", str, bytes, covariant=True)
 
-    def encode(self, frame: dict[str, Any]) -> str | bytes: ...
+
+class _Codec(Protocol[Data_co]):
+    @property
+    def name(self) -> str: ...
+
+    def encode(self, frame: dict[str, Any]) -> Data_co: ...
 
 
-class Subscriber(Protocol):
-    viewer: Viewer
-    codec: _Codec
+class Subscriber(Protocol[Data]):
+    """A socket watching one game: it is handed the very data its own ``codec`` encoded.
 
-    def deliver(self, data: str | bytes) -> None: ...
+    Read-only members, so that a subscriber may narrow them (a websocket's codec gives bytes)."""
+
+    @property
+    def viewer(self) -> Viewer: ...
+
+    @property
+    def codec(self) -> _Codec[Data]: ...
+
+    def deliver(self, data: Data) -> None: ...
+
+
+AnySubscriber = Subscriber[Any]
+"""A subscriber of any codec: a game keeps its subscribers of every codec side by side."""
 
 
 def snapshot_frame(projection: GameProjection, viewer: Viewer) -> dict[str, Any]:
@@ -84,7 +102,7 @@ class LiveGame:
         """What spectators see: the projection itself, or behind it under ``spectator_delay``."""
         self._held: list[Any] = [envelope for envelope in held if envelope.version > self.spectators.version]
         """Envelopes newer than the spectators' projection, not yet shown to them."""
-        self._watchers: dict[Viewer, dict[str, set[Subscriber]]] = {}
+        self._watchers: dict[Viewer, dict[str, set[AnySubscriber]]] = {}
         self.encodes = 0
         """How many frames were encoded (once per class and codec per publish): for tests and bench."""
 
@@ -99,11 +117,11 @@ class LiveGame:
     def __len__(self) -> int:
         return sum(len(group) for by_codec in self._watchers.values() for group in by_codec.values())
 
-    def add(self, subscriber: Subscriber) -> None:
+    def add(self, subscriber: AnySubscriber) -> None:
         by_codec = self._watchers.setdefault(subscriber.viewer, {})
         by_codec.setdefault(subscriber.codec.name, set()).add(subscriber)
 
-    def discard(self, subscriber: Subscriber) -> None:
+    def discard(self, subscriber: AnySubscriber) -> None:
         by_codec = self._watchers.get(subscriber.viewer)
         group = by_codec.get(subscriber.codec.name) if by_codec is not None else None
         if by_codec is None or group is None:
@@ -130,8 +148,10 @@ class LiveGame:
             self.spectators = self.projection
         return released
 
-    def subscribers(self) -> list[Subscriber]:
-        return [subscriber for by_codec in self._watchers.values() for group in by_codec.values() for subscriber in group]
+    def subscribers(self) -> list[AnySubscriber]:
+        return [
+            subscriber for by_codec in self._watchers.values() for group in by_codec.values() for subscriber in group
+        ]
 
     def publish(self, envelopes: Iterable[Any]) -> int:
         """Fold the envelopes newer than the pushed version and fan them out; returns deliveries."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from events.store import EventStore
 from projections.game import GameProjection, Status
 
 __all__ = ["LOBBY_FIELD", "list_lobby", "lobby_entry", "needs_record", "record", "repair"]
@@ -47,7 +48,7 @@ def lobby_entry(projection: GameProjection) -> dict[str, Any]:
     return entry
 
 
-def _lobby_shape(entry: dict[str, Any]) -> tuple:
+def _lobby_shape(entry: dict[str, Any]) -> tuple[Any, Any, bool]:
     """The parts of an entry whose change must reach the lobby (not the version of every move)."""
     return (entry.get("status"), entry.get("names"), "summary" in entry)
 
@@ -75,7 +76,7 @@ def _stored_entry(meta: dict[str, Any] | None) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
-async def record(store: Any, projection: GameProjection) -> None:
+async def record(store: EventStore, projection: GameProjection) -> None:
     """Write the game's lobby entry and move it to its status's index (unless a newer entry is
     stored already)."""
     entry = json.dumps(lobby_entry(projection), separators=(",", ":"))
@@ -88,7 +89,7 @@ async def record(store: Any, projection: GameProjection) -> None:
     )
 
 
-async def repair(store: Any, projection: GameProjection) -> bool:
+async def repair(store: EventStore, projection: GameProjection) -> bool:
     """Record the game again if its entry is missing or behind the stream, or the index of its
     status lacks it (a node died between an append and its lobby write); True if it did."""
     if needs_record(await store.get_meta(projection.game_id), projection) or not await store.is_filed(
@@ -99,7 +100,7 @@ async def repair(store: Any, projection: GameProjection) -> bool:
     return False
 
 
-async def list_lobby(store: Any, status: Status, limit: int, offset: int) -> list[dict[str, Any]]:
+async def list_lobby(store: EventStore, status: Status, limit: int, offset: int) -> list[dict[str, Any]]:
     """Lobby entries of one status, oldest first (the index order)."""
     entries = []
     for game_id in await store.list_games(status.value, limit, offset):

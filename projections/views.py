@@ -13,7 +13,8 @@ goes through the two functions here, so that hidden information is decided in on
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from games.base import Event
 from projections.game import (

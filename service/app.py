@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
-from typing import AsyncIterator, Callable, Mapping
 
 from aiohttp import WSCloseCode, web
 
@@ -38,8 +38,8 @@ from service.node import Node
 from service.origins import add_cors_headers, origin_middleware
 from service.served import served_engines
 from service.settings import Settings
-from service.ws import websocket_handler
 from service.web import setup_web
+from service.ws import websocket_handler
 
 __all__ = ["create_app"]
 
@@ -153,7 +153,8 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
     app[NODE] = node
     node.start()
     service.start()
-    log.info("node.started", node_id=settings.node_id, games=sorted(app[ENGINES]))
+    engines = app[ENGINES]  # not inside sorted(): mypy would infer the key's type from sorted's argument
+    log.info("node.started", node_id=settings.node_id, games=sorted(engines))
     try:
         yield
     finally:
@@ -163,6 +164,7 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
 
 async def _close_sockets(app: web.Application) -> None:
     """Close every socket at once, GOING_AWAY; a client that never answers costs at most 2 s."""
-    closing = [ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down") for ws in list(app[SOCKETS])]
+    sockets = app[SOCKETS]  # not inside list(): mypy would infer the key's type from list's argument
+    closing = [ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down") for ws in list(sockets)]
     if closing:
         await asyncio.wait([asyncio.ensure_future(c) for c in closing], timeout=2.0)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from importlib import resources
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
@@ -44,7 +45,9 @@ CREATE_FIELDS = frozenset({"game", "options", "seats", "bots", "bots_only"}) | F
 SEAT_FIELDS = frozenset({"name", "request_id"})
 CONTRACTS = {"/openapi.json": "openapi.json", "/asyncapi.json": "asyncapi.json"}
 """The machine-readable contract, route -> file of the ``service.contract`` package."""
-_QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics", "/games/{id}/ws", "/app/static/{path}", "/app/client/{path}"})
+_QUIET_ROUTES = frozenset(
+    {"/healthz", "/readyz", "/metrics", "/games/{id}/ws", "/app/static/{path}", "/app/client/{path}"}
+)
 """Not logged per request: probes and scrapes (frequent, in the metrics anyway), sockets (logged by ws) and
 the web app's static files (a dozen per page load; counted in the metrics under their prefix)."""
 log = get_logger()
@@ -228,7 +231,12 @@ async def create_game(request: web.Request) -> web.Response:
     body = await _body(request, CREATE_FIELDS)
     features = {name: body[name] for name in FEATURE_FIELDS if name in body}
     projection = await request.app[SERVICE].create_game(
-        body.get("game"), body.get("options"), body.get("seats"), body.get("bots"), body.get("bots_only", False), features
+        body.get("game"),
+        body.get("options"),
+        body.get("seats"),
+        body.get("bots"),
+        body.get("bots_only", False),
+        features,
     )
     return _json({"id": projection.game_id}, status=201)
 
@@ -362,7 +370,7 @@ class _JsonErrorRequestHandler(RequestHandler):
 
 class _JsonErrorServer(web.Server):
     def __call__(self) -> RequestHandler:
-        return _JsonErrorRequestHandler(self, loop=self._loop, **self._kwargs)  # type: ignore[arg-type]
+        return _JsonErrorRequestHandler(self, loop=self._loop, **self._kwargs)
 
 
 def json_errors_for_unreadable_requests(app: web.Application) -> None:

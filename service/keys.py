@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import weakref
-from typing import Any, Mapping
+from collections.abc import Callable, Mapping
 
 from aiohttp import web
 
+from events.embedded import EmbeddedServer
+from events.store import EventStore
 from games.base import Engine
 from service.game_service import GameService
 from service.metrics import Metrics
@@ -16,15 +18,15 @@ from service.settings import Settings
 __all__ = ["SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS", "CLOCK"]
 
 SETTINGS = web.AppKey("settings", Settings)
-ENGINES = web.AppKey("engines", Mapping[str, Engine])
+# A generic type as AppKey's second argument is not a type mypy can infer from: annotate instead.
+ENGINES: web.AppKey[Mapping[str, Engine]] = web.AppKey("engines")
 METRICS = web.AppKey("metrics", Metrics)
-STORE = web.AppKey("store", Any)
-"""The :class:`events.store.EventStore`."""
-EMBEDDED = web.AppKey("embedded", Any)
+STORE = web.AppKey("store", EventStore)
+EMBEDDED = web.AppKey("embedded", EmbeddedServer)
 """The :class:`events.embedded.EmbeddedServer` when the service started one, else absent."""
 SERVICE = web.AppKey("service", GameService)
 NODE = web.AppKey("node", Node)
-SOCKETS = web.AppKey("sockets", weakref.WeakSet)
+SOCKETS: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("sockets")
 """Open websockets, closed with GOING_AWAY on shutdown."""
-CLOCK = web.AppKey("clock", Any)
+CLOCK: web.AppKey[Callable[[], int]] = web.AppKey("clock")
 """The node's clock, ``() -> int`` ms since the epoch (the wall clock unless a test injects one)."""

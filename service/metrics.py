@@ -27,10 +27,11 @@ from __future__ import annotations
 import platform
 from collections.abc import Iterable, Mapping
 from importlib import metadata
-from typing import Any
+from typing import Generic, TypeVar
 
 import prometheus_client
 from prometheus_client import CollectorRegistry
+from prometheus_client.metrics import MetricWrapperBase
 
 from service.errors import ErrorCode
 
@@ -59,7 +60,11 @@ def _version() -> str:
         return "unknown"
 
 
-class _Series:
+Metric = TypeVar("Metric", bound=MetricWrapperBase)
+"""The library's metric class a handle wraps (its labelled children are of the same class)."""
+
+
+class _Series(Generic[Metric]):
     """What the three kinds share: the library metric, this node's label, reading a value back."""
 
     def __init__(self, registry: CollectorRegistry, node: str, name: str, labels: tuple[str, ...]) -> None:
@@ -67,9 +72,9 @@ class _Series:
         self.label_names = labels
         self._registry = registry
         self._node = node
-        self._children: dict[tuple[tuple[str, str], ...], Any] = {}
+        self._children: dict[tuple[tuple[str, str], ...], Metric] = {}
 
-    def _child(self, metric: Any, labels: dict[str, str]) -> Any:
+    def _child(self, metric: Metric, labels: dict[str, str]) -> Metric:
         """The library's series for ``labels``, remembered: ``labels()`` validates on every call,
         which on the command path cost a microsecond per update."""
         key = tuple(labels.items())
@@ -83,7 +88,7 @@ class _Series:
         return found or 0.0
 
 
-class Counter(_Series):
+class Counter(_Series[prometheus_client.Counter]):
     def __init__(
         self, registry: CollectorRegistry, node: str, name: str, help_: str, labels: tuple[str, ...] = ()
     ) -> None:
@@ -103,7 +108,7 @@ class Counter(_Series):
         return self._sample("", labels)
 
 
-class Gauge(_Series):
+class Gauge(_Series[prometheus_client.Gauge]):
     def __init__(self, registry: CollectorRegistry, node: str, name: str, help_: str) -> None:
         super().__init__(registry, node, name, ())
         self._plain = prometheus_client.Gauge(name, help_, (NODE_LABEL,), registry=registry).labels(node=node)
@@ -121,7 +126,7 @@ class Gauge(_Series):
         return self._sample("", {})
 
 
-class Histogram(_Series):
+class Histogram(_Series[prometheus_client.Histogram]):
     def __init__(
         self,
         registry: CollectorRegistry,

@@ -36,7 +36,7 @@ from aiohttp import WSCloseCode
 
 from events.errors import StoreUnavailable
 from events.tasks import stop_task
-from projections.live import LiveGame, Subscriber
+from projections.live import AnySubscriber, LiveGame
 from service.game_service import GameService
 from service.logs import get_logger
 from service.metrics import Metrics
@@ -132,14 +132,14 @@ class Node:
             self._watch_changed()
         return live
 
-    def subscribe(self, live: LiveGame, subscriber: Subscriber) -> None:
+    def subscribe(self, live: LiveGame, subscriber: AnySubscriber) -> None:
         """Add a socket to a loaded game (synchronously, so no push slips in between)."""
         if self.games.get(live.game_id) is not live:
             self.games[live.game_id] = live
             self._watch_changed()
         live.add(subscriber)
 
-    def unsubscribe(self, game_id: str, subscriber: Subscriber) -> None:
+    def unsubscribe(self, game_id: str, subscriber: AnySubscriber) -> None:
         live = self.games.get(game_id)
         if live is None:
             return

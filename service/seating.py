@@ -25,7 +25,15 @@ from events.store import AppendResult
 from games.base import Bot, RuleError
 from projections.game import GameProjection, Status
 from service import decisions, seeds
-from service.auth import REQUEST_ID, SEAT_KEY_FIELD, TOKEN_FIELD, authenticate, hash_token, request_token, seat_command_id
+from service.auth import (
+    REQUEST_ID,
+    SEAT_KEY_FIELD,
+    TOKEN_FIELD,
+    authenticate,
+    hash_token,
+    request_token,
+    seat_command_id,
+)
 from service.cache import GameCache, GameMeta
 from service.errors import ErrorCode, ServiceError, from_rule_error
 from service.features import parse_features

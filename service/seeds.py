@@ -19,7 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["SEED_BYTES", "new_seed", "secret_names", "split_options", "commitment", "finished_payload"]
 

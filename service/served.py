@@ -11,8 +11,8 @@ played with.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import games
 from games.base import Engine

@@ -59,10 +59,13 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
+
+from events.embedded import FsyncMode
 
 __all__ = ["Secret", "Settings", "SettingsError"]
 
@@ -147,7 +150,7 @@ class Settings:
     redis_url: Secret | None = field(default=None, metadata={"cast": _redis_url, "secret": True})
     redis_cluster: str = field(default="auto", metadata={"cast": _choice("auto", "yes", "no")})
     data_dir: Path = field(default=Path("donjon-data"), metadata={"cast": Path})
-    fsync: str = field(default="always", metadata={"cast": _choice("always", "everysec")})
+    fsync: FsyncMode = field(default="always", metadata={"cast": _choice("always", "everysec")})
     host: str = field(default="127.0.0.1", metadata={"cast": str})
     port: int = field(default=8080, metadata={"cast": int})
     log_format: str = field(default="auto", metadata={"cast": _choice("auto", "json", "console")})
@@ -172,7 +175,7 @@ class Settings:
     away_ms: int = field(default=120_000, metadata={"cast": int})
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Read every ``DONJON_*`` key once; ``overrides`` (e.g. CLI flags) win over the environment."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
@@ -190,7 +193,7 @@ class Settings:
         settings.check()
         return settings
 
-    def with_(self, **changes: Any) -> "Settings":
+    def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)
 
     def check(self) -> None:

@@ -25,7 +25,8 @@ import collections
 import contextlib
 import struct
 import time
-from typing import Any, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from aiohttp import WSCloseCode, WSMessage, WSMsgType, web
 
@@ -34,6 +35,7 @@ from projections.live import snapshot_frame, update_frame
 from service.errors import ErrorCode, ServiceError
 from service.keys import METRICS, NODE, SERVICE, SETTINGS, SOCKETS
 from service.logs import get_logger
+from service.metrics import Metrics
 from service.presence import stamp_while_open
 from service.wire import (
     JSON,
@@ -128,7 +130,7 @@ class Connection:
         drain: Callable[[], Awaitable[None]],
         *,
         outbox_limit: int,
-        metrics: Any,
+        metrics: Metrics,
     ) -> None:
         self.ws = ws
         self.codec = codec
@@ -142,6 +144,7 @@ class Connection:
         self._held: list[tuple[bytes, float]] | None = None
         self._wake = asyncio.Event()
         self._closing = False
+        self._closer: asyncio.Future[bool] | None = None  # held: the loop keeps only a weak reference
         self._writer = asyncio.create_task(self._write_loop())
 
     # the Subscriber surface: called by the node's reader, never blocks
@@ -218,14 +221,15 @@ class Connection:
     async def flush(self, timeout: float = 2.0) -> None:
         """Wait (bounded) until the outbox is empty: used before a deliberate close."""
         deadline = time.monotonic() + timeout
-        while self._outbox and time.monotonic() < deadline and not self._writer.done():
+        # Bounded polling: the writer has no "outbox empty" event, and this runs once per deliberate close.
+        while self._outbox and time.monotonic() < deadline and not self._writer.done():  # noqa: ASYNC110
             await asyncio.sleep(0.005)
 
     def close_soon(self, code: int, message: str) -> None:
         if self._closing:
             return
         self._closing = True
-        asyncio.ensure_future(self.ws.close(code=code, message=message.encode()))
+        self._closer = asyncio.ensure_future(self.ws.close(code=code, message=message.encode()))
 
     async def stop(self) -> None:
         self._closing = True

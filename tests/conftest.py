@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from typing import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import structlog

@@ -20,8 +20,9 @@ the card from other viewers' copies of ``dealt``/``drew``), and an end with a wi
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from games.base import (
     SPECTATOR,
@@ -94,6 +95,7 @@ class TinyEngine:
     options: Mapping[str, OptionSpec] = {
         "target": OptionSpec("int", 6, "Score that wins at once (1-20)."),
     }
+    secret_options: frozenset[str] = frozenset()
     bots: Mapping[str, Bot] = BOTS
 
     def catalog_entry(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ port (a city side faces a city side, a road a road, a field a field).
 from __future__ import annotations
 
 from games.carcassonne.tiles import START_TILE, TileSet, tile_set
-from games.tileboard import Board, BoardRules
+from games.tileboard import Board, BoardRules, SideKinds
 
 __all__ = ["CarcassonneBoardRules", "board_rules", "start_board"]
 
@@ -15,7 +15,7 @@ __all__ = ["CarcassonneBoardRules", "board_rules", "start_board"]
 class CarcassonneBoardRules(BoardRules):
     """Unbounded board; facing sides must have the same type (the middle port's kind)."""
 
-    def side_key(self, kinds: tuple[str | None, str | None, str | None]) -> str | None:
+    def side_key(self, kinds: SideKinds) -> str | None:
         return kinds[1]
 
 

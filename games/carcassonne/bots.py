@@ -9,7 +9,8 @@ plain function, and :func:`choose` is the default bot (greedy). All are pure giv
 from __future__ import annotations
 
 import random
-from typing import Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from games.base import Bot
 from games.carcassonne.engine import ENGINE
@@ -20,7 +21,7 @@ from games.tileboard import Board, Feature, majority
 
 __all__ = ["BOTS", "GREEDY", "RANDOM", "GreedyBot", "RandomBot", "choose", "greedy_choose", "random_choose"]
 
-Command = dict
+Command = dict[str, Any]
 
 
 def random_choose(state: State, seat: int, rng: random.Random) -> Command:
@@ -56,10 +57,11 @@ def greedy_choose(state: State, seat: int, rng: random.Random) -> Command:
     if not moves:
         raise ValueError(f"seat {seat} has nothing to do")
     if moves[0]["type"] == "place_tile":
-        tile = state.options.tiles.tiles[state.tile]
-        best, best_score = [], float("-inf")
-        for x, y, r in state.board.legal_placements(tile, distinct=True):
-            board = state.board.place(tile, x, y, r, check=False)
+        tile = state.options.tiles.tiles[state.tile_to_place]
+        best: list[tuple[int, int, int]] = []
+        best_score = float("-inf")
+        for x, y, r in state.table.legal_placements(tile, distinct=True):
+            board = state.table.place(tile, x, y, r, check=False)
             score = 0.0
             for f in board.features_on(x, y):
                 if f.followers:
@@ -77,15 +79,17 @@ def greedy_choose(state: State, seat: int, rng: random.Random) -> Command:
                 best.append((x, y, r))
         x, y, r = rng.choice(best)
         return {"type": "place_tile", "args": {"x": x, "y": y, "rotation": r}}
-    x, y = state.placed
-    placed = state.board.cells[(x, y)]
-    normal, large = state.supply[seat]
+    x, y = state.placed_at
+    placed = state.table.cells[(x, y)]
+    normal, _large = state.supply[seat]
     best_cmd, best_value = {"type": "pass", "args": {}}, 2.5 if normal > 2 else 5.0
     for cmd in moves:
         if cmd["type"] != "place_follower":
             continue
-        feature = state.board.feature_of(x, y, segment_at(placed, cmd["args"]["at"]))
-        value = _value(state.board, feature, seat)
+        segment = segment_at(placed, cmd["args"]["at"])
+        assert segment is not None  # a legal move names a segment of the placed tile
+        feature = state.table.feature_of(x, y, segment)
+        value = _value(state.table, feature, seat)
         if cmd["args"]["kind"] == "large":
             value -= 1.0  # keep the large follower for contested features
         if feature.kind == FIELD:

@@ -105,5 +105,5 @@ def _segment(placed: Placed, at: str) -> int:
     return segment
 
 
-def _set(values: tuple, index: int, value: Any) -> tuple:
+def _set(values: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
     return (*values[:index], value, *values[index + 1:])

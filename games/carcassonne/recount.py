@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from games.carcassonne.state import State
 from games.carcassonne.tiles import CITY, FIELD, MONASTERY, ROAD, START_TILE
-from games.tileboard import PORT_INDEX, SIDE_OFFSETS, Tile, mirror_port
+from games.tileboard import PORT_INDEX, SIDE_OFFSETS, Segment, Tile, mirror_port
 
 __all__ = ["recount"]
 
@@ -27,7 +27,7 @@ class _Grid:
     def ports_of(self, x: int, y: int, seg: int) -> list[int]:
         return [p for p in range(12) if self.seg_at_port(x, y, p) == seg]
 
-    def segment(self, node: Node):
+    def segment(self, node: Node) -> Segment:
         x, y, i = node
         return self.cells[(x, y)][0].segments[i]
 
@@ -60,13 +60,16 @@ class _Grid:
 
 def _resolve(grid: _Grid, x: int, y: int, at: str) -> int:
     if at in PORT_INDEX:
-        return grid.seg_at_port(x, y, PORT_INDEX[at])
+        seg = grid.seg_at_port(x, y, PORT_INDEX[at])
+        if seg is None:
+            raise ValueError(f"a follower at port {at} of ({x}, {y}), where the tile has no segment")
+        return seg
     tile, _ = grid.cells[(x, y)]
     want = MONASTERY if at == MONASTERY else FIELD
     return next(i for i, s in enumerate(tile.segments) if s.kind == want and not grid.ports_of(x, y, i))
 
 
-def _winners(followers: list[tuple[int, Node, str]]) -> list[int]:
+def _winners(followers: list[tuple[int, Node, str | None]]) -> list[int]:
     power: dict[int, int] = {}
     for seat, _, kind in followers:
         power[seat] = power.get(seat, 0) + (2 if kind == "large" else 1)
@@ -110,7 +113,7 @@ def recount(state: State) -> list[int]:
     tiles = state.options.tiles.tiles
     grid = _Grid()
     grid.cells[(0, 0)] = (tiles[START_TILE], 0)
-    on_board: list[tuple[int, Node, str]] = []
+    on_board: list[tuple[int, Node, str | None]] = []
     scores = [0] * state.seats
 
     def score(nodes: frozenset[Node], complete: bool) -> None:

@@ -91,7 +91,8 @@ def score_city(board: Board, city: Feature, final: bool, options: Options) -> di
         multiplier = 1  # 1st edition: a completed two-tile city scores like an incomplete one
     else:
         multiplier = 2
-    return _payload(board, city, CITY, city.cells, pennants, multiplier, multiplier * (city.tile_count + pennants), final)
+    points = multiplier * (city.tile_count + pennants)
+    return _payload(board, city, CITY, city.cells, pennants, multiplier, points, final)
 
 
 def monastery_cells(board: Board, monastery: Feature) -> list[tuple[int, int]]:
@@ -106,7 +107,7 @@ def score_monastery(board: Board, monastery: Feature, final: bool) -> dict[str, 
 
 def score_field(board: Board, field: Feature) -> dict[str, Any]:
     cities = [board.features[fid] for fid in board.touching_features(field)]
-    done = sorted((_tiles(c.cells) for c in cities if c.kind == CITY and c.complete))
+    done = sorted(_tiles(c.cells) for c in cities if c.kind == CITY and c.complete)
     payload = _payload(board, field, FIELD, field.cells, 0, FARM_POINTS_PER_CITY,
                        FARM_POINTS_PER_CITY * len(done), True)
     payload["cities"] = done

@@ -18,7 +18,7 @@ of open question Q1); :data:`JUNCTION_INN_EAST_WEST` is the other reading (east 
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Hashable, Mapping
 
 from games.tileboard import Segment, Tile, design_key, parse_ports
 
@@ -165,7 +165,7 @@ class TileSet:
     listed once (two ids for one design up to rotation is a data error: ``ValueError``)."""
 
     def __init__(self, rows: list[tuple[Tile, int]]) -> None:
-        designs: dict[frozenset, str] = {}
+        designs: dict[frozenset[tuple[Hashable, ...]], str] = {}
         for tile, _ in rows:
             other = designs.setdefault(design_key(tile), tile.id)
             if other != tile.id:

@@ -19,10 +19,10 @@ canonical name is its first port in ``Nw..Wn`` order: the core's
 
 from __future__ import annotations
 
-from typing import Hashable
+from collections.abc import Hashable
 
 from games.castle.data import BoardShape
-from games.tileboard import Board, BoardRules
+from games.tileboard import Board, BoardRules, SideKinds
 
 __all__ = ["CastleRules", "initial_board"]
 
@@ -38,7 +38,7 @@ class CastleRules(BoardRules):
     def is_playable(self, x: int, y: int) -> bool:
         return (x, y) in self.interior
 
-    def side_key(self, kinds: tuple[str | None, str | None, str | None]) -> Hashable:
+    def side_key(self, kinds: SideKinds) -> Hashable:
         # Only paths must continue across an edge; everything else may face anything.
         return (kinds[0] == "path", kinds[1] == "path", kinds[2] == "path")
 

@@ -13,7 +13,8 @@ explicitly (``(engine, state, seat, rng)``) for harnesses that already hold one.
 
 The greedy bot looks one step ahead: it places the tile where the features completed at once
 (its own and the buildings it closes from outside) bring it the most points (counting a follower
-it could still put on a completed, empty feature of the tile), puts followers where they score now or on the feature worth the most so far (courts
+it could still put on a completed, empty feature of the tile), puts followers where they score now
+or on the feature worth the most so far (courts
 by their markets), scores its features in an order that lands on a corner tower when one can,
 and always plays its doubling and extra-turn wall tiles.
 """
@@ -21,13 +22,14 @@ and always plays its doubling and extra-turn wall tiles.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from games.base import Bot
 from games.castle.rules import completed_feature, placed_tile
 from games.castle.scoring import PRINCE_FACTOR, controllers, feature_points
 from games.castle.state import CastleState, Phase
-from games.tileboard import feature_at
+from games.tileboard import Feature, feature_at
 
 if TYPE_CHECKING:
     from games.castle.engine import CastleEngine
@@ -49,19 +51,20 @@ __all__ = [
 Command = dict[str, Any]
 
 
-def random_bot(engine: "CastleEngine", state: CastleState, seat: int, rng: random.Random) -> Command:
+def random_bot(engine: CastleEngine, state: CastleState, seat: int, rng: random.Random) -> Command:
     """A uniformly random legal command.
 
     For a tile it picks among the board's placements directly instead of building all the
     command objects first: the same choice, which ``legal_moves`` would list in the same order.
     """
     if state.phase is Phase.PLACE_TILE and seat == state.active and state.tile is not None:
-        x, y, rotation = rng.choice(state.board.legal_placements(engine.dataset.tile(state.tile)))  # type: ignore[union-attr]
+        assert state.board is not None  # a game that waits for a tile has a board
+        x, y, rotation = rng.choice(state.board.legal_placements(engine.dataset.tile(state.tile)))
         return {"type": "place_tile", "args": {"x": x, "y": y, "rotation": rotation}}
     return rng.choice(engine.legal_moves(state, seat))
 
 
-def greedy_bot(engine: "CastleEngine", state: CastleState, seat: int, rng: random.Random) -> Command:
+def greedy_bot(engine: CastleEngine, state: CastleState, seat: int, rng: random.Random) -> Command:
     """A one-step-greedy legal command (ties broken at random)."""
     moves = engine.legal_moves(state, seat)
     if len(moves) == 1:
@@ -78,20 +81,21 @@ def greedy_bot(engine: "CastleEngine", state: CastleState, seat: int, rng: rando
     return moves[-1]
 
 
-def _best(moves: list[Command], value, rng: random.Random) -> Command:
+def _best(moves: list[Command], value: Callable[[Command], float], rng: random.Random) -> Command:
     scored = [(value(m), i) for i, m in enumerate(moves)]
     top = max(v for v, _ in scored)
     return moves[rng.choice([i for v, i in scored if v == top])]
 
 
-def _points(feature) -> int:
+def _points(feature: Feature) -> int:
     return feature_points(feature.kind, tiles=feature.tile_count, fountains=feature.count("fountain"))
 
 
-def _placement_value(engine: "CastleEngine", state: CastleState, seat: int, move: Command) -> float:
+def _placement_value(engine: CastleEngine, state: CastleState, seat: int, move: Command) -> float:
     args = move["args"]
-    tile = engine.dataset.tile(state.tile)  # type: ignore[arg-type]
-    board = state.board.place(tile, args["x"], args["y"], args["rotation"], check=False)  # type: ignore[union-attr]
+    assert state.board is not None and state.tile is not None  # asked only while a tile waits to be placed
+    tile = engine.dataset.tile(state.tile)
+    board = state.board.place(tile, args["x"], args["y"], args["rotation"], check=False)
     value = 0.0
     best_free = 0
     has_follower = state.seats[seat].followers > 0
@@ -116,11 +120,12 @@ def _placement_value(engine: "CastleEngine", state: CastleState, seat: int, move
     return value + best_free
 
 
-def _follower_value(engine: "CastleEngine", state: CastleState, seat: int, move: Command) -> float:
+def _follower_value(engine: CastleEngine, state: CastleState, seat: int, move: Command) -> float:
     if move["type"] == "pass":
         return 0.5 if state.seats[seat].followers > 2 else 1.5
     placed = placed_tile(state)
-    feature = feature_at(state.board, placed.x, placed.y, move["args"]["at"])  # type: ignore[arg-type]
+    assert state.board is not None  # placed_tile found the tile on it
+    feature = feature_at(state.board, placed.x, placed.y, move["args"]["at"])
     kind = move["args"]["kind"]
     if feature is None:
         return 0.0
@@ -129,11 +134,12 @@ def _follower_value(engine: "CastleEngine", state: CastleState, seat: int, move:
     points = _points(feature)
     if feature.complete:
         return 100.0 + points
-    bonus = float(PRINCE_FACTOR * points) if kind == "prince" else feature.count("aeries") + (1 if kind == "falconer" else 0)
+    falconer = 1 if kind == "falconer" else 0
+    bonus = float(PRINCE_FACTOR * points) if kind == "prince" else feature.count("aeries") + falconer
     return 1.0 + points + bonus
 
 
-def _lands_on_tower(engine: "CastleEngine", state: CastleState, seat: int, move: Command) -> int:
+def _lands_on_tower(engine: CastleEngine, state: CastleState, seat: int, move: Command) -> int:
     if move["type"] != "score":
         return 0
     args = move["args"]
@@ -149,7 +155,7 @@ class RandomBot:
 
     name = "random"
 
-    def __init__(self, engine: "CastleEngine") -> None:
+    def __init__(self, engine: CastleEngine) -> None:
         self.engine = engine
 
     def choose(self, state: CastleState, seat: int, rng: random.Random) -> Command:
@@ -161,19 +167,19 @@ class GreedyBot:
 
     name = "greedy"
 
-    def __init__(self, engine: "CastleEngine") -> None:
+    def __init__(self, engine: CastleEngine) -> None:
         self.engine = engine
 
     def choose(self, state: CastleState, seat: int, rng: random.Random) -> Command:
         return greedy_bot(self.engine, state, seat, rng)
 
 
-def bots_for(engine: "CastleEngine") -> Mapping[str, Bot]:
+def bots_for(engine: CastleEngine) -> Mapping[str, Bot]:
     """The named bots, bound to ``engine`` (an engine over an operator's dataset, say)."""
     return {"random": RandomBot(engine), "greedy": GreedyBot(engine)}
 
 
-def _shipped_engine() -> "CastleEngine":
+def _shipped_engine() -> CastleEngine:
     from games.castle import ENGINE
 
     return ENGINE

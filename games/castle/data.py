@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Mapping
+from typing import Any
 
 from games.tileboard import MIDDLE_PORTS, PORT_NAMES, SIDE_OFFSETS, Segment, Tile, design_key
 
@@ -242,7 +243,7 @@ class _Checker:
     def add(self, where: str, field: str, problem: str) -> None:
         self.issues.append(Issue(where, field, problem))
 
-    def unknown_keys(self, where: str, entry: Mapping, allowed: set[str]) -> None:
+    def unknown_keys(self, where: str, entry: Mapping[str, Any], allowed: set[str]) -> None:
         for key in entry:
             if key not in allowed:
                 self.add(where, str(key), f"unknown field (allowed: {', '.join(sorted(allowed))})")
@@ -266,7 +267,9 @@ class _Checker:
             seen.add(entry_id)
         return where
 
-    def int_field(self, where: str, entry: Mapping, key: str, *, minimum: int = 0, required: bool = True) -> int | None:
+    def int_field(
+        self, where: str, entry: Mapping[str, Any], key: str, *, minimum: int = 0, required: bool = True
+    ) -> int | None:
         value = entry.get(key)
         if value is None:
             if required:
@@ -288,7 +291,7 @@ def _port_tokens(ports: Any) -> list[str] | None:
     return tokens if len(tokens) == 12 else None
 
 
-def _check_piece(chk: _Checker, where: str, entry: Mapping, *, falcon: bool, start: bool) -> list[str] | None:
+def _check_piece(chk: _Checker, where: str, entry: Mapping[str, Any], *, falcon: bool, start: bool) -> list[str] | None:
     """Port string and segments of a tile or a start space; returns the tokens when usable."""
     tokens = _port_tokens(entry.get("ports"))
     if tokens is None:
@@ -314,7 +317,7 @@ def _check_piece(chk: _Checker, where: str, entry: Mapping, *, falcon: bool, sta
             continue
         chk.unknown_keys(swhere, seg, _SEGMENT_KEYS)
         try:
-            kind = Kind(seg.get("kind"))
+            kind = Kind(seg.get("kind", ""))  # "" is no kind either: the same refusal
         except ValueError:
             chk.add(swhere, "kind", f"{seg.get('kind')!r} is not one of {', '.join(k.value for k in Kind)}")
             continue
@@ -356,14 +359,14 @@ def _check_piece(chk: _Checker, where: str, entry: Mapping, *, falcon: bool, sta
     return tokens
 
 
-def _check_tiles(chk: _Checker, data: Mapping, seen_ids: set[str]) -> None:
+def _check_tiles(chk: _Checker, data: Mapping[str, Any], seen_ids: set[str]) -> None:
     for list_key, falcon in (("tiles", False), ("falcon_tiles", True)):
         entries = data.get(list_key)
         if not isinstance(entries, list):
             chk.add(list_key, "", "missing or not a list")
             continue
         total = 0
-        designs: dict[frozenset, str] = {}
+        designs: dict[frozenset[tuple[Hashable, ...]], str] = {}
         for n, entry in enumerate(entries):
             where = chk.identified_entry(f"{list_key}[{n}]", entry, _TILE_KEYS, seen_ids)
             if where is None:
@@ -420,7 +423,9 @@ def _interior(chk: _Checker, where: str, rows: Any) -> frozenset[Cell] | None:
     return frozenset(cells)
 
 
-def _check_start_spaces(chk: _Checker, where: str, entries: Any, interior: frozenset[Cell] | None) -> list[Mapping]:
+def _check_start_spaces(
+    chk: _Checker, where: str, entries: Any, interior: frozenset[Cell] | None
+) -> list[Mapping[str, Any]]:
     if not isinstance(entries, list):
         chk.add(where, "start_spaces", "missing or not a list")
         return []
@@ -463,7 +468,7 @@ def _check_start_spaces(chk: _Checker, where: str, entries: Any, interior: froze
     return good
 
 
-def _check_boards(chk: _Checker, data: Mapping, tile_ids: set[str]) -> None:
+def _check_boards(chk: _Checker, data: Mapping[str, Any], tile_ids: set[str]) -> None:
     boards = data.get("boards")
     if not isinstance(boards, dict):
         chk.add("boards", "", "missing or not an object with 'base' and 'falcon'")
@@ -471,7 +476,7 @@ def _check_boards(chk: _Checker, data: Mapping, tile_ids: set[str]) -> None:
     for key in boards:
         if key not in ("base", "falcon"):
             chk.add("boards", str(key), "unknown board (allowed: base, falcon)")
-    starts: dict[str, list[Mapping]] = {}
+    starts: dict[str, list[Mapping[str, Any]]] = {}
     for key in ("base", "falcon"):
         board = boards.get(key)
         where = f"boards.{key}"
@@ -482,17 +487,20 @@ def _check_boards(chk: _Checker, data: Mapping, tile_ids: set[str]) -> None:
         interior = _interior(chk, where, board.get("interior"))
         if key == "base" and interior is not None and len(interior) != EXPECTED["interior"]:
             chk.add(where, "interior", f"has {len(interior)} tile spaces, the castle has {EXPECTED['interior']}")
-        if key == "falcon" and interior is not None and len(interior) < EXPECTED["base_tiles"] + EXPECTED["falcon_tiles"]:
+        all_tiles = EXPECTED["base_tiles"] + EXPECTED["falcon_tiles"]
+        if key == "falcon" and interior is not None and len(interior) < all_tiles:
             chk.add(where, "interior", f"has {len(interior)} tile spaces, fewer than the 78 tiles")
         starts[key] = _check_start_spaces(chk, where, board.get("start_spaces"), interior)
         for n, entry in enumerate(starts[key]):
             if entry.get("id") in tile_ids:
                 chk.add(f"{where} start_spaces[{n}] ({entry.get('id')})", "id", "is also the id of a castle tile")
-        entries = board.get("start_spaces") if isinstance(board.get("start_spaces"), list) else []
+        spaces = board.get("start_spaces")
+        entries = spaces if isinstance(spaces, list) else []
         plain = [e for e in entries if isinstance(e, dict) and not e.get("gate")]
         gates = [e for e in entries if isinstance(e, dict) and e.get("gate")]
         if len(plain) != EXPECTED["start_spaces"]:
-            chk.add(where, "start_spaces", f"has {len(plain)} start spaces on the wall, the game has {EXPECTED['start_spaces']}")
+            chk.add(where, "start_spaces",
+                    f"has {len(plain)} start spaces on the wall, the game has {EXPECTED['start_spaces']}")
         want_gates = EXPECTED["gate_start_spaces"] if key == "falcon" else 0
         if len(gates) != want_gates:
             chk.add(where, "start_spaces", f"has {len(gates)} start spaces on gates, expected {want_gates}")
@@ -504,12 +512,15 @@ def _check_boards(chk: _Checker, data: Mapping, tile_ids: set[str]) -> None:
             chk.add(where, "start_spaces", "no start space carries the printed market")
     if "base" in starts and "falcon" in starts:
         base_ids = {e.get("id") for e in boards["base"].get("start_spaces", []) if isinstance(e, dict)}
-        falcon_ids = {e.get("id") for e in boards["falcon"].get("start_spaces", []) if isinstance(e, dict) and not e.get("gate")}
+        falcon_ids = {
+            e.get("id") for e in boards["falcon"].get("start_spaces", []) if isinstance(e, dict) and not e.get("gate")
+        }
         if base_ids != falcon_ids:
-            chk.add("boards.falcon", "start_spaces", f"the wall start spaces {sorted(map(str, falcon_ids))} differ from the base board's {sorted(map(str, base_ids))}")
+            chk.add("boards.falcon", "start_spaces", f"the wall start spaces {sorted(map(str, falcon_ids))} "
+                    f"differ from the base board's {sorted(map(str, base_ids))}")
 
 
-def _check_track(chk: _Checker, data: Mapping) -> None:
+def _check_track(chk: _Checker, data: Mapping[str, Any]) -> None:
     track = data.get("track")
     if not isinstance(track, dict):
         chk.add("track", "", "missing or not an object")
@@ -524,9 +535,10 @@ def _check_track(chk: _Checker, data: Mapping) -> None:
     if not isinstance(gates, list) or not all(isinstance(g, list) and len(g) == 2 for g in gates):
         chk.add("track", "gates", "must be a list of [before, after] pairs")
     else:
-        gate_pairs = {tuple(g) for g in gates}  # type: ignore[misc]
+        gate_pairs = {(g[0], g[1]) for g in gates}
         if tuple(sorted(gate_pairs)) != EXPECTED["gates"]:
-            chk.add("track", "gates", f"are {sorted(gate_pairs)}, the Falcon gates sit between 27/28, 47/48, 69/70 and 91/92")
+            chk.add("track", "gates",
+                    f"are {sorted(gate_pairs)}, the Falcon gates sit between 27/28, 47/48, 69/70 and 91/92")
     towers = track.get("towers")
     if not isinstance(towers, list):
         chk.add("track", "towers", "missing or not a list")
@@ -564,13 +576,14 @@ def _check_track(chk: _Checker, data: Mapping) -> None:
     if len(towers) != EXPECTED["towers"]:
         chk.add("track", "towers", f"lists {len(towers)} towers, the wall has {EXPECTED['towers']}")
     if with_token != EXPECTED["token_towers"]:
-        chk.add("track", "towers", f"{with_token} towers hold a wall tile, the game puts one on {EXPECTED['token_towers']}")
+        chk.add("track", "towers",
+                f"{with_token} towers hold a wall tile, the game puts one on {EXPECTED['token_towers']}")
     for must in ((0, 1), (12, 13)):
         if used.get(must[0]) is None or used.get(must[0]) != used.get(must[1]):
             chk.add("track", "towers", f"the tower on {must[0]}/{must[1]} is missing")
 
 
-def _check_wall_tiles(chk: _Checker, data: Mapping) -> None:
+def _check_wall_tiles(chk: _Checker, data: Mapping[str, Any]) -> None:
     wall = data.get("wall_tiles")
     if not isinstance(wall, dict):
         chk.add("wall_tiles", "", "missing or not an object")
@@ -595,14 +608,15 @@ def _check_wall_tiles(chk: _Checker, data: Mapping) -> None:
             continue
         chk.unknown_keys(where, spec, {"effect", "feature", "points"})
         try:
-            effect = WallEffect(spec.get("effect"))
+            effect = WallEffect(spec.get("effect", ""))  # "" is no effect either: the same refusal
         except ValueError:
             chk.add(where, "effect", f"{spec.get('effect')!r} is not one of {', '.join(e.value for e in WallEffect)}")
             continue
         if effect in _EFFECT_FEATURES:
             allowed = _EFFECT_FEATURES[effect]
             if spec.get("feature") not in {k.value for k in allowed}:
-                chk.add(where, "feature", f"{effect.value} needs a feature among {', '.join(sorted(allowed))}, got {spec.get('feature')!r}")
+                chk.add(where, "feature", f"{effect.value} needs a feature among {', '.join(sorted(allowed))}, "
+                        f"got {spec.get('feature')!r}")
         elif "feature" in spec:
             chk.add(where, "feature", f"{effect.value} takes no feature")
         if effect in _EFFECT_POINTS:
@@ -681,8 +695,8 @@ def parse_dataset(data: Any) -> Dataset:
     """A :class:`Dataset` from decoded JSON; raises :class:`DatasetError` listing every issue."""
     issues = validate(data)
     if issues:
-        name = data.get("name") if isinstance(data, dict) and isinstance(data.get("name"), str) else "dataset"
-        raise DatasetError(issues, name)
+        name = data.get("name") if isinstance(data, dict) else None
+        raise DatasetError(issues, name if isinstance(name, str) else "dataset")
     tiles = tuple(_build_tile(e["id"], e, "base") for e in data["tiles"])
     falcon = tuple(_build_tile(e["id"], e, "falcon") for e in data["falcon_tiles"])
     counts = {e["id"]: e["count"] for e in (*data["tiles"], *data["falcon_tiles"])}

@@ -77,7 +77,7 @@ class Keep:
 
 @dataclass(frozen=True, slots=True)
 class SeatState:
-    marker: Marker = Marker()
+    marker: Marker = Marker()  # noqa: RUF009 - a frozen value: one shared default is safe
     followers: int = 6
     """Normal followers in the supply (the seventh is the scoring marker)."""
     prince: bool = False

@@ -20,8 +20,8 @@ Marker(score=28, gate=None)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from games.castle.data import TrackDef
 
@@ -71,12 +71,14 @@ class Wall:
     """Lower numbers of the gates in play (empty without the Falcon)."""
 
     @classmethod
-    def build(cls, towers: tuple[tuple[int, int], ...], gates: tuple[tuple[int, int], ...] = (), length: int = 100) -> "Wall":
+    def build(
+        cls, towers: tuple[tuple[int, int], ...], gates: tuple[tuple[int, int], ...] = (), length: int = 100
+    ) -> Wall:
         tower_at = {space: i for i, pair in enumerate(towers) for space in pair}
         return cls(length, tower_at, tuple(sorted(g for g, _ in gates)))
 
     @classmethod
-    def from_track(cls, track: TrackDef, *, with_gates: bool) -> "Wall":
+    def from_track(cls, track: TrackDef, *, with_gates: bool) -> Wall:
         return cls.build(tuple(t.spaces for t in track.towers), track.gates if with_gates else (), track.length)
 
     def advance(self, marker: Marker, points: int, *, halt_at_gates: bool = False) -> Step:

@@ -16,7 +16,8 @@ strongest monster at the weakest arc.
 from __future__ import annotations
 
 import random
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from games.base import Bot
 from games.castle_panic.data import ARC_COLOUR, CARD_KIND, CLOCKWISE, TOKEN_KIND, CardCategory, Ring, step
@@ -96,7 +97,7 @@ def _usefulness(state: State, card: str) -> float:
                 best = max(best, 1.0 + threat(state, m) / 10)
             elif m.ring - 1 in kind.rings or m.ring + 1 in kind.rings:
                 best = max(best, 0.5)
-        return best + (0.3 if kind.colour is None or kind.soldier and kind.soldier.value == "hero" else 0.0)
+        return best + (0.3 if kind.colour is None or (kind.soldier and kind.soldier.value == "hero") else 0.0)
     if category in (CardCategory.BRICK, CardCategory.MORTAR):
         return 1.5 if len(board.walls) < 6 else 0.2
     if category is CardCategory.NICE_SHOT:

@@ -120,8 +120,8 @@ ARC_COLOUR: dict[int, Colour] = {
     5: Colour.BLUE,
     6: Colour.BLUE,
 }
-COLOUR_ARCS: dict[Colour, tuple[int, int]] = {
-    colour: tuple(arc for arc in ARCS if ARC_COLOUR[arc] is colour)  # type: ignore[misc]
+COLOUR_ARCS: dict[Colour, tuple[int, ...]] = {
+    colour: tuple(arc for arc in ARCS if ARC_COLOUR[arc] is colour)
     for colour in Colour
 }
 MIDDLE_RINGS = frozenset({Ring.ARCHER, Ring.KNIGHT, Ring.SWORDSMAN})

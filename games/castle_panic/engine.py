@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import random
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from games.base import BadOptions, EngineBase, Event, OptionSpec
 from games.castle_panic import rules, views

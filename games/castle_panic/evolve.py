@@ -7,7 +7,8 @@ dict lookup. An unknown event type is a bug and raises :class:`games.base.Unknow
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 from games.base import Event, UnknownEvent
 from games.castle_panic.data import ALL_CARDS, ALL_TOKENS, CARD_KIND, TOKEN_KIND, CardCategory
@@ -33,6 +34,13 @@ __all__ = ["evolve", "EVENT_TYPES"]
 Payload = dict[str, Any]
 
 
+class _Slotted(Protocol):
+    __slots__: tuple[str, ...]
+
+
+Record = TypeVar("Record", bound=_Slotted)
+
+
 def _without(items: tuple[str, ...], gone: Any) -> tuple[str, ...]:
     """``items`` minus the ids in ``gone`` (each removed once)."""
     out = list(items)
@@ -41,7 +49,7 @@ def _without(items: tuple[str, ...], gone: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _set_at(items: tuple, index: int, value: Any) -> tuple:
+def _set_at(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
     return items[:index] + (value,) + items[index + 1 :]
 
 
@@ -49,7 +57,7 @@ _new = object.__new__
 _set = object.__setattr__
 
 
-def _replace(obj: Any, **changes: Any) -> Any:
+def _replace(obj: Record, **changes: Any) -> Record:
     """``dataclasses.replace`` for the slotted records, about twice as fast: it copies the slots
     straight into a new instance (the records have no ``__post_init__`` to skip). evolve is the
     hot path of every game, some 20 replaces per command."""
@@ -194,7 +202,7 @@ def _monster_damaged(s: State, p: Payload) -> State:
 
 
 def _monsters_healed(s: State, p: Payload) -> State:
-    healed = dict((monster, hp) for monster, hp in p["monsters"])
+    healed = dict(p["monsters"])  # [[monster, hp], ...]
     monsters = tuple(
         Monster(m.id, m.kind, m.ring, m.arc, healed[m.id], m.max_hp) if m.id in healed else m for m in s.board.monsters
     )

@@ -34,7 +34,8 @@ must play a token when the board is empty; the game ends as a loss after ``MAX_T
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
 
 from games.base import (
     BadCommand,
@@ -107,7 +108,7 @@ _PLAY_PHASES = (Phase.DISCARD, Phase.TRADE, Phase.PLAY)
 class _Run:
     """The scratch state of one ``decide``/``setup`` and the events emitted so far."""
 
-    __slots__ = ("state", "events")
+    __slots__ = ("events", "state")
 
     def __init__(self, state: State) -> None:
         self.state = state
@@ -373,9 +374,8 @@ def _open_phase(state: State, phase: Phase) -> Phase:
         if state.cards.hands[seat] and state.turn.discards < state.config.discard_limit:
             return phase
         phase = Phase.TRADE
-    if phase is Phase.TRADE:
-        if state.turn.trade is not None or _can_propose(state, seat):
-            return phase
+    if phase is Phase.TRADE and (state.turn.trade is not None or _can_propose(state, seat)):
+        return phase
     return Phase.PLAY
 
 
@@ -453,6 +453,7 @@ def _move(run: _Run, chosen: Callable[[Monster], bool], delta: int, cause: str) 
     for m in board.monsters:
         if m.id == board.tar or not chosen(m):
             continue
+        ring: int  # Monster.ring is a plain int: a Ring, or one ring further in
         if delta == 0:
             if m.ring == Ring.CASTLE:
                 ring, arc = Ring.CASTLE, step(m.arc, CLOCKWISE)
@@ -633,6 +634,7 @@ def decide(state: State, seat: int, cmd: Mapping[str, Any], rng: random.Random) 
     handler = _COMMANDS.get(kind)
     if handler is None:
         raise UnknownCommand(f"castle_panic has no command {kind!r}; known: {sorted(_COMMANDS)}")
+    assert state.config is not None  # check_accepting refused a game that has not started
     if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < state.config.seats:
         raise NotYourTurn(f"seat {seat!r} is not a seat of this game")
     run = _Run(state)
@@ -816,7 +818,7 @@ def _classify(cards: list[str]) -> tuple[str, dict[CardCategory, list[str]]]:
     raise IllegalMove(f"cards {cards!r} cannot be played together")
 
 
-def _all_for_one_colour(cards: Iterable[str]) -> Colour | None | bool:
+def _all_for_one_colour(cards: Iterable[str]) -> Colour | Literal[False] | None:
     """The colour three All For One cards agree on (None: all any-colour; False: no agreement)."""
     colours = {CARD_KIND[c].colour for c in cards} - {None}
     if len(colours) > 1:
@@ -888,7 +890,7 @@ def _cmd_play_card(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Ra
         colour = _all_for_one_colour(cards)
         if colour is False:
             raise IllegalMove(f"All For One needs three cards of one colour, got {cards!r}")
-        m = monster_target(lambda m: _all_for_one_reaches(colour, m), "All For One")  # type: ignore[arg-type]
+        m = monster_target(lambda m: _all_for_one_reaches(colour, m), "All For One")
         run.emit("card_played", played)
         _slay(run, m.id, "all_for_one", seat)
         return
@@ -1056,9 +1058,8 @@ def _legal_plays(state: State, seat: int) -> list[dict[str, Any]]:
                 moves.append(command("play_card", card=card))
         elif category is CardCategory.SCAVENGE:
             moves.extend(command("play_card", card=card, target=c) for c in sorted(set(state.cards.discard)))
-        elif category is CardCategory.DRAW_2:
-            if _can_draw_2(state):
-                moves.append(command("play_card", card=card))
+        elif category is CardCategory.DRAW_2 and _can_draw_2(state):  # the chain's last branch
+            moves.append(command("play_card", card=card))
     for nice in by_category.get(CardCategory.NICE_SHOT, ()):
         for card, targets in hits:
             moves.extend(command("play_card", card=card, target=t, **{"with": [nice]}) for t in targets)
@@ -1076,8 +1077,9 @@ def _legal_all_for_one(hand: tuple[str, ...], monsters: tuple[Monster, ...]) -> 
     by_soldier: dict[Soldier, list[str]] = {}
     for card in hand:
         kind = CARD_KIND[card]
-        if kind.category is CardCategory.HIT and kind.soldier is not Soldier.HERO:
-            by_soldier.setdefault(kind.soldier, []).append(card)  # type: ignore[arg-type]
+        soldier = kind.soldier
+        if kind.category is CardCategory.HIT and soldier is not None and soldier is not Soldier.HERO:
+            by_soldier.setdefault(soldier, []).append(card)
     moves = []
     for archer in by_soldier.get(Soldier.ARCHER, ()):
         for knight in by_soldier.get(Soldier.KNIGHT, ()):
@@ -1086,7 +1088,7 @@ def _legal_all_for_one(hand: tuple[str, ...], monsters: tuple[Monster, ...]) -> 
                 if colour is False:
                     continue
                 for m in monsters:
-                    if _all_for_one_reaches(colour, m):  # type: ignore[arg-type]
+                    if _all_for_one_reaches(colour, m):
                         moves.append(command("play_card", card=archer, target=m.id, **{"with": [knight, swordsman]}))
     return moves
 
@@ -1096,7 +1098,7 @@ def _legal_overlord(state: State) -> list[dict[str, Any]]:
     hand = state.tokens.overlord_hand
     if turn.overlord_plays <= 0:
         return []
-    moves = []
+    moves: list[dict[str, Any]] = []
     if turn.overlord_mode is None:
         for token in hand:
             if TOKEN_KIND[token].is_monster:

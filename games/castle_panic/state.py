@@ -12,9 +12,10 @@ one event rebuilds only the record it touches.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = [
     "Phase",
@@ -74,7 +75,7 @@ class Options:
     boss_moves_self: bool = False
 
     @classmethod
-    def from_dict(cls, options: Mapping[str, Any]) -> "Options":
+    def from_dict(cls, options: Mapping[str, Any]) -> Options:
         return cls(**{name: bool(options.get(name, getattr(cls(), name))) for name in OPTION_NAMES})
 
     def as_dict(self) -> dict[str, bool]:
@@ -110,7 +111,7 @@ class Monster:
     max_hp: int
 
     @classmethod
-    def parse(cls, text: str) -> "Monster":
+    def parse(cls, text: str) -> Monster:
         """Read the notation; ``:<hp>`` may be left out for full hit points."""
         from games.castle_panic.data import TOKEN_KIND
 

@@ -22,7 +22,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from games.tileboard.tiles import ROTATIONS, SIDE_OFFSETS, Segment, Tile, mirror_port
+from games.tileboard.tiles import ROTATIONS, SIDE_OFFSETS, Segment, SideKinds, Tile, mirror_port
 
 __all__ = [
     "WALL",
@@ -37,6 +37,9 @@ __all__ = [
 Cell = tuple[int, int]
 SegRef = tuple[int, int, int]
 """(x, y, segment index on the tile placed at (x, y))."""
+Constraint = tuple[Hashable, ...]
+"""A frontier cell's constraint, one entry per side: ``None`` (empty), :data:`WALL` or the key of
+the placed side facing it."""
 
 
 class _Wall:
@@ -71,7 +74,7 @@ class BoardRules:
     def __init__(self) -> None:
         self._side_keys: dict[str, tuple[tuple[Hashable, ...], ...]] = {}
         self._facing_keys: dict[str, tuple[tuple[Hashable, ...], ...]] = {}
-        self._fits: dict[str, dict[tuple, tuple[int, ...]]] = {}
+        self._fits: dict[str, dict[Constraint, tuple[int, ...]]] = {}
 
     # --- hooks ------------------------------------------------------------------------------
 
@@ -79,7 +82,7 @@ class BoardRules:
         """May a tile ever be placed at (x, y)? A port facing an unplayable empty cell is closed."""
         return True
 
-    def side_key(self, kinds: tuple[str | None, str | None, str | None]) -> Hashable:
+    def side_key(self, kinds: SideKinds) -> Hashable:
         """Reduce one side (three port kinds, aligned to the side being matched) to a key."""
         return kinds
 
@@ -109,31 +112,31 @@ class BoardRules:
         """Key of each side as the neighbour across it sees it (ports reversed to align)."""
         keys = self._facing_keys.get(tile.id)
         if keys is None:
-            keys = tuple(tuple(self.side_key(tuple(reversed(k))) for k in sides) for sides in tile.side_kinds)
+            keys = tuple(tuple(self.side_key((k[2], k[1], k[0])) for k in sides) for sides in tile.side_kinds)
             self._facing_keys[tile.id] = keys
         return keys
 
-    def fits(self, tile: Tile, constraint: tuple) -> tuple[int, ...]:
+    def fits(self, tile: Tile, constraint: Constraint) -> tuple[int, ...]:
         """Quarter turns of ``tile`` that satisfy a frontier cell's constraint."""
         turns = self.fits_table(tile).get(constraint)
         if turns is None:
             turns = self._fit(tile, constraint)
         return turns
 
-    def fits_table(self, tile: Tile) -> dict[tuple, tuple[int, ...]]:
+    def fits_table(self, tile: Tile) -> dict[Constraint, tuple[int, ...]]:
         """The memo of :meth:`fits` for one tile (read it, never write it)."""
         table = self._fits.get(tile.id)
         if table is None:
             table = self._fits[tile.id] = {}
         return table
 
-    def _fit(self, tile: Tile, constraint: tuple) -> tuple[int, ...]:
+    def _fit(self, tile: Tile, constraint: Constraint) -> tuple[int, ...]:
         own = self.own_keys(tile)
         turns = tuple(q for q in range(4) if self._turn_fits(own[q], constraint))
         self.fits_table(tile)[constraint] = turns
         return turns
 
-    def _turn_fits(self, sides: tuple[Hashable, ...], constraint: tuple) -> bool:
+    def _turn_fits(self, sides: tuple[Hashable, ...], constraint: Constraint) -> bool:
         for mine, theirs in zip(sides, constraint):
             if theirs is None:
                 continue
@@ -262,7 +265,7 @@ class Board:
     cells: dict[Cell, Placed] = field(default_factory=dict)
     seg_feature: dict[SegRef, int] = field(default_factory=dict, repr=False)
     features: dict[int, Feature] = field(default_factory=dict, repr=False)
-    frontier: dict[Cell, tuple] = field(default_factory=dict, repr=False)
+    frontier: dict[Cell, Constraint] = field(default_factory=dict, repr=False)
     next_id: int = 0
 
     @classmethod
@@ -451,7 +454,8 @@ class Board:
             # Each segment starts as a feature of its own; the joins below merge some of them.
             fid = next_id
             next_id += 1
-            features[fid] = Feature(fid, seg.kind, frozenset({(x, y, i)}), here, (masks[i] & open_mask).bit_count(), sums[i])
+            open_ports = (masks[i] & open_mask).bit_count()
+            features[fid] = Feature(fid, seg.kind, frozenset({(x, y, i)}), here, open_ports, sums[i])
             seg_feature[(x, y, i)] = fid
 
         # Walk the ports across each shared edge once: a neighbour's port facing this (playable)

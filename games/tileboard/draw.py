@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from games.base import BadOptions
 from games.tileboard.board import Board
@@ -52,7 +53,9 @@ def take(pool: Sequence[tuple[str, int]], name: str) -> tuple[tuple[str, int], .
     return tuple((n, c - 1 if n == name else c) for n, c in pool if not (n == name and c == 1))
 
 
-def draw_sequence(rng: random.Random, pool: Sequence[tuple[str, int]], order: Sequence[str] | None = None) -> Iterator[str]:
+def draw_sequence(
+    rng: random.Random, pool: Sequence[tuple[str, int]], order: Sequence[str] | None = None
+) -> Iterator[str]:
     """Successive draws from what is left: the rest of a scripted ``order`` in turn, or uniform
     picks over ``pool``, each removing what it drew. Lazy: a draw happens only when asked for."""
     if order is not None:
@@ -66,11 +69,13 @@ def draw_sequence(rng: random.Random, pool: Sequence[tuple[str, int]], order: Se
         total -= 1
 
 
-def draw_until_placeable(board: Board, tile: Callable[[str], Tile], drawn: Iterable[str]) -> tuple[list[str], str | None]:
+def draw_until_placeable(
+    board: Board, tile: Callable[[str], Tile], drawn: Iterable[str]
+) -> tuple[list[str], str | None]:
     """Take tiles from ``drawn`` until one fits somewhere on ``board``: the ones that fit nowhere
     (set aside or discarded by the game, in draw order) and the one that fits, or ``None`` when
     ``drawn`` ran out first."""
-    unplaceable = []
+    unplaceable: list[str] = []
     for tile_id in drawn:
         if board.can_place(tile(tile_id)):
             return unplaceable, tile_id

@@ -12,7 +12,7 @@ A follower placed or returned is recorded in events as ``[owner, x, y, at, kind]
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from games.tileboard.board import Board, Feature, Follower, Placed
 from games.tileboard.tiles import MIDDLE_PORTS, PORT_INDEX, PORT_NAMES
@@ -59,7 +59,9 @@ class Spot(NamedTuple):
     feature: Feature
 
 
-def free_spots(board: Board, x: int, y: int, *, middle_first: bool = False, one_per_feature: bool = False) -> list[Spot]:
+def free_spots(
+    board: Board, x: int, y: int, *, middle_first: bool = False, one_per_feature: bool = False
+) -> list[Spot]:
     """Follower spots of the tile at (x, y): its segments whose feature holds no follower, in
     segment order. With ``one_per_feature`` a feature that several segments of the tile share
     (a road looping back onto its own tile) is listed once, at its first segment."""
@@ -79,7 +81,7 @@ def free_spots(board: Board, x: int, y: int, *, middle_first: bool = False, one_
     return out
 
 
-def follower_record(board: Board, follower: Follower, *, middle_first: bool = False) -> list:
+def follower_record(board: Board, follower: Follower, *, middle_first: bool = False) -> list[Any]:
     """``[owner, x, y, at, kind]``: a follower as events record it (JSON-safe)."""
     placed = board.cells[(follower.x, follower.y)]
     at = segment_name(placed, follower.segment, middle_first=middle_first)

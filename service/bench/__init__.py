@@ -29,7 +29,8 @@ import json
 import os
 import tempfile
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["run_bench", "SECTIONS"]
 
@@ -102,7 +103,7 @@ async def run_bench(
         out(f"unknown section(s) {unknown}; choose from {', '.join(SECTIONS)}")
         return 2
     # The measured service logs as in production (JSON lines, info: a line per command), to nowhere.
-    configure_logging("json", "info", stream=open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the run
+    configure_logging("json", "info", stream=open(os.devnull, "w"))  # noqa: SIM115, ASYNC230 - once, before the run; lives as long as it
     engines = dict(engines) if engines is not None else games.default_engines()
     figures: dict[str, str] = {}
     started = time.perf_counter()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Any
 
 from games.base import play_out, play_steps
 from games.carcassonne import ENGINE
@@ -21,12 +22,12 @@ __all__ = ["figures", "play_one"]
 
 
 
-def play_one(seed: int, seats: int = 2, **options) -> State:
+def play_one(seed: int, seats: int = 2, **options: Any) -> State:
     """One complete random-bot game."""
     return play_out(ENGINE, seats, options, RANDOM, random.Random(seed))[0]
 
 
-def games_per_second(games: int, **options) -> float:
+def games_per_second(games: int, **options: Any) -> float:
     # Warm the placement memo (about 10k (tile, constraint) entries once saturated), as a
     # long-running server has it; the first ~20 games of a fresh process run ~25% slower.
     for seed in range(20):
@@ -49,7 +50,7 @@ def legal_timing(state: State, rounds: int = 20, *, cold: bool = False) -> tuple
     """Mean seconds to list one tile's legal placements, and to list them, place the first and
     list its follower spots; averaged over every tile design. Also the mean placement count."""
     tiles = list(state.options.tiles.tiles.values())
-    board = state.board
+    board = state.table
     only_list = with_spots = 0.0
     placements = 0
     for _ in range(rounds):
@@ -83,7 +84,7 @@ def figures() -> dict[str, str]:
         "carcassonne.legal_placements_80_tiles_ms": f"{warm_list * 1e3:.3f}",
         "carcassonne.legal_placements_80_tiles_cold_memo_ms": f"{cold_list * 1e3:.3f}",
         "carcassonne.legal_placements_plus_follower_spots_80_tiles_ms": f"{warm_spots * 1e3:.3f}",
-        "carcassonne.frontier_cells_80_tiles": str(len(state.board.frontier)),
+        "carcassonne.frontier_cells_80_tiles": str(len(state.table.frontier)),
         "carcassonne.mean_legal_placements_per_tile_80_tiles": str(count),
     }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
+from typing import Any
 
 from games.base import Bot, play_steps
 from games.castle import ENGINE
@@ -20,10 +21,12 @@ __all__ = ["figures", "play_one"]
 
 
 
-def play_one(seed: int, bots: tuple[Bot, Bot] = (RANDOM, RANDOM), **options) -> tuple[CastleState, list[CastleState]]:
+def play_one(
+    seed: int, bots: tuple[Bot, Bot] = (RANDOM, RANDOM), **options: Any
+) -> tuple[CastleState, list[CastleState]]:
     """One complete game; also returns the states where a tile was waiting to be placed."""
     steps = play_steps(ENGINE, 2, options, bots, random.Random(seed))
-    placing = []
+    placing: list[CastleState] = []
     while True:
         try:
             state, _, _ = next(steps)
@@ -33,7 +36,7 @@ def play_one(seed: int, bots: tuple[Bot, Bot] = (RANDOM, RANDOM), **options) -> 
             placing.append(state)
 
 
-def games_per_second(games: int, bots: tuple[Bot, Bot] = (RANDOM, RANDOM), **options) -> float:
+def games_per_second(games: int, bots: tuple[Bot, Bot] = (RANDOM, RANDOM), **options: Any) -> float:
     for seed in range(5):  # warm the placement memo, as a long-running server has it
         play_one(10_000 + seed, bots, **options)
     start = time.perf_counter()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
@@ -30,7 +31,7 @@ def append(store: EventStore, game_id: str, events: list[NewEvent], expected: in
 
 
 @contextlib.asynccontextmanager
-async def connected(url: str, **options: object) -> AsyncIterator[EventStore]:
+async def connected(url: str, **options: Any) -> AsyncIterator[EventStore]:
     store = await EventStore.connect(url, cluster=None, **options)
     try:
         yield store
@@ -72,7 +73,7 @@ async def test_two_appends_to_one_game_in_one_batch_have_exactly_one_winner_the_
         return_exceptions=True,
     )
     assert store.append_batches == BatchStats(batches=1, calls=3, largest=3)
-    assert results[:2] == [AppendResult(1, 2, False), AppendResult(1, 1, False)]
+    assert list(results[:2]) == [AppendResult(1, 2, False), AppendResult(1, 1, False)]
     assert isinstance(results[2], ConflictError)
     assert (results[2].expected, results[2].actual) == (0, 2)
     assert [e.type for e in await store.read(game)] == ["a", "b"]
@@ -89,7 +90,7 @@ async def test_appends_to_one_game_in_one_batch_run_in_the_order_they_were_made(
         append(store, game, [ev("d")], 3, command_id="3"),
     )
     assert store.append_batches == BatchStats(batches=1, calls=3, largest=3)
-    assert results == [AppendResult(1, 1, False), AppendResult(2, 3, False), AppendResult(4, 4, False)]
+    assert list(results) == [AppendResult(1, 1, False), AppendResult(2, 3, False), AppendResult(4, 4, False)]
     events = await store.read(game)
     assert [(e.version, e.type, e.command_id) for e in events] == [
         (1, "a", "1"), (2, "b", "2"), (3, "c", "2"), (4, "d", "3")
@@ -106,7 +107,7 @@ async def test_duplicates_within_a_batch_and_across_batches_return_the_first_res
         append(store, game, [ev("c")], 2, command_id="c2"),
         append(store, game, [ev("c")], 2, command_id="c2"),
     )
-    assert across == [AppendResult(1, 2, True), AppendResult(3, 3, False), AppendResult(3, 3, True)]
+    assert list(across) == [AppendResult(1, 2, True), AppendResult(3, 3, False), AppendResult(3, 3, True)]
     assert store.append_batches == BatchStats(batches=2, calls=7, largest=4)
     assert [e.type for e in await store.read(game)] == ["a", "b", "c"]
 
@@ -263,22 +264,21 @@ async def test_a_server_killed_under_a_stream_of_batches_keeps_whole_appends_and
 
 
 async def test_batches_reload_the_script_after_the_server_flushed_its_cache(tmp_path) -> None:
-    async with EmbeddedServer(tmp_path / "data", fsync="everysec") as server:
-        async with connected(server.url) as store:
-            # Never loaded yet: the first batch gets NOSCRIPT for every call.
-            first = await asyncio.gather(*(append(store, f"g{i}", [ev("a")], 0, command_id="c") for i in range(5)))
-            assert first == [AppendResult(1, 1, False)] * 5
-            await store.redis.script_flush()
-            second = await asyncio.gather(
-                *(append(store, f"g{i}", [ev("b")], 1, command_id="d") for i in range(5)),
-                append(store, "g0", [ev("c")], 1, command_id="e"),
-                append(store, "g1", [ev("a")], 0, command_id="c"),
-                return_exceptions=True,
-            )
-            assert second[:5] == [AppendResult(2, 2, False)] * 5
-            assert isinstance(second[5], ConflictError) and second[5].actual == 2
-            assert second[6] == AppendResult(1, 1, True)
-            await store.redis.script_flush()
-            assert await append(store, "g0", [ev("c")], 2, command_id="e") == AppendResult(3, 3, False)
-            assert store.append_batches == BatchStats(batches=3, calls=13, largest=7)
-            assert [e.type for e in await store.read("g0")] == ["a", "b", "c"]
+    async with EmbeddedServer(tmp_path / "data", fsync="everysec") as server, connected(server.url) as store:
+        # Never loaded yet: the first batch gets NOSCRIPT for every call.
+        first = await asyncio.gather(*(append(store, f"g{i}", [ev("a")], 0, command_id="c") for i in range(5)))
+        assert first == [AppendResult(1, 1, False)] * 5
+        await store.redis.script_flush()
+        second = await asyncio.gather(
+            *(append(store, f"g{i}", [ev("b")], 1, command_id="d") for i in range(5)),
+            append(store, "g0", [ev("c")], 1, command_id="e"),
+            append(store, "g1", [ev("a")], 0, command_id="c"),
+            return_exceptions=True,
+        )
+        assert second[:5] == [AppendResult(2, 2, False)] * 5
+        assert isinstance(second[5], ConflictError) and second[5].actual == 2
+        assert second[6] == AppendResult(1, 1, True)
+        await store.redis.script_flush()
+        assert await append(store, "g0", [ev("c")], 2, command_id="e") == AppendResult(3, 3, False)
+        assert store.append_batches == BatchStats(batches=3, calls=13, largest=7)
+        assert [e.type for e in await store.read("g0")] == ["a", "b", "c"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgpack
 import pytest
 from hypothesis import given, settings
@@ -21,7 +23,7 @@ safe_values = st.recursive(
 payloads = st.dictionaries(st.text(max_size=6), safe_values, max_size=5)
 
 
-def body(game_id: str, version: int, event: NewEvent, **kw: object) -> bytes:
+def body(game_id: str, version: int, event: NewEvent | Event, **kw: Any) -> bytes:
     defaults = {"command_id": "c1", "actor": 0, "ts": 1_700_000_000_000, "command": None}
     return codec.encode_new(game_id, version, event, **{**defaults, **kw})
 
@@ -142,7 +144,7 @@ def test_rehashed_event_with_wrong_predecessor_is_detected() -> None:
     log = chain_of("g-x", [NewEvent("a", {}), NewEvent("b", {})])
     raw = codec.encode_body(log[1])
     relinked = Envelope(**{**log[1].as_dict(), "prev_hash": "f" * 40, "hash": link_hash("f" * 40, raw)})
-    with pytest.raises(ChainBroken, match="hash chain broken at version 2: prev_hash f{40} != hash of the event before"):
+    with pytest.raises(ChainBroken, match=r"hash chain broken at version 2: prev_hash f{40} != hash of the event before"):
         verify_envelopes([log[0], relinked])
 
 

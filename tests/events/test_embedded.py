@@ -138,7 +138,7 @@ async def test_unreachable_server_raises_store_unavailable_from_every_method() -
         "list_games": store.list_games("open"),
         "command_result": store.command_result("g", "c"),
     }
-    for name, call in calls.items():
+    for _name, call in calls.items():
         with pytest.raises(StoreUnavailable):
             await call
     with pytest.raises(StoreUnavailable):
@@ -210,9 +210,8 @@ def test_attach_or_start_starts_a_server_when_none_owns_the_folder(tmp_path) -> 
 
 
 def test_a_second_owner_on_the_same_folder_is_refused(tmp_path) -> None:
-    with EmbeddedServer(tmp_path / "data"):
-        with pytest.raises(DataDirInUse):
-            EmbeddedServer(tmp_path / "data").start()
+    with EmbeddedServer(tmp_path / "data"), pytest.raises(DataDirInUse):
+        EmbeddedServer(tmp_path / "data").start()
 
 
 def test_a_folder_too_long_for_a_unix_socket_is_served_on_localhost_tcp(tmp_path) -> None:

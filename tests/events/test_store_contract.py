@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
+from typing import Any
 
 import msgpack
 import pytest
@@ -35,7 +36,7 @@ def ev(type_: str, **payload: object) -> NewEvent:
 
 
 async def append(store: EventStore, game_id: str, events: list[NewEvent], expected: int, command_id: str | None = None,
-                 **kw: object) -> AppendResult:
+                 **kw: Any) -> AppendResult:
     return await store.append(game_id, events, expected_version=expected, command_id=command_id,
                               actor=kw.pop("actor", 0), ts=kw.pop("ts", TS), **kw)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import random
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from projections.game import GameProjection
 from projections.live import LiveGame, snapshot_frame

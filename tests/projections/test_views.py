@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from projections.game import GameProjection
 from projections.views import event_for, events_for, view_for, visibility_classes
@@ -52,7 +53,7 @@ def test_a_card_is_shown_to_its_owner_only():
 
 def test_the_command_and_hashes_of_an_envelope_never_leave():
     env = Env(9, "passed", {"seat": 1}, actor=1, command={"type": "pass", "args": {}})
-    assert set(event_for(TINY, env, 1)) == {"version", "type", "payload", "actor", "ts"}
+    assert set(event_for(TINY, env, 1) or ()) == {"version", "type", "payload", "actor", "ts"}
 
 
 @settings(deadline=None, max_examples=40)

@@ -75,7 +75,7 @@ def check_server_frame(frame: Any) -> Any:
 class CheckedWebSocket(aiohttp.ClientWebSocketResponse):
     """A client websocket that holds the server to the AsyncAPI document on every receive."""
 
-    async def receive(self, timeout: float | None = None) -> aiohttp.WSMessage:  # type: ignore[override]  # noqa: ASYNC109 - aiohttp's signature
+    async def receive(self, timeout: float | None = None) -> aiohttp.WSMessage:
         message = await super().receive(timeout)
         if message.type == aiohttp.WSMsgType.TEXT:
             check_server_frame(json.loads(message.data))

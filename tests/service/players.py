@@ -46,9 +46,11 @@ class Player:
                 await command(self.ws, pending, self.rng.choice(self.view["legal"]))
             try:
                 frame = await receive(self.ws, timeout if stale_check is None else 2.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 if stale_check is not None:
-                    raise AssertionError(f"{self.name}: a command legal at the latest view was refused: {self.refused[-1]}")
+                    raise AssertionError(
+                        f"{self.name}: a command legal at the latest view was refused: {self.refused[-1]}"
+                    ) from None
                 raise
             self.frames.append(frame)
             if frame["type"] in ("update", "snapshot"):

@@ -4,12 +4,22 @@ socket and the service stay up."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import aiohttp
 import msgpack
 import pytest
 
-from tests.service.conftest import command, create_tiny, expect_reply, hello, receive, receive_until, started_tiny, take_seat
+from tests.service.conftest import (
+    command,
+    create_tiny,
+    expect_reply,
+    hello,
+    receive,
+    receive_until,
+    started_tiny,
+    take_seat,
+)
 
 
 async def version_of(client, game_id):
@@ -150,7 +160,7 @@ async def test_a_flood_is_rate_limited_and_nothing_extra_is_appended(make_client
     ws, _ = await hello(client, game_id, tokens[1])  # seat 1: every draw is out of turn, nothing appends
     for index in range(10):
         await command(ws, f"f{index}", {"type": "draw", "args": {}})
-    codes = []
+    codes: list[Any] = []
     while len(codes) < 10:
         frame = await receive(ws)
         if frame["type"] == "error":

@@ -9,10 +9,9 @@ import random
 
 import pytest
 
-from events.store import EventStore
-from projections.game import GameProjection
 import games
 from games.carcassonne.bots import GREEDY as CARCASSONNE_GREEDY
+from projections.game import GameProjection
 from service.bots import bot_rng, bots_for
 from service.game_service import GameService
 from service.keys import METRICS, SERVICE, STORE

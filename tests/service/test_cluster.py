@@ -217,7 +217,7 @@ async def watched(node: Any, game_ids: list[str]) -> list[Watcher]:
     return watchers
 
 
-async def settle(condition: Any, timeout: float = 20.0) -> None:  # noqa: ASYNC109 - a deadline, not a cancel scope
+async def settle(condition: Any, timeout: float = 20.0) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while not condition():
         assert asyncio.get_running_loop().time() < deadline, "timed out"

@@ -186,7 +186,8 @@ def served(embedded_redis_url: str, tmp_path_factory: pytest.TempPathFactory) ->
         process.wait(30)
         log.close()
     # Bad input is the client's fault: whatever schemathesis sent, nothing is logged as an error.
-    errors = [line for line in open(log_path, encoding="utf-8") if '"level": "error"' in line or "Traceback" in line]
+    with open(log_path, encoding="utf-8") as lines:
+        errors = [line for line in lines if '"level": "error"' in line or "Traceback" in line]
     assert not errors, f"donjon serve logged errors: {errors[:3]}"
 
 

@@ -5,6 +5,7 @@ command's events are there, once; ``donjon replay`` checks the games while the s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import signal
@@ -94,10 +95,9 @@ async def connect_player(session, base, game_id, token, seat, name):
 
 
 async def play_until_killed(player: Player) -> None:
-    try:
+    # The socket dies with the service.
+    with contextlib.suppress(TimeoutError, aiohttp.ClientError, AssertionError, ConnectionError, TypeError):
         await player.play(timeout=10)
-    except (aiohttp.ClientError, AssertionError, asyncio.TimeoutError, ConnectionError, TypeError):
-        pass  # the socket dies with the service
 
 
 @pytest.mark.timeout(120)

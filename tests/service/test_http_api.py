@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from service.keys import STORE
 from service.features import catalog_features
+from service.keys import STORE
 from tests.service.conftest import create_tiny, started_tiny, take_seat
 
 
@@ -100,7 +100,7 @@ async def test_the_seat_view_needs_its_token_and_shows_its_hand_only(client):
 
 async def test_a_wrong_or_foreign_token_is_unauthorized(client):
     game_id, _ = await started_tiny(client)
-    other_id, other_tokens = await started_tiny(client)
+    _other_id, other_tokens = await started_tiny(client)
     for header in ("Bearer nope", f"Bearer {other_tokens[0]}", "Basic abc", "Bearer "):
         response = await client.get(f"/games/{game_id}", headers={"Authorization": header})
         assert response.status == 401, header

@@ -100,7 +100,7 @@ async def test_the_attempts_are_bounded_by_command_retries_with_the_documented_e
     with pytest.raises(ServiceError) as exhausted:
         await node_a.app[SERVICE].execute(game_id, 0, "a1", DRAW)
 
-    assert exhausted.value.code == ErrorCode.CONFLICT == "conflict"
+    assert exhausted.value.code == ErrorCode.CONFLICT and ErrorCode.CONFLICT.value == "conflict"
     assert exhausted.value.message == f"game {game_id!r} kept changing under the command; resend it"
     assert exhausted.value.http_status == 409
     assert conflicts(node_a) == before + 1  # one attempt, as configured, and no more

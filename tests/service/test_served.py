@@ -5,6 +5,7 @@ with ``donjon serve`` and ``donjon replay``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -146,10 +147,8 @@ async def test_the_embedded_server_dies_when_donjon_serve_is_killed_alone(tmp_pa
             await asyncio.sleep(0.05)
         assert not _alive(valkey[0]), "the embedded valkey-server outlived donjon serve"
     finally:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(service.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def test_donjon_replay_starts_its_embedded_server_from_the_main_thread(tmp_path, monkeypatch, capsys):

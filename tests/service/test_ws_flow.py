@@ -89,7 +89,7 @@ async def test_reconnecting_with_since_delivers_what_was_missed_once(make_node):
     live = await receive(watcher)
     assert [e["version"] for e in live["events"]] == [9]  # nothing twice
     # since == the present: an empty update, then live frames
-    again, up_to_date = await hello(node_b, game_id, since=9)
+    _again, up_to_date = await hello(node_b, game_id, since=9)
     assert (up_to_date["type"], up_to_date["events"], up_to_date["version"]) == ("update", [], 9)
 
 
@@ -137,7 +137,7 @@ async def test_msgpack_subprotocol_carries_the_same_frames_binary(client):
     snapshot = msgpack.unpackb(message.data)
     assert (snapshot["type"], snapshot["seat"], snapshot["version"]) == ("snapshot", 0, 6)
     await ws.send_bytes(msgpack.packb({"type": "command", "id": "m1", "command": {"type": "draw", "args": {}}}))
-    ack, frames = await expect_reply(ws, "m1")
+    ack, _frames = await expect_reply(ws, "m1")
     assert ack["version"] == 7
     await ws.send_str('{"type": "hello"}')
     error, _ = await receive_until(ws, lambda f: f["type"] == "error")

@@ -5,12 +5,13 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
+from typing import Any
 
 import pytest
 
 from tests.web.conftest import click_one, open_game, seat_in_browser, status_of, version_of
 
-GAMES = {
+GAMES: dict[str, Any] = {
     # game: (seats, the bot filling seat 1, options) - one person against one bot keeps it short
     "carcassonne": (2, "random", {}),
     "castle": (2, "random", {}),
@@ -19,7 +20,8 @@ GAMES = {
 
 
 def play_to_the_end(page, rng, shots, name, limit_s=90.0):
-    clicks, deadline, shot_at = Counter(), time.monotonic() + limit_s, {5, 40}
+    clicks: Counter[str] = Counter()
+    deadline, shot_at = time.monotonic() + limit_s, {5, 40}
     while status_of(page) != "finished":
         assert time.monotonic() < deadline, f"{name}: not finished after {clicks} clicks"
         where = click_one(page, rng)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from typing import Any
 
 from tests.web.conftest import click_one, open_game, seat_in_browser, status_of
 
@@ -79,7 +80,7 @@ def test_nothing_hidden_reaches_a_spectator_page(served, browser, shots):
         assert clicks >= 10
         spectator.wait_for_timeout(300)
         spectator.locator("#game").screenshot(path=str(shots / "hidden-castle_panic-spectator.png"))
-        seat_views = {}
+        seat_views: dict[Any, Any] = {}
         for frames in seat_frames:
             for frame in frames:
                 if "view" in frame:

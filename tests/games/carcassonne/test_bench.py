@@ -7,7 +7,7 @@ from service.bench import carcassonne as bench
 
 def test_board_of_80_tiles_is_built_at_a_tile_step():
     state = bench.board_of(80)
-    assert len(state.board) >= 80 and state.phase.value == "place_tile"
+    assert len(state.table) >= 80 and state.phase.value == "place_tile"
 
 
 def test_figures_names_every_measurement():

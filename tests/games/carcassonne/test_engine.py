@@ -11,7 +11,6 @@ import pytest
 from games.base import BadCommand, BadOptions, GameOver, IllegalMove, NotYourTurn, UnknownCommand
 from games.carcassonne import ENGINE
 from games.carcassonne.scoring import segment_at
-
 from tests.games.carcassonne.play import new_game, play_script, send
 
 PLACE = "place_tile"
@@ -149,7 +148,7 @@ def test_with_no_follower_left_pass_is_the_only_follower_move():
                    and placed.tile.segments[segment_at(placed, m["args"]["at"])].kind == "field"]
         send(game, seat, (farmers or moves)[0] if seat == 0 else PASS)
     assert empty_seen
-    on_board = sum(1 for f in game.state.board.followers() if f.owner == 0)
+    on_board = sum(1 for f in game.state.table.followers() if f.owner == 0)
     assert on_board + game.state.supply[0][0] == 7
 
 

@@ -62,7 +62,7 @@ def check_every_completed_feature_scored_once(seed: int, events: list[Event], fi
     assert board is not None
     # A complete feature never changes again, so the final board names every scored one.
     scored = Counter(
-        feature_at(board, e.payload["x"], e.payload["y"], e.payload["feature"]).id  # type: ignore[union-attr]
+        feature_at(board, e.payload["x"], e.payload["y"], e.payload["feature"]).id
         for e in events
         if e.type == "feature_scored"
     )

@@ -295,7 +295,7 @@ def test_market_wall_tile_makes_markets_worth_four():
     give_wall_tile(game, 0, "market_four")
     game.turn(6, 0, 0, at="N")
     events = game.turn(7, 0)
-    court = [f for f in game.of("final_scored", events) if f["item"] == "court"][0]
+    court = next(f for f in game.of("final_scored", events) if f["item"] == "court")
     assert (court["points"], court["per_market"]) == (8, 4)
 
 

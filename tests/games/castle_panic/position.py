@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from games.base import Bot, Event, fold
 from games.castle_panic import ENGINE
@@ -28,12 +29,12 @@ class Scripted(random.Random):
 
     def __init__(self, choices: Sequence[Any] = (), dice: Sequence[int] = ()) -> None:
         super().__init__(0)
-        self.choices = list(choices)
+        self.scripted = list(choices)
         self.dice = list(dice)
 
-    def choice(self, seq: Sequence[Any]) -> Any:  # type: ignore[override]
-        if self.choices:
-            wanted = self.choices.pop(0)
+    def choice(self, seq: Sequence[Any]) -> Any:  # type: ignore[override]  # a test double: scripted draws come from sequences
+        if self.scripted:
+            wanted = self.scripted.pop(0)
             assert wanted in seq, f"scripted draw {wanted!r} is not available in {list(seq)!r}"
             return wanted
         return super().choice(seq)
@@ -55,7 +56,7 @@ def position(
     towers: Iterable[int] = ARCS,
     fortified: Iterable[int] = (),
     tar: str | None = None,
-    hands: dict[int, Sequence[str]] | None = None,
+    hands: Mapping[int, Sequence[str]] | None = None,
     discard: Sequence[str] = (),
     deck: Sequence[str] | None = None,
     pile: Sequence[str] = (),

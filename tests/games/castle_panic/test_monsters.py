@@ -9,7 +9,7 @@ from tests.games.castle_panic.position import Scripted, act, monsters, position,
 
 def test_a_monster_attacking_a_wall_breaks_it_takes_one_damage_and_stays() -> None:
     state = position(monsters=["troll#2@S2", "orc#3@F5"], pile=["goblin#5"])
-    state, events = act(state, 0, "end_phase", Scripted(choices=["goblin#5"], dice=[4]))
+    state, _events = act(state, 0, "end_phase", Scripted(choices=["goblin#5"], dice=[4]))
     assert monsters(state) == ["goblin#5@F4:1", "orc#3@A5:2", "troll#2@S2:2"]
     assert state.board.walls == {1, 3, 4, 5, 6}
     assert state.board.towers == {1, 2, 3, 4, 5, 6}
@@ -142,7 +142,7 @@ def test_missing_means_no_monster_tokens_are_drawn_this_turn() -> None:
     state = position(monsters=["troll#2@F1"], hands={0: ["missing#1"]}, pile=["orc#5", "orc#6"])
     state, _ = act(state, 0, "play_card", card="missing#1")
     assert {"type": "play_card", "args": {"card": "missing#1"}} not in legal_moves(state, 0)
-    state, events = act(state, 0, "end_phase")
+    state, _events = act(state, 0, "end_phase")
     assert monsters(state) == ["troll#2@A1:3"]
     assert state.tokens.pile == ("orc#5", "orc#6")
     assert state.turn.number == 4 and state.turn.phase is Phase.DISCARD
@@ -150,7 +150,7 @@ def test_missing_means_no_monster_tokens_are_drawn_this_turn() -> None:
 
 def test_the_monster_pile_running_out_stops_the_draws() -> None:
     state = position(monsters=["troll#2@F1"], pile=["draw_3#1"])
-    state, events = act(state, 0, "end_phase", Scripted(choices=["draw_3#1"]))
+    state, _events = act(state, 0, "end_phase", Scripted(choices=["draw_3#1"]))
     assert state.tokens.pile == () and state.turn.number == 4
     assert monsters(state) == ["troll#2@A1:3"]
 
@@ -166,5 +166,5 @@ def test_a_game_still_running_after_the_turn_limit_ends_as_a_loss() -> None:
     from games.castle_panic.rules import MAX_TURNS
 
     state = position(monsters=["troll#2@F1"], pile=["orc#5"], turn=MAX_TURNS)
-    state, events = act(state, 0, "end_phase", Scripted(choices=["orc#5"], dice=[2]))
+    state, _events = act(state, 0, "end_phase", Scripted(choices=["orc#5"], dice=[2]))
     assert (state.result.outcome, state.result.reason) == ("loss", "turn_limit")

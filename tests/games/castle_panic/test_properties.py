@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import msgpack
 import pytest
@@ -91,7 +92,7 @@ def private_in(events: list, viewer: int | None) -> set[str]:
             out |= {p["give"], p["take"]} if event.type == "trade_proposed" else {p["gave"], p["got"]}
         elif event.type == "overlord_drew" and viewer != p["seat"]:
             out |= set(p["tokens"])
-    out.discard(None)  # type: ignore[arg-type]
+    out.discard(None)
     return out
 
 
@@ -198,7 +199,7 @@ def test_heuristic_games_keep_every_invariant(seed: int, seats: int, hidden: boo
 
 @pytest.mark.parametrize("seats", [1, 2, 3, 4, 5, 6])
 def test_every_player_count_keeps_the_invariants_over_seeded_games(seats: int) -> None:
-    outcomes = Counter()
+    outcomes: Counter[str] = Counter()
     for seed in range(15):
         state = checked_game(1000 * seats + seed, seats, {}, views_every=5)
         outcomes[state.result.outcome] += 1

@@ -89,7 +89,7 @@ def test_troll_mage_moves_a_stack_into_a_wall_and_the_player_picks_who_is_hurt()
         pile=["troll_mage#1", "orc#5"],
     )
     rng = Scripted(choices=["troll_mage#1", "orc#5"], dice=[4, 6])
-    state, events = act(state, 0, "end_phase", rng)
+    state, _events = act(state, 0, "end_phase", rng)
     # phase 5 put the stack in S2; the mage, placed in F4, moves every other monster one ring in:
     # the stack attacks wall 2 (wall gone, both stopped) and troll#2 goes from K5 to S5.
     assert monsters(state) == ["goblin#4@S2:1", "orc#3@S2:2", "troll#2@S5:3", "troll_mage#1@F4:3"]
@@ -100,7 +100,7 @@ def test_troll_mage_moves_a_stack_into_a_wall_and_the_player_picks_who_is_hurt()
         {"type": "assign_damage", "args": {"monster": "orc#3"}},
         {"type": "assign_damage", "args": {"monster": "goblin#4"}},
     ]
-    state, events = act(state, 0, "assign_damage", rng, monster="goblin#4")
+    state, _events = act(state, 0, "assign_damage", rng, monster="goblin#4")
     assert monsters(state) == ["orc#3@S2:2", "orc#5@F6:2", "troll#2@S5:3", "troll_mage#1@F4:3"]
     assert "goblin#4" in state.tokens.discard
     assert state.turn.number == 4 and state.turn.phase is Phase.DISCARD
@@ -127,7 +127,7 @@ def test_nice_shot_with_a_hero_slays_a_full_strength_troll() -> None:
         act(state, 0, "play_card", card="hero_green#1", target="orc#3", **{"with": ["nice_shot#1"]})
     with pytest.raises(IllegalMove):
         act(state, 0, "play_card", card="nice_shot#1", target="troll#2")
-    state, events = act(state, 0, "play_card", card="hero_green#1", target="troll#2", **{"with": ["nice_shot#1"]})
+    state, _events = act(state, 0, "play_card", card="hero_green#1", target="troll#2", **{"with": ["nice_shot#1"]})
     assert monsters(state) == ["orc#3@K1:2"]
     assert state.tokens.trophies == (("troll#2",),)
     assert state.cards.discard == ("hero_green#1", "nice_shot#1")

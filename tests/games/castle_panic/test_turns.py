@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from games.base import BadCommand, GameOver, IllegalMove, NotYourTurn, UnknownCommand
@@ -125,7 +127,7 @@ def test_hit_cards_need_the_right_ring_and_colour_and_never_reach_forest_or_cast
         hands={0: ["archer_red#1", "archer_any#1", "hero_red#1", "barbarian#1"]},
         pile=["goblin#5"],
     )
-    targets = {}
+    targets: dict[Any, Any] = {}
     for move in legal_moves(state, 0):
         if move["type"] == "play_card":
             targets.setdefault(move["args"]["card"], []).append(move["args"]["target"])
@@ -176,7 +178,7 @@ def test_a_malformed_command_envelope_is_a_bad_command() -> None:
     """The envelope is checked by ``games.base.parse_command``: its shared messages and codes."""
     state = position(hands={0: ["tar#1"]}, monsters=["orc#3@F1"], pile=["orc#5"])
     with pytest.raises(BadCommand, match=r"^a command is \{'type': str, 'args': \{\.\.\.\}\}, got 'end_phase'$"):
-        ENGINE.decide(state, 0, "end_phase", Scripted())
+        ENGINE.decide(state, 0, "end_phase", Scripted())  # type: ignore[arg-type]  # the wrong type is the test
     with pytest.raises(BadCommand, match=r"^a command is .*, got \{'args': \{\}\}$"):
         ENGINE.decide(state, 0, {"args": {}}, Scripted())
     with pytest.raises(BadCommand, match=r"^args of 'end_phase' must be an object, got \[\]$"):
@@ -191,7 +193,7 @@ def test_end_phase_walks_through_the_phases_and_play_ends_the_turn() -> None:
     assert state.turn.phase is Phase.TRADE
     state, _ = act(state, 0, "end_phase")
     assert state.turn.phase is Phase.PLAY
-    state, events = act(state, 0, "end_phase", Scripted(choices=["orc#5"], dice=[3]))
+    state, _events = act(state, 0, "end_phase", Scripted(choices=["orc#5"], dice=[3]))
     assert (state.turn.seat, state.turn.phase) == (1, Phase.DISCARD)
     assert monsters(state) == ["orc#3@A1:2", "orc#5@F3:2"]
     assert len(state.cards.hands[1]) == 6  # drew up at the start of its turn

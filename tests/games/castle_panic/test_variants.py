@@ -27,7 +27,7 @@ def test_overlord_turn_follows_the_castle_players_play_phase_move_then_draw_up_t
         overlord_hand=["troll#5"],
         pile=["goblin#5", "goblin#6", "orc#5"],
     )
-    state, events = act(state, 0, "end_phase", Scripted())
+    state, _events = act(state, 0, "end_phase", Scripted())
     assert monsters(state) == ["orc#3@A1:2"]
     assert state.turn.phase is Phase.OVERLORD and waiting_for(state) == [1]
     assert len(state.tokens.overlord_hand) == 3 and len(state.tokens.pile) == 1
@@ -40,7 +40,7 @@ def test_overlord_places_one_monster_in_a_chosen_arc_and_that_ends_its_plays() -
     assert {"type": "place_monster", "args": {"token": "troll#5", "arc": 4}} in legal
     assert {"type": "play_token", "args": {"token": "move_red#1"}} in legal
     assert not any(m["type"] == "place_monster" and m["args"]["token"] == "move_red#1" for m in legal)
-    state, events = act(state, 1, "place_monster", token="troll#5", arc=4)
+    state, _events = act(state, 1, "place_monster", token="troll#5", arc=4)
     assert "troll#5@F4:3" in monsters(state)
     # the single chosen placement used the turn: the next castle turn has begun
     assert state.turn.phase is Phase.DISCARD and state.turn.number == 4
@@ -60,7 +60,7 @@ def test_overlord_plays_up_to_two_tokens_by_die_roll() -> None:
 
 def test_overlord_draw_3_draws_three_into_the_hand_and_allows_three_more_plays() -> None:
     state = _overlord_turn(monsters=["orc#3@A1"], overlord_hand=["draw_3#1"], pile=["orc#5", "orc#6", "orc#7", "orc#8"])
-    state, events = act(state, 1, "play_token", Scripted(), token="draw_3#1")
+    state, _events = act(state, 1, "play_token", Scripted(), token="draw_3#1")
     assert len(state.tokens.overlord_hand) == 3 and state.turn.overlord_plays == 4
     assert waiting_for(state) == [1]
 
@@ -75,7 +75,7 @@ def test_missing_makes_the_overlord_skip_its_token_plays_but_monsters_still_move
         pile=["orc#5"],
     )
     state, _ = act(state, 0, "play_card", card="missing#1")
-    state, events = act(state, 0, "end_phase")
+    state, _events = act(state, 0, "end_phase")
     assert monsters(state) == ["orc#3@A1:2"]
     assert sorted(state.tokens.overlord_hand) == ["orc#5", "troll#5"]
     assert state.turn.phase is Phase.DISCARD and state.turn.seat == 0
@@ -118,7 +118,7 @@ def test_master_slayer_tie_goes_to_most_monsters_slain_then_is_shared() -> None:
 
 
 def test_heroic_powers_let_a_hero_hit_the_castle_ring_of_its_colour() -> None:
-    kwargs = dict(monsters=["troll#2@C5", "orc#3@C1"], towers=[1, 2, 3, 4], hands={0: ["hero_blue#1"]}, pile=["orc#5"])
+    kwargs = {"monsters": ["troll#2@C5", "orc#3@C1"], "towers": [1, 2, 3, 4], "hands": {0: ["hero_blue#1"]}, "pile": ["orc#5"]}
     assert [m for m in legal_moves(position(**kwargs), 0) if m["type"] == "play_card"] == []
     state = position(options={"heroic_powers": True}, **kwargs)
     assert [m["args"]["target"] for m in legal_moves(state, 0) if m["type"] == "play_card"] == ["troll#2"]
@@ -128,7 +128,7 @@ def test_heroic_powers_let_a_hero_hit_the_castle_ring_of_its_colour() -> None:
 
 def test_all_for_one_slays_with_an_archer_knight_and_swordsman_of_one_colour() -> None:
     hand = ["archer_green#1", "knight_green#2", "swordsman_any#1", "knight_red#1"]
-    kwargs = dict(monsters=["troll#2@A3", "troll#3@K1", "troll#4@F4"], hands={0: hand}, pile=["orc#5"])
+    kwargs = {"monsters": ["troll#2@A3", "troll#3@K1", "troll#4@F4"], "hands": {0: hand}, "pile": ["orc#5"]}
     state = position(options={"all_for_one": True}, **kwargs)
     afo = [m for m in legal_moves(state, 0) if len(m["args"].get("with", [])) == 2]
     assert afo == [
@@ -167,7 +167,7 @@ def test_my_home_kings_tower_costs_everyone_a_card_and_a_hand_size() -> None:
         seats=2, options=options, monsters=["troll#2@S2"], walls=[1, 3, 4, 5, 6],
         hands={0: ["tar#1"], 1: ["brick#1", "mortar#1"]}, pile=["orc#5"],
     )
-    state, events = act(state, 0, "end_phase", Scripted(choices=["orc#5"], dice=[6]))
+    state, _events = act(state, 0, "end_phase", Scripted(choices=["orc#5"], dice=[6]))
     assert state.house.hand_size == 5
     assert waiting_for(state) == [0, 1]
     state, _ = act(state, 0, "discard", card="tar#1")
