@@ -1,7 +1,9 @@
 // Carcassonne: The Castle (with the Falcon): the interior and its start spaces, tiles drawn from
 // GET /games/catalog/castle/assets, the wall's scoring track with towers and gates, keeps, aeries.
 
-import { TILE, describeServiceEvent, html, list, placedTile, seatChip, seatShape, svg, title, who } from "./common.js";
+import {
+  TILE, animKey, describeServiceEvent, html, list, placedTile, seatChip, seatShape, seatStyle, svg, title, who,
+} from "./common.js";
 import { createTileBoard } from "./tileboard.js";
 
 const STYLE = {
@@ -157,17 +159,15 @@ function background(ctx, view) {
   return out;
 }
 
-const seatStroke = (seat) => ({ 0: "#E69F00", 1: "#56B4E9" }[seat] || "#444");
-
 function keeps(view) {
   const out = [];
   for (const seat of view.seats || []) {
     if (!seat.keep) continue;
     const g = svg("g", { class: "keep" }, [title(`${who(seat.seat)}'s keep: a house of ${seat.keep.size}`)]);
     for (const [x, y] of seat.keep.tiles) {
-      g.append(svg("rect", { x: x * TILE + 6, y: y * TILE + 6, width: TILE - 12, height: TILE - 12, fill: "none", stroke: seatStroke(seat.seat), "stroke-width": 6, "stroke-dasharray": seat.seat ? "4 6" : "14 6" }));
+      g.append(svg("rect", { x: x * TILE + 6, y: y * TILE + 6, width: TILE - 12, height: TILE - 12, fill: "none", stroke: seatStyle(seat.seat).color, "stroke-width": 6, "stroke-dasharray": seat.seat ? "4 6" : "14 6" }));
     }
-    out.push(g);
+    out.push(animKey(g, `keep:${seat.seat}:${JSON.stringify(seat.keep.tiles)}`));
   }
   return out;
 }
@@ -209,9 +209,10 @@ function overlay(view, layout) {
   for (const [key, seats] of bySpace) {
     seats.forEach((seat, i) => {
       const [x, y] = key.startsWith("g") ? layout.between(Number(key.slice(1))) : layout.position(seat.space);
-      const marker = seatShape(seat.seat, x + (i - (seats.length - 1) / 2) * 16, y - 16, 9);
+      const at = [x + (i - (seats.length - 1) / 2) * 16, y - 16];
+      const marker = seatShape(seat.seat, at[0], at[1], 9);
       marker.append(title(`${who(seat.seat)}: ${seat.score} points (space ${seat.space}, lap ${seat.lap})`));
-      g.append(marker);
+      g.append(animKey(marker, `marker:${seat.seat}`, at));
     });
   }
   return [g];

@@ -3,8 +3,8 @@
 // cards, targets, trades, discards and damage choices of `legal` as controls.
 
 import {
-  asCommand, asSelect, boardLayout, commandButton, commandKey, describeServiceEvent, hitArea, html, list,
-  refocus, seatChip, seatDefs, selectButton, svg, title, who, wireControls,
+  animKey, asCommand, asSelect, boardLayout, commandButton, commandKey, describeServiceEvent, hitArea, html, list,
+  redraw, refocus, seatChip, seatDefs, selectButton, svg, title, who, wireControls,
 } from "./common.js";
 
 const RINGS = [
@@ -86,7 +86,8 @@ export function createBoard(container, ctx) {
     return byItem;
   }
 
-  function render() {
+  // animate: this drawing follows a new version (a selection's redraw has nothing to settle).
+  function render(animate = false) {
     const focused = root.contains(document.activeElement) ? document.activeElement : null;
     const view = state.view;
     const legal = ctx.seat === null || ctx.seat === undefined || state.live === false ? [] : state.legal || [];
@@ -110,7 +111,7 @@ export function createBoard(container, ctx) {
     for (const c of legal) if (c.type === "assign_damage") onMonster.set(c.args.monster, c);
     const claimed = new Set([...byItem.values()].flat().concat(legal.filter((c) => c.type === "assign_damage")));
     const general = legal.filter((c) => !claimed.has(c));
-    figure.replaceChildren(drawBoard(view, onMonster, onArc, onForest));
+    redraw(figure, drawBoard(view, onMonster, onArc, onForest), state, animate);
     panel.replaceChildren(...drawPanel(view, byItem, chosen, combos, leftover, general));
     refocus(root, focused);
   }
@@ -152,7 +153,7 @@ export function createBoard(container, ctx) {
           const [fx, fy] = polar(100, angleOf(arc, 0.5));
           wall.append(svg("rect", { x: fx - 9, y: fy - 9, width: 18, height: 18, fill: "#f0c419", stroke: "#3b2d00", "stroke-width": 2, transform: `rotate(45 ${f2(fx)} ${f2(fy)})` }));
         }
-        board.append(wall);
+        board.append(animKey(wall, `wall:${arc}${fortified.has(arc) ? ":fortified" : ""}`));
       } else {
         board.append(svg("path", { d: arcLine(100, arc), fill: "none", stroke: "#6b4a2b", "stroke-width": 2, "stroke-dasharray": "3 5" }, [title(`no wall on arc ${arc}`)]));
       }
@@ -265,7 +266,7 @@ export function createBoard(container, ctx) {
       const moved = !state || next.version !== state.version;
       state = next;
       if (moved) pending = false;
-      render();
+      render(moved);
     },
     destroy() { unwire(); root.remove(); },
   };
@@ -286,6 +287,7 @@ function monsterToken(m, x, y, r) {
   const [fill, letter] = MONSTER_LOOK[m.kind] || ["#ddd", m.kind.slice(0, 2).toUpperCase()];
   const g = hitArea("circle", { cx: f2(x), cy: f2(y), r, fill, stroke: "#222", "stroke-width": 2 });
   g.setAttribute("data-monster", m.id);
+  animKey(g, `monster:${m.id}`, [x, y]);
   g.prepend(title(`${monsterName(m.id)}: ${m.hp} of ${m.max_hp} hit points, ${m.ring_name} ring of arc ${m.arc} (${m.colour})${m.tarred ? ", tarred" : ""}`));
   if (m.tarred) g.append(svg("circle", { cx: f2(x), cy: f2(y), r: r + 5, fill: "none", stroke: "#111", "stroke-width": 4, "stroke-dasharray": "4 3" }));
   g.append(svg("text", { x: f2(x), y: f2(y - r * 0.12), "text-anchor": "middle", "font-size": r * 0.72, "font-weight": 700, fill: "#111", "pointer-events": "none", text: letter }));

@@ -464,3 +464,77 @@ export function list(items) {
   if (parts.length <= 1) return parts.join("");
   return `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}`;
 }
+
+// --- motion: what changed since the last drawing settles into place --------------------------
+// A board redraws its whole SVG on every update; lasting things (a tile, a follower, a keep, a
+// score marker, a monster, a wall) carry data-anim (a key that names them across drawings) and,
+// when they can move, data-anim-at ("x,y" in the board's units). settle() compares the new drawing
+// with the positions taken from the old one: a new key drops in and fades in, a moved one glides
+// from where it was. It animates CSS `translate` and `opacity`, never `transform`, so the SVG
+// transform attributes the drawing relies on stay untouched; nothing changes pointer-events, so a
+// control is clickable at once (it just may still be moving).
+
+export const MOTION_MS = 420;
+
+export function animKey(node, key, at = null) {
+  node.setAttribute("data-anim", key);
+  if (at) node.setAttribute("data-anim-at", `${at[0].toFixed(1)},${at[1].toFixed(1)}`);
+  return node;
+}
+
+const reducedMotion = () => Boolean(globalThis.matchMedia?.("(prefers-reduced-motion: reduce)").matches);
+
+// How long this update's motion lasts: 0 for people who asked for less motion, for the first
+// drawing and for replay jumps; the shell passes state.motion (ms), else live updates get MOTION_MS.
+export function motionOf(state) {
+  if (reducedMotion() || !state || !state.previousView) return 0;
+  if (typeof state.motion === "number") return Math.max(0, state.motion);
+  return state.live === false ? 0 : MOTION_MS;
+}
+
+// Where each keyed thing of a drawing is: key -> [x, y] or null (no position given).
+export function animPositions(root) {
+  const out = new Map();
+  for (const el of root.querySelectorAll("[data-anim]")) {
+    const at = el.getAttribute("data-anim-at");
+    out.set(el.getAttribute("data-anim"), at ? at.split(",").map(Number) : null);
+  }
+  return out;
+}
+
+// What the last drawing animated is kept on root (data-arrived, data-glided): a hook for the tests.
+export function settle(root, before, ms) {
+  let arrived = 0, glided = 0;
+  const animate = ms > 0 && before && typeof Element.prototype.animate === "function";
+  for (const el of animate ? root.querySelectorAll("[data-anim]") : []) {
+    const key = el.getAttribute("data-anim");
+    if (!before.has(key)) {
+      arrived += 1;
+      el.classList.add("arriving");
+      const run = el.animate([{ opacity: 0, translate: "0px -18px" }, { opacity: 1, translate: "0px 0px" }],
+        { duration: ms, easing: "cubic-bezier(.2,.8,.3,1)" });
+      run.onfinish = () => el.classList.remove("arriving");
+      continue;
+    }
+    const was = before.get(key);
+    const at = el.getAttribute("data-anim-at");
+    if (!was || !at) continue;
+    const [x, y] = at.split(",").map(Number);
+    const dx = was[0] - x, dy = was[1] - y;
+    if (Math.hypot(dx, dy) < 0.5) continue;
+    glided += 1;
+    el.classList.add("moving");
+    const run = el.animate([{ translate: `${dx}px ${dy}px` }, { translate: "0px 0px" }], { duration: ms, easing: "ease-in-out" });
+    run.onfinish = () => el.classList.remove("moving");
+  }
+  root.setAttribute("data-arrived", String(arrived));
+  root.setAttribute("data-glided", String(glided));
+}
+
+// Replaces a board's drawing with the next one and lets what changed settle (see above).
+export function redraw(figure, drawing, state, animate) {
+  const had = figure.firstElementChild !== null;
+  const before = animate && had ? animPositions(figure) : null;
+  figure.replaceChildren(drawing);
+  if (animate) settle(figure, before, motionOf(state));
+}
