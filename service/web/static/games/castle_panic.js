@@ -128,7 +128,7 @@ export function createBoard(container, ctx) {
       });
       board.append(svg("path", { d: sector(RINGS[0].inner, RINGS[0].outer, arc), fill: "#e7e0cf", stroke: "#fff", "stroke-width": 2 }));
       const [tx, ty] = polar(372, angleOf(arc, 0.5));
-      board.append(svg("text", { x: tx, y: ty + 6, "text-anchor": "middle", "font-size": 17, "font-weight": 700, fill: strong, stroke: "#fff", "stroke-width": 3, "paint-order": "stroke", text: `${arc} ${ARC_COLOUR[arc][0].toUpperCase()}` }));
+      board.append(svg("text", { x: tx, y: ty + 8, "text-anchor": "middle", "font-size": 24, "font-weight": 700, fill: strong, stroke: "#fff", "stroke-width": 4, "paint-order": "stroke", text: `${arc} ${ARC_COLOUR[arc][0].toUpperCase()}` }));
       if (onForest.has(arc)) {
         const c = onForest.get(arc);
         board.append(svg("path", { d: sector(RINGS[4].inner + 4, RINGS[4].outer - 4, arc), fill: "rgba(255,255,255,0.35)", stroke: "#111", "stroke-width": 3, "stroke-dasharray": "8 5", "pointer-events": "none" }));
@@ -137,7 +137,7 @@ export function createBoard(container, ctx) {
     }
     RINGS.slice(1).forEach((ring) => {
       const [x, y] = polar((ring.inner + ring.outer) / 2, angleOf(1, 0.02));
-      board.append(svg("text", { x: x + 3, y: y + 4, "font-size": 11, fill: "#333", text: ring.name }));
+      board.append(svg("text", { x: x + 3, y: y + 5, "font-size": 14, fill: "#222", stroke: "#fff", "stroke-width": 3, "paint-order": "stroke", "pointer-events": "none", text: ring.name }));
     });
     board.append(svg("circle", { cx: 0, cy: 0, r: RINGS[0].inner, fill: "#cfc6b0", stroke: "#6d6452", "stroke-width": 2 }));
     board.append(svg("text", { x: 0, y: 5, "text-anchor": "middle", "font-size": 13, "font-weight": 700, fill: "#3b3427", text: `${(view.board?.towers || []).length} towers` }));
@@ -195,7 +195,7 @@ export function createBoard(container, ctx) {
         const row = Math.floor(i / perRow), col = i % perRow;
         const r = m.ring === 0 ? 86 : rows === 1 ? (ring.inner + ring.outer) / 2 : ring.inner + (ring.outer - ring.inner) * (row ? 0.72 : 0.3);
         const [x, y] = polar(r, angleOf(m.arc, (col + 0.5) / perRow));
-        const token = monsterToken(m, x, y, n > 3 || m.ring === 0 ? 14 : 19);
+        const token = monsterToken(m, x, y, n > 3 || m.ring === 0 ? 14 : 21);
         const c = onMonster.get(m.id);
         if (c) layer.append(asCommand(token, c, commandLabel(c, view)));
         else layer.append(token);
@@ -291,7 +291,7 @@ function monsterToken(m, x, y, r) {
   g.prepend(title(`${monsterName(m.id)}: ${m.hp} of ${m.max_hp} hit points, ${m.ring_name} ring of arc ${m.arc} (${m.colour})${m.tarred ? ", tarred" : ""}`));
   if (m.tarred) g.append(svg("circle", { cx: f2(x), cy: f2(y), r: r + 5, fill: "none", stroke: "#111", "stroke-width": 4, "stroke-dasharray": "4 3" }));
   g.append(svg("text", { x: f2(x), y: f2(y - r * 0.12), "text-anchor": "middle", "font-size": r * 0.72, "font-weight": 700, fill: "#111", "pointer-events": "none", text: letter }));
-  g.append(svg("text", { x: f2(x), y: f2(y + r * 0.62), "text-anchor": "middle", "font-size": r * 0.58, fill: "#111", "pointer-events": "none", text: `${m.hp}/${m.max_hp}` }));
+  g.append(svg("text", { x: f2(x), y: f2(y + r * 0.66), "text-anchor": "middle", "font-size": r * 0.62, "font-weight": 600, fill: "#111", "pointer-events": "none", text: `${m.hp}/${m.max_hp}` }));
   return g;
 }
 

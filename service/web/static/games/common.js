@@ -140,7 +140,9 @@ export function refocus(root, previous) {
 
 // The shell and every board share one frame: an SVG board and an HTML side panel.
 export function boardLayout(container, gameClass) {
-  const root = html("div", { class: `board board-${gameClass}` });
+  // board-frame, not board: the shell's own box around it is .board (app.css), and the two rules
+  // must not meet (a flex .board around this one shrank the drawing to its content's width).
+  const root = html("div", { class: `board-frame board-${gameClass}` });
   const style = html("style", { text: BOARD_CSS });
   const figure = html("div", { class: "board-figure" });
   const panel = html("div", { class: "board-panel" });
@@ -150,21 +152,24 @@ export function boardLayout(container, gameClass) {
 }
 
 const BOARD_CSS = `
-.board { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-start; font: 14px/1.35 system-ui, sans-serif; color: #1b1b1b; }
-.board-figure { flex: 3 1 320px; min-width: 0; }
+.board-frame { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-start; font: 14px/1.35 system-ui, sans-serif; color: #1b1b1b; width: 100%; }
+.board-figure { flex: 3 1 360px; min-width: 0; }
 .board-figure svg { width: 100%; height: auto; max-height: 78vh; display: block; background: #f6f3ea; border-radius: 6px; touch-action: manipulation; }
 .board-panel { flex: 1 1 220px; display: flex; flex-direction: column; gap: 0.5rem; min-width: 0; }
 .board-panel h3 { font-size: 0.95rem; margin: 0.25rem 0 0; }
 .board-row { display: flex; flex-wrap: wrap; gap: 0.35rem; align-items: center; }
-.board-button { font: inherit; padding: 0.35rem 0.6rem; border: 1px solid #555; border-radius: 5px; background: #fff; cursor: pointer; min-height: 2rem; }
+.board-button { font: inherit; padding: 0.35rem 0.6rem; border: 1px solid #555; border-radius: 5px; background: #fff; color: #1b1b1b; cursor: pointer; min-height: 2.25rem; text-align: left; }
+.board-button:hover { background: #eef4fb; }
 .board-button[aria-pressed="true"] { background: #1b1b1b; color: #fff; }
 .board-control { cursor: pointer; }
 .board-control:focus { outline: none; }
-.board-control:focus-visible { outline: 3px solid #0072B2; outline-offset: 2px; }
+.board-control:focus-visible { outline: 3px solid #1b1b1b; outline-offset: 2px; box-shadow: 0 0 0 6px #ffbf00; }
 svg .board-control:focus-visible > .focus-ring, svg .board-control:hover > .focus-ring { stroke: #0072B2; stroke-width: 5; opacity: 1; }
 svg .focus-ring { opacity: 0; fill: none; pointer-events: none; }
 .board-note { color: #444; font-size: 0.85rem; margin: 0; }
-.board-card { display: inline-flex; flex-direction: column; align-items: flex-start; gap: 0.1rem; padding: 0.35rem 0.5rem; border: 2px solid #444; border-radius: 6px; background: #fffdf5; min-width: 5.5rem; font: inherit; text-align: left; }
+.board-card { display: inline-flex; flex-direction: column; align-items: flex-start; gap: 0.1rem; padding: 0.35rem 0.5rem; border: 2px solid #444; border-radius: 6px; background: #fffdf5; color: #1b1b1b; min-width: 5.5rem; font: inherit; text-align: left; }
+.board-card[data-command], .board-card[data-select] { border-style: solid; box-shadow: 0 2px 0 #444; }
+.board-card:not([data-command]):not([data-select]) { border-style: dashed; color: #555; }
 .board-card[aria-pressed="true"] { border-color: #0072B2; box-shadow: 0 0 0 3px #0072B2 inset; }
 .board-card small { color: #555; }
 .seat-chip { display: inline-flex; align-items: center; gap: 0.3rem; }
