@@ -193,6 +193,7 @@ class GamePage {
     this.updateScrubber();
     if (status === "finished") this.showAudit();
     if (this.replayAt === null) this.draw({ view, status, seats: this.seats, version, live: true, legal: view?.legal ?? [] });
+    else if (this.drawnState) this.drawScores(this.drawnState.view); // seats taken meanwhile show in replay too
   }
 
   async loadHistory() {

@@ -209,8 +209,8 @@ function overlay(view, layout) {
   for (const [key, seats] of bySpace) {
     seats.forEach((seat, i) => {
       const [x, y] = key.startsWith("g") ? layout.between(Number(key.slice(1))) : layout.position(seat.space);
-      const at = [x + (i - (seats.length - 1) / 2) * 16, y - 16];
-      const marker = seatShape(seat.seat, at[0], at[1], 9);
+      const at = [x + (i - (seats.length - 1) / 2) * 24, y - 20];
+      const marker = seatShape(seat.seat, at[0], at[1], 12, { "stroke-width": 2.5 });
       marker.append(title(`${who(seat.seat)}: ${seat.score} points (space ${seat.space}, lap ${seat.lap})`));
       g.append(animKey(marker, `marker:${seat.seat}`, at));
     });
@@ -264,7 +264,10 @@ export function describeEvent(event, ctx) {
     case "aeries_taken": return `${who(p.seat)} takes ${p.count} aerie token${p.count === 1 ? "" : "s"}.`;
     case "aeries_returned": return `Both players hand back ${p.each} aerie token${p.each === 1 ? "" : "s"}.`;
     case "keep_moved": return `${who(p.seat)}'s keep moves to a house of ${p.size}.`;
-    case "followers_returned": return `${(p.followers || []).length} follower${(p.followers || []).length === 1 ? "" : "s"} return to their owners.`;
+    case "followers_returned": {
+      const count = (p.followers || []).length;
+      return count === 1 ? "1 follower returns to its owner." : `${count} followers return to their owners.`;
+    }
     case "turn_ended": return p.extra_turn ? `${who(p.seat)} plays an extra turn.` : `${who(p.seat)}'s turn ends; ${who(p.next)} is next.`;
     case "final_scored": return `Final scoring (${String(p.item).replace(/_/g, " ")}): ${who(p.seat)} scores ${p.points}.`;
     case "game_ended": return `The game ends: ${(p.scores || []).map((s, i) => `${who(i)} ${s}`).join(", ")}; ${list((p.winners || []).map(who))} win${(p.winners || []).length === 1 ? "s" : ""}.`;
