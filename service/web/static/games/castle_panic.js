@@ -211,7 +211,7 @@ export function createBoard(container, ctx) {
     out.push(html("p", { class: "board-note", text: `Turn ${view.turn}: ${who(view.turn_seat)}, phase ${phase}. Deck ${view.deck_size} cards, monster pile ${view.monster_pile_size} tokens, ${(view.board?.monsters || []).length} monsters on the board, tar ${view.board?.tar ? `on ${monsterName(view.board.tar)}` : "free"}, ${view.board?.fortify_tokens_left} fortify tokens left.` }));
     for (let seat = 0; seat < view.seats; seat += 1) {
       const score = (view.scores || []).find((s) => s.seat === seat);
-      const role = seat === view.overlord ? "Overlord" : `${view.hand_counts?.[seat]} cards${score ? ` · ${score.vp} VP (${score.slain} slain)` : ""}`;
+      const role = seat === view.overlord ? "Overlord" : `${view.hand_counts?.[seat]} card${view.hand_counts?.[seat] === 1 ? "" : "s"}${score ? ` · ${score.vp} VP (${score.slain} slain)` : ""}`;
       const mark = (view.waiting_for || []).includes(seat) ? " ◀" : "";
       out.push(html("div", { class: "board-row" }, [seatChip(seat), html("span", { text: `${role}${mark}` })]));
     }
