@@ -221,7 +221,17 @@ class GamePage {
 
   markLog() {
     const shown = this.replayAt ?? this.latest;
-    for (const li of this.log.children) li.classList.toggle("future", Number(li.dataset.version) > shown);
+    let current = null;
+    for (const li of this.log.children) {
+      const version = Number(li.dataset.version);
+      li.classList.toggle("future", version > shown);
+      if (version <= shown) current = li;
+    }
+    for (const li of this.log.querySelectorAll("[aria-current]")) li.removeAttribute("aria-current");
+    if (this.replayAt === null || !current) return;
+    current.setAttribute("aria-current", "step");
+    // The log scrolls itself (never the page) to the moment shown.
+    this.log.scrollTop = Math.max(0, current.offsetTop - this.log.clientHeight / 2);
   }
 
   // -- drawing --

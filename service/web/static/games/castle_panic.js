@@ -208,7 +208,7 @@ export function createBoard(container, ctx) {
     const out = [html("h3", { text: `Castle Panic${view.overlord !== null && view.overlord !== undefined ? " (Overlord)" : ""}` })];
     if (!view.started) return out;
     const phase = String(view.phase || "").replace(/_/g, " ");
-    out.push(html("p", { class: "board-note", text: `Turn ${view.turn}: ${who(view.turn_seat)}, phase ${phase}. Deck ${view.deck_size} cards, monster pile ${view.monster_pile_size} tokens, ${(view.board?.monsters || []).length} monsters on the board, tar ${view.board?.tar ? `on ${monsterName(view.board.tar)}` : "free"}, ${view.board?.fortify_tokens_left} fortify tokens left.` }));
+    out.push(html("p", { class: "board-note", text: `Turn ${view.turn}: ${who(view.turn_seat)}, phase ${phase}. Deck ${view.deck_size} cards, monster pile ${view.monster_pile_size} tokens, ${(view.board?.monsters || []).length} monsters on the board, tar ${view.board?.tar ? `on ${monsterName(view.board.tar)}` : "free"}, ${view.board?.fortify_tokens_left} fortify token${view.board?.fortify_tokens_left === 1 ? "" : "s"} left.` }));
     for (let seat = 0; seat < view.seats; seat += 1) {
       const score = (view.scores || []).find((s) => s.seat === seat);
       const role = seat === view.overlord ? "Overlord" : `${view.hand_counts?.[seat]} card${view.hand_counts?.[seat] === 1 ? "" : "s"}${score ? ` · ${score.vp} VP (${score.slain} slain)` : ""}`;
