@@ -3,9 +3,10 @@ from its old place), and nothing moves for people who asked for less motion or f
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from tests.web.conftest import ServedDonjon, finished_bot_game, open_game
+from tests.web.conftest import ServedDonjon, finished_bot_game, new_served, open_game
 
 FIGURE = "#board .board-figure"
 
@@ -56,3 +57,31 @@ def test_nothing_moves_when_less_motion_is_asked_for(served: ServedDonjon, page:
     motion = step_to(page, moved)
     assert motion == {"arrived": 0, "glided": 0, "running": 0}
     assert page.evaluate("() => matchMedia('(prefers-reduced-motion: reduce)').matches")
+
+
+def test_a_live_page_animates_the_tiles_the_bots_place(tmp_path: Path, page: Any) -> None:
+    # Bots slow enough that the game is still young when the page has loaded, however loaded the machine.
+    served = new_served(tmp_path, "slower", DONJON_BOT_DELAY_MS="300")
+    try:
+        watch_bots_place_tiles(served, page)
+    finally:
+        served.stop()
+
+
+def watch_bots_place_tiles(served: ServedDonjon, page: Any) -> None:
+    created = served.request(
+        "POST", "/games", {"game": "carcassonne", "seats": 2, "bots": {"0": "random", "1": "random"}, "bots_only": True}
+    )
+    open_game(page, served, created["id"])
+    # Each redraw says what it animated; keep the largest seen (a later update may animate nothing).
+    page.evaluate(
+        """(sel) => {
+          window.__arrivals = 0;
+          const fig = document.querySelector(sel);
+          const note = () => { window.__arrivals = Math.max(window.__arrivals, Number(fig.dataset.arrived || 0)); };
+          new MutationObserver(note).observe(fig, {attributes: true, attributeFilter: ["data-arrived"]});
+        }""",
+        FIGURE,
+    )
+    page.wait_for_function("window.__arrivals >= 1", timeout=30000)
+    assert page.get_attribute("#game", "data-mode") == "live"
