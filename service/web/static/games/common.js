@@ -477,7 +477,8 @@ export function list(items) {
 // with the positions taken from the old one: a new key drops in and fades in, a moved one glides
 // from where it was. It animates CSS `translate` and `opacity`, never `transform`, so the SVG
 // transform attributes the drawing relies on stay untouched; nothing changes pointer-events, so a
-// control is clickable at once (it just may still be moving).
+// control is clickable at once (it just may still be moving). While it runs an element has the class
+// `arriving` or `moving`, for styles that want to tell.
 
 export const MOTION_MS = 420;
 
