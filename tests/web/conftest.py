@@ -3,14 +3,17 @@
 - ``served``: a :class:`ServedDonjon` on a fresh data folder and a free port, stopped after the test;
   ``served.restart()`` stops it (SIGKILL of its process group, the embedded Valkey with it) and starts
   it again on the same folder and port, as a crash would.
-- ``browser``: one Chromium for the whole session, driven by Playwright's synchronous API.
+- ``browser``: one Chromium for the tests of this package (tests/web), driven by Playwright's synchronous
+  API, and stopped when they are done: while it runs, Playwright marks its event loop as running in the
+  main thread (between its sync calls), and an asyncio test after it (pytest-aiohttp's Runner.run())
+  would refuse to start its own. So the order of the test paths does not matter.
   Debian's ``/usr/bin/chromium`` is used (a tool's own browser download does not work on our machines);
   ``DONJON_TEST_CHROMIUM`` names another binary.
 - ``page``: a fresh browser context and page per test; ``shots`` is the folder for screenshots
   (artifacts for people to look at, under ``.artifacts/screenshots``, never committed).
 
 The tests are synchronous: Playwright's sync API runs its own loop, and ``donjon serve`` is a separate
-process, so nothing here shares an event loop with pytest-aiohttp.
+process, so nothing here shares an event loop with pytest-aiohttp (and none is left once the package is done).
 """
 
 from __future__ import annotations
@@ -139,7 +142,7 @@ def served(tmp_path: Path) -> Iterator[ServedDonjon]:
         donjon.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 

@@ -10,6 +10,7 @@ import { REPLAY_CHECKS_BEYOND, verifyExport } from "../client/audit.js";
 import { h, loadSeatStyle, seatMark, seatName, seatStyle, storedSeat } from "./ui.js";
 
 const SPEEDS = [0.5, 1, 2, 4, 8];
+const STEP_MOTION_MS = 300;
 
 // --- the game module, or a plain stand-in -------------------------------------------------------
 
@@ -192,6 +193,7 @@ class GamePage {
     this.updateScrubber();
     if (status === "finished") this.showAudit();
     if (this.replayAt === null) this.draw({ view, status, seats: this.seats, version, live: true, legal: view?.legal ?? [] });
+    else if (this.drawnState) this.drawScores(this.drawnState.view); // seats taken meanwhile show in replay too
   }
 
   async loadHistory() {
@@ -219,7 +221,17 @@ class GamePage {
 
   markLog() {
     const shown = this.replayAt ?? this.latest;
-    for (const li of this.log.children) li.classList.toggle("future", Number(li.dataset.version) > shown);
+    let current = null;
+    for (const li of this.log.children) {
+      const version = Number(li.dataset.version);
+      li.classList.toggle("future", version > shown);
+      if (version <= shown) current = li;
+    }
+    for (const li of this.log.querySelectorAll("[aria-current]")) li.removeAttribute("aria-current");
+    if (this.replayAt === null || !current) return;
+    current.setAttribute("aria-current", "step");
+    // The log scrolls itself (never the page) to the moment shown.
+    this.log.scrollTop = Math.max(0, current.offsetTop - this.log.clientHeight / 2);
   }
 
   // -- drawing --
@@ -305,9 +317,9 @@ class GamePage {
       h("h2", { id: "replay-title" }, "Replay"),
       h("div", { class: "replay-buttons" },
         button("First", () => this.showReplay(1), "first"),
-        button("Previous", () => this.showReplay(Math.max(1, (this.replayAt ?? this.latest) - 1)), "previous"),
+        button("Previous", () => this.showReplay(Math.max(1, (this.replayAt ?? this.latest) - 1), { motion: STEP_MOTION_MS }), "previous"),
         this.playButton,
-        button("Next", () => this.showReplay(Math.min(this.latest, (this.replayAt ?? this.latest) + 1)), "next"),
+        button("Next", () => this.showReplay(Math.min(this.latest, (this.replayAt ?? this.latest) + 1), { motion: STEP_MOTION_MS }), "next"),
         button("Last", () => this.showReplay(this.latest), "last"),
         button("Live", () => this.goLive(), "live")),
       h("div", { class: "replay-slider" }, this.slider, this.sliderLabel),
@@ -330,7 +342,9 @@ class GamePage {
     }
   }
 
-  async showReplay(version) {
+  // motion: how long the board may animate what changed (ms); 0 for jumps (the slider, first, last),
+  // short for single steps, and never longer than a playback step.
+  async showReplay(version, { motion = 0 } = {}) {
     this.replayAt = version;
     this.slider.value = String(version);
     this.sliderLabel.textContent = `version ${version}`;
@@ -338,7 +352,7 @@ class GamePage {
     try {
       const state = await this.stateAt(version);
       if (this.replayAt !== version) return; // scrubbed on meanwhile
-      this.draw({ view: state.view, status: state.status, seats: state.seats, version: state.version, live: false, legal: [] });
+      this.draw({ view: state.view, status: state.status, seats: state.seats, version: state.version, live: false, legal: [], motion });
     } catch (error) {
       this.say(`Version ${version} could not be shown: ${error.message}`);
     }
@@ -351,7 +365,7 @@ class GamePage {
     history.replaceState(null, "", location.pathname);
     this.updateScrubber();
     this.draw({ view: this.conn.view, status: this.conn.status, seats: this.seats, version: this.conn.version, live: true,
-      legal: this.conn.legal ?? [] });
+      legal: this.conn.legal ?? [], motion: 0 });
   }
 
   togglePlay() {
@@ -361,7 +375,7 @@ class GamePage {
     this.playButton.setAttribute("aria-pressed", "true");
     const step = async () => {
       if (this.replayAt === null || this.replayAt >= this.latest) return this.stopPlay();
-      await this.showReplay(this.replayAt + 1);
+      await this.showReplay(this.replayAt + 1, { motion: Math.min(STEP_MOTION_MS, 600 / Number(this.speed.value)) });
       this.playTimer = setTimeout(step, 1000 / Number(this.speed.value));
     };
     this.playTimer = setTimeout(step, 1000 / Number(this.speed.value));

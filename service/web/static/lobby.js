@@ -3,6 +3,10 @@
 
 import { h, storeSeat, storedSeat } from "./ui.js";
 
+// The lists follow the lobby projection by themselves: read again this often while the page is
+// visible (and at once when it becomes visible again), never while someone types in one of them.
+const LOBBY_POLL_MS = 4000;
+
 const LISTS = [
   ["open", "Open games: seats free"],
   ["active", "Being played"],
@@ -182,17 +186,45 @@ function listItem(client, entry, titles, refresh) {
     actions.push(form);
   }
   actions.push(h("a", { class: "button secondary", href: gameUrl(entry.id) }, entry.status === "finished" ? "Replay" : "Watch"));
-  return h("li", { class: "game-entry", "data-game-id": entry.id, "data-status": entry.status },
+  return h("li", { class: "game-entry", "data-game-id": entry.id, "data-status": entry.status, "data-key": entryKey(entry) },
     h("div", {}, h("strong", {}, title), ` · ${entry.taken}/${entry.seats} seats · version ${entry.version}${scoreText(entry)}`),
     h("div", { class: "names" }, seatsText(entry)),
     h("div", { class: "actions" }, actions));
 }
 
+// An entry is drawn again only when something it shows changed, so a refresh leaves the rest alone.
+function entryKey(entry) {
+  return JSON.stringify([entry.id, entry.status, entry.version, entry.taken, entry.seats, entry.names ?? [],
+    entry.summary ?? null, Boolean(storedSeat(entry.id))]);
+}
+
 async function fillList(client, list, status, titles, refresh) {
   const page = await client.listGames({ status, limit: 20 });
+  if (list.querySelector(":focus-within, :focus")) return; // someone is typing a name or about to join
+  const keys = page.games.map(entryKey);
+  const shown = [...list.children].map((li) => li.dataset.key ?? "");
+  if (list.children.length && keys.join("\n") === shown.join("\n")) return;
+  const old = new Map([...list.children].map((li) => [li.dataset.key, li]));
   list.replaceChildren(...(page.games.length
-    ? page.games.map((entry) => listItem(client, entry, titles, refresh))
-    : [h("li", { class: "empty" }, "None yet.")]));
+    ? page.games.map((entry, i) => old.get(keys[i]) ?? listItem(client, entry, titles, refresh))
+    : [h("li", { class: "empty", "data-key": "" }, "None yet.")]));
+}
+
+function keepFresh(refresh) {
+  let timer = null;
+  const tick = async () => {
+    timer = null;
+    if (document.visibilityState === "visible") {
+      await refresh().catch((error) => console.warn("the lobby could not be read:", error));
+    }
+    timer = setTimeout(tick, LOBBY_POLL_MS);
+  };
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState !== "visible" || timer === null) return;
+    clearTimeout(timer);
+    tick();
+  });
+  timer = setTimeout(tick, LOBBY_POLL_MS);
 }
 
 export async function showLobby(root, client) {
@@ -208,6 +240,8 @@ export async function showLobby(root, client) {
       h("div", { class: "lists" },
         LISTS.map(([status, label]) => h("section", { class: "card", "aria-labelledby": `h-${status}` },
           h("h2", { id: `h-${status}` }, label), lists.get(status))),
-        h("button", { type: "button", class: "secondary", onclick: () => refresh() }, "Refresh the lists"))));
+        h("p", { class: "help" }, `The lists refresh themselves every ${LOBBY_POLL_MS / 1000} seconds while this page is shown.`),
+        h("button", { type: "button", class: "secondary", onclick: () => refresh() }, "Refresh the lists now"))));
   await refresh();
+  keepFresh(refresh);
 }

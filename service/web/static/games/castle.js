@@ -1,7 +1,9 @@
 // Carcassonne: The Castle (with the Falcon): the interior and its start spaces, tiles drawn from
 // GET /games/catalog/castle/assets, the wall's scoring track with towers and gates, keeps, aeries.
 
-import { TILE, describeServiceEvent, html, list, placedTile, seatChip, seatShape, svg, title, who } from "./common.js";
+import {
+  TILE, animKey, describeServiceEvent, html, list, placedTile, seatChip, seatShape, seatStyle, svg, title, who,
+} from "./common.js";
 import { createTileBoard } from "./tileboard.js";
 
 const STYLE = {
@@ -157,17 +159,15 @@ function background(ctx, view) {
   return out;
 }
 
-const seatStroke = (seat) => ({ 0: "#E69F00", 1: "#56B4E9" }[seat] || "#444");
-
 function keeps(view) {
   const out = [];
   for (const seat of view.seats || []) {
     if (!seat.keep) continue;
     const g = svg("g", { class: "keep" }, [title(`${who(seat.seat)}'s keep: a house of ${seat.keep.size}`)]);
     for (const [x, y] of seat.keep.tiles) {
-      g.append(svg("rect", { x: x * TILE + 6, y: y * TILE + 6, width: TILE - 12, height: TILE - 12, fill: "none", stroke: seatStroke(seat.seat), "stroke-width": 6, "stroke-dasharray": seat.seat ? "4 6" : "14 6" }));
+      g.append(svg("rect", { x: x * TILE + 6, y: y * TILE + 6, width: TILE - 12, height: TILE - 12, fill: "none", stroke: seatStyle(seat.seat).color, "stroke-width": 6, "stroke-dasharray": seat.seat ? "4 6" : "14 6" }));
     }
-    out.push(g);
+    out.push(animKey(g, `keep:${seat.seat}:${JSON.stringify(seat.keep.tiles)}`));
   }
   return out;
 }
@@ -209,9 +209,10 @@ function overlay(view, layout) {
   for (const [key, seats] of bySpace) {
     seats.forEach((seat, i) => {
       const [x, y] = key.startsWith("g") ? layout.between(Number(key.slice(1))) : layout.position(seat.space);
-      const marker = seatShape(seat.seat, x + (i - (seats.length - 1) / 2) * 16, y - 16, 9);
+      const at = [x + (i - (seats.length - 1) / 2) * 24, y - 20];
+      const marker = seatShape(seat.seat, at[0], at[1], 12, { "stroke-width": 2.5 });
       marker.append(title(`${who(seat.seat)}: ${seat.score} points (space ${seat.space}, lap ${seat.lap})`));
-      g.append(marker);
+      g.append(animKey(marker, `marker:${seat.seat}`, at));
     });
   }
   return [g];
@@ -263,7 +264,10 @@ export function describeEvent(event, ctx) {
     case "aeries_taken": return `${who(p.seat)} takes ${p.count} aerie token${p.count === 1 ? "" : "s"}.`;
     case "aeries_returned": return `Both players hand back ${p.each} aerie token${p.each === 1 ? "" : "s"}.`;
     case "keep_moved": return `${who(p.seat)}'s keep moves to a house of ${p.size}.`;
-    case "followers_returned": return `${(p.followers || []).length} follower${(p.followers || []).length === 1 ? "" : "s"} return to their owners.`;
+    case "followers_returned": {
+      const count = (p.followers || []).length;
+      return count === 1 ? "1 follower returns to its owner." : `${count} followers return to their owners.`;
+    }
     case "turn_ended": return p.extra_turn ? `${who(p.seat)} plays an extra turn.` : `${who(p.seat)}'s turn ends; ${who(p.next)} is next.`;
     case "final_scored": return `Final scoring (${String(p.item).replace(/_/g, " ")}): ${who(p.seat)} scores ${p.points}.`;
     case "game_ended": return `The game ends: ${(p.scores || []).map((s, i) => `${who(i)} ${s}`).join(", ")}; ${list((p.winners || []).map(who))} win${(p.winners || []).length === 1 ? "s" : ""}.`;

@@ -3,8 +3,8 @@
 // cards, targets, trades, discards and damage choices of `legal` as controls.
 
 import {
-  asCommand, asSelect, boardLayout, commandButton, commandKey, describeServiceEvent, hitArea, html, list,
-  refocus, seatChip, seatDefs, selectButton, svg, title, who, wireControls,
+  animKey, asCommand, asSelect, boardLayout, commandButton, commandKey, describeServiceEvent, hitArea, html, list,
+  redraw, refocus, seatChip, seatDefs, selectButton, svg, title, who, wireControls,
 } from "./common.js";
 
 const RINGS = [
@@ -86,7 +86,8 @@ export function createBoard(container, ctx) {
     return byItem;
   }
 
-  function render() {
+  // animate: this drawing follows a new version (a selection's redraw has nothing to settle).
+  function render(animate = false) {
     const focused = root.contains(document.activeElement) ? document.activeElement : null;
     const view = state.view;
     const legal = ctx.seat === null || ctx.seat === undefined || state.live === false ? [] : state.legal || [];
@@ -110,7 +111,7 @@ export function createBoard(container, ctx) {
     for (const c of legal) if (c.type === "assign_damage") onMonster.set(c.args.monster, c);
     const claimed = new Set([...byItem.values()].flat().concat(legal.filter((c) => c.type === "assign_damage")));
     const general = legal.filter((c) => !claimed.has(c));
-    figure.replaceChildren(drawBoard(view, onMonster, onArc, onForest));
+    redraw(figure, drawBoard(view, onMonster, onArc, onForest), state, animate);
     panel.replaceChildren(...drawPanel(view, byItem, chosen, combos, leftover, general));
     refocus(root, focused);
   }
@@ -127,7 +128,7 @@ export function createBoard(container, ctx) {
       });
       board.append(svg("path", { d: sector(RINGS[0].inner, RINGS[0].outer, arc), fill: "#e7e0cf", stroke: "#fff", "stroke-width": 2 }));
       const [tx, ty] = polar(372, angleOf(arc, 0.5));
-      board.append(svg("text", { x: tx, y: ty + 6, "text-anchor": "middle", "font-size": 17, "font-weight": 700, fill: strong, stroke: "#fff", "stroke-width": 3, "paint-order": "stroke", text: `${arc} ${ARC_COLOUR[arc][0].toUpperCase()}` }));
+      board.append(svg("text", { x: tx, y: ty + 8, "text-anchor": "middle", "font-size": 24, "font-weight": 700, fill: strong, stroke: "#fff", "stroke-width": 4, "paint-order": "stroke", text: `${arc} ${ARC_COLOUR[arc][0].toUpperCase()}` }));
       if (onForest.has(arc)) {
         const c = onForest.get(arc);
         board.append(svg("path", { d: sector(RINGS[4].inner + 4, RINGS[4].outer - 4, arc), fill: "rgba(255,255,255,0.35)", stroke: "#111", "stroke-width": 3, "stroke-dasharray": "8 5", "pointer-events": "none" }));
@@ -136,7 +137,7 @@ export function createBoard(container, ctx) {
     }
     RINGS.slice(1).forEach((ring) => {
       const [x, y] = polar((ring.inner + ring.outer) / 2, angleOf(1, 0.02));
-      board.append(svg("text", { x: x + 3, y: y + 4, "font-size": 11, fill: "#333", text: ring.name }));
+      board.append(svg("text", { x: x + 3, y: y + 5, "font-size": 14, fill: "#222", stroke: "#fff", "stroke-width": 3, "paint-order": "stroke", "pointer-events": "none", text: ring.name }));
     });
     board.append(svg("circle", { cx: 0, cy: 0, r: RINGS[0].inner, fill: "#cfc6b0", stroke: "#6d6452", "stroke-width": 2 }));
     board.append(svg("text", { x: 0, y: 5, "text-anchor": "middle", "font-size": 13, "font-weight": 700, fill: "#3b3427", text: `${(view.board?.towers || []).length} towers` }));
@@ -152,7 +153,7 @@ export function createBoard(container, ctx) {
           const [fx, fy] = polar(100, angleOf(arc, 0.5));
           wall.append(svg("rect", { x: fx - 9, y: fy - 9, width: 18, height: 18, fill: "#f0c419", stroke: "#3b2d00", "stroke-width": 2, transform: `rotate(45 ${f2(fx)} ${f2(fy)})` }));
         }
-        board.append(wall);
+        board.append(animKey(wall, `wall:${arc}${fortified.has(arc) ? ":fortified" : ""}`));
       } else {
         board.append(svg("path", { d: arcLine(100, arc), fill: "none", stroke: "#6b4a2b", "stroke-width": 2, "stroke-dasharray": "3 5" }, [title(`no wall on arc ${arc}`)]));
       }
@@ -194,7 +195,7 @@ export function createBoard(container, ctx) {
         const row = Math.floor(i / perRow), col = i % perRow;
         const r = m.ring === 0 ? 86 : rows === 1 ? (ring.inner + ring.outer) / 2 : ring.inner + (ring.outer - ring.inner) * (row ? 0.72 : 0.3);
         const [x, y] = polar(r, angleOf(m.arc, (col + 0.5) / perRow));
-        const token = monsterToken(m, x, y, n > 3 || m.ring === 0 ? 14 : 19);
+        const token = monsterToken(m, x, y, n > 3 || m.ring === 0 ? 14 : 21);
         const c = onMonster.get(m.id);
         if (c) layer.append(asCommand(token, c, commandLabel(c, view)));
         else layer.append(token);
@@ -207,10 +208,10 @@ export function createBoard(container, ctx) {
     const out = [html("h3", { text: `Castle Panic${view.overlord !== null && view.overlord !== undefined ? " (Overlord)" : ""}` })];
     if (!view.started) return out;
     const phase = String(view.phase || "").replace(/_/g, " ");
-    out.push(html("p", { class: "board-note", text: `Turn ${view.turn}: ${who(view.turn_seat)}, phase ${phase}. Deck ${view.deck_size} cards, monster pile ${view.monster_pile_size} tokens, ${(view.board?.monsters || []).length} monsters on the board, tar ${view.board?.tar ? `on ${monsterName(view.board.tar)}` : "free"}, ${view.board?.fortify_tokens_left} fortify tokens left.` }));
+    out.push(html("p", { class: "board-note", text: `Turn ${view.turn}: ${who(view.turn_seat)}, phase ${phase}. Deck ${view.deck_size} cards, monster pile ${view.monster_pile_size} tokens, ${(view.board?.monsters || []).length} monsters on the board, tar ${view.board?.tar ? `on ${monsterName(view.board.tar)}` : "free"}, ${view.board?.fortify_tokens_left} fortify token${view.board?.fortify_tokens_left === 1 ? "" : "s"} left.` }));
     for (let seat = 0; seat < view.seats; seat += 1) {
       const score = (view.scores || []).find((s) => s.seat === seat);
-      const role = seat === view.overlord ? "Overlord" : `${view.hand_counts?.[seat]} cards${score ? ` · ${score.vp} VP (${score.slain} slain)` : ""}`;
+      const role = seat === view.overlord ? "Overlord" : `${view.hand_counts?.[seat]} card${view.hand_counts?.[seat] === 1 ? "" : "s"}${score ? ` · ${score.vp} VP (${score.slain} slain)` : ""}`;
       const mark = (view.waiting_for || []).includes(seat) ? " ◀" : "";
       out.push(html("div", { class: "board-row" }, [seatChip(seat), html("span", { text: `${role}${mark}` })]));
     }
@@ -265,7 +266,7 @@ export function createBoard(container, ctx) {
       const moved = !state || next.version !== state.version;
       state = next;
       if (moved) pending = false;
-      render();
+      render(moved);
     },
     destroy() { unwire(); root.remove(); },
   };
@@ -286,10 +287,11 @@ function monsterToken(m, x, y, r) {
   const [fill, letter] = MONSTER_LOOK[m.kind] || ["#ddd", m.kind.slice(0, 2).toUpperCase()];
   const g = hitArea("circle", { cx: f2(x), cy: f2(y), r, fill, stroke: "#222", "stroke-width": 2 });
   g.setAttribute("data-monster", m.id);
+  animKey(g, `monster:${m.id}`, [x, y]);
   g.prepend(title(`${monsterName(m.id)}: ${m.hp} of ${m.max_hp} hit points, ${m.ring_name} ring of arc ${m.arc} (${m.colour})${m.tarred ? ", tarred" : ""}`));
   if (m.tarred) g.append(svg("circle", { cx: f2(x), cy: f2(y), r: r + 5, fill: "none", stroke: "#111", "stroke-width": 4, "stroke-dasharray": "4 3" }));
   g.append(svg("text", { x: f2(x), y: f2(y - r * 0.12), "text-anchor": "middle", "font-size": r * 0.72, "font-weight": 700, fill: "#111", "pointer-events": "none", text: letter }));
-  g.append(svg("text", { x: f2(x), y: f2(y + r * 0.62), "text-anchor": "middle", "font-size": r * 0.58, fill: "#111", "pointer-events": "none", text: `${m.hp}/${m.max_hp}` }));
+  g.append(svg("text", { x: f2(x), y: f2(y + r * 0.66), "text-anchor": "middle", "font-size": r * 0.62, "font-weight": 600, fill: "#111", "pointer-events": "none", text: `${m.hp}/${m.max_hp}` }));
   return g;
 }
 

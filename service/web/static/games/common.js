@@ -140,7 +140,9 @@ export function refocus(root, previous) {
 
 // The shell and every board share one frame: an SVG board and an HTML side panel.
 export function boardLayout(container, gameClass) {
-  const root = html("div", { class: `board board-${gameClass}` });
+  // board-frame, not board: the shell's own box around it is .board (app.css), and the two rules
+  // must not meet (a flex .board around this one shrank the drawing to its content's width).
+  const root = html("div", { class: `board-frame board-${gameClass}` });
   const style = html("style", { text: BOARD_CSS });
   const figure = html("div", { class: "board-figure" });
   const panel = html("div", { class: "board-panel" });
@@ -150,21 +152,24 @@ export function boardLayout(container, gameClass) {
 }
 
 const BOARD_CSS = `
-.board { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-start; font: 14px/1.35 system-ui, sans-serif; color: #1b1b1b; }
-.board-figure { flex: 3 1 320px; min-width: 0; }
+.board-frame { display: flex; flex-wrap: wrap; gap: 0.75rem; align-items: flex-start; font: 14px/1.35 system-ui, sans-serif; color: #1b1b1b; width: 100%; }
+.board-figure { flex: 3 1 360px; min-width: 0; }
 .board-figure svg { width: 100%; height: auto; max-height: 78vh; display: block; background: #f6f3ea; border-radius: 6px; touch-action: manipulation; }
 .board-panel { flex: 1 1 220px; display: flex; flex-direction: column; gap: 0.5rem; min-width: 0; }
 .board-panel h3 { font-size: 0.95rem; margin: 0.25rem 0 0; }
 .board-row { display: flex; flex-wrap: wrap; gap: 0.35rem; align-items: center; }
-.board-button { font: inherit; padding: 0.35rem 0.6rem; border: 1px solid #555; border-radius: 5px; background: #fff; cursor: pointer; min-height: 2rem; }
+.board-button { font: inherit; padding: 0.35rem 0.6rem; border: 1px solid #555; border-radius: 5px; background: #fff; color: #1b1b1b; cursor: pointer; min-height: 2.25rem; text-align: left; }
+.board-button:hover { background: #eef4fb; }
 .board-button[aria-pressed="true"] { background: #1b1b1b; color: #fff; }
 .board-control { cursor: pointer; }
 .board-control:focus { outline: none; }
-.board-control:focus-visible { outline: 3px solid #0072B2; outline-offset: 2px; }
+.board-control:focus-visible { outline: 3px solid #1b1b1b; outline-offset: 2px; box-shadow: 0 0 0 6px #ffbf00; }
 svg .board-control:focus-visible > .focus-ring, svg .board-control:hover > .focus-ring { stroke: #0072B2; stroke-width: 5; opacity: 1; }
 svg .focus-ring { opacity: 0; fill: none; pointer-events: none; }
 .board-note { color: #444; font-size: 0.85rem; margin: 0; }
-.board-card { display: inline-flex; flex-direction: column; align-items: flex-start; gap: 0.1rem; padding: 0.35rem 0.5rem; border: 2px solid #444; border-radius: 6px; background: #fffdf5; min-width: 5.5rem; font: inherit; text-align: left; }
+.board-card { display: inline-flex; flex-direction: column; align-items: flex-start; gap: 0.1rem; padding: 0.35rem 0.5rem; border: 2px solid #444; border-radius: 6px; background: #fffdf5; color: #1b1b1b; min-width: 5.5rem; font: inherit; text-align: left; }
+.board-card[data-command], .board-card[data-select] { border-style: solid; box-shadow: 0 2px 0 #444; }
+.board-card:not([data-command]):not([data-select]) { border-style: dashed; color: #555; }
 .board-card[aria-pressed="true"] { border-color: #0072B2; box-shadow: 0 0 0 3px #0072B2 inset; }
 .board-card small { color: #555; }
 .seat-chip { display: inline-flex; align-items: center; gap: 0.3rem; }
@@ -463,4 +468,79 @@ export function list(items) {
   const parts = items.map(String);
   if (parts.length <= 1) return parts.join("");
   return `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}`;
+}
+
+// --- motion: what changed since the last drawing settles into place --------------------------
+// A board redraws its whole SVG on every update; lasting things (a tile, a follower, a keep, a
+// score marker, a monster, a wall) carry data-anim (a key that names them across drawings) and,
+// when they can move, data-anim-at ("x,y" in the board's units). settle() compares the new drawing
+// with the positions taken from the old one: a new key drops in and fades in, a moved one glides
+// from where it was. It animates CSS `translate` and `opacity`, never `transform`, so the SVG
+// transform attributes the drawing relies on stay untouched; nothing changes pointer-events, so a
+// control is clickable at once (it just may still be moving). While it runs an element has the class
+// `arriving` or `moving`, for styles that want to tell.
+
+export const MOTION_MS = 420;
+
+export function animKey(node, key, at = null) {
+  node.setAttribute("data-anim", key);
+  if (at) node.setAttribute("data-anim-at", `${at[0].toFixed(1)},${at[1].toFixed(1)}`);
+  return node;
+}
+
+const reducedMotion = () => Boolean(globalThis.matchMedia?.("(prefers-reduced-motion: reduce)").matches);
+
+// How long this update's motion lasts: 0 for people who asked for less motion, for the first
+// drawing and for replay jumps; the shell passes state.motion (ms), else live updates get MOTION_MS.
+export function motionOf(state) {
+  if (reducedMotion() || !state || !state.previousView) return 0;
+  if (typeof state.motion === "number") return Math.max(0, state.motion);
+  return state.live === false ? 0 : MOTION_MS;
+}
+
+// Where each keyed thing of a drawing is: key -> [x, y] or null (no position given).
+export function animPositions(root) {
+  const out = new Map();
+  for (const el of root.querySelectorAll("[data-anim]")) {
+    const at = el.getAttribute("data-anim-at");
+    out.set(el.getAttribute("data-anim"), at ? at.split(",").map(Number) : null);
+  }
+  return out;
+}
+
+// What the last drawing animated is kept on root (data-arrived, data-glided): a hook for the tests.
+export function settle(root, before, ms) {
+  let arrived = 0, glided = 0;
+  const animate = ms > 0 && before && typeof Element.prototype.animate === "function";
+  for (const el of animate ? root.querySelectorAll("[data-anim]") : []) {
+    const key = el.getAttribute("data-anim");
+    if (!before.has(key)) {
+      arrived += 1;
+      el.classList.add("arriving");
+      const run = el.animate([{ opacity: 0, translate: "0px -18px" }, { opacity: 1, translate: "0px 0px" }],
+        { duration: ms, easing: "cubic-bezier(.2,.8,.3,1)" });
+      run.onfinish = () => el.classList.remove("arriving");
+      continue;
+    }
+    const was = before.get(key);
+    const at = el.getAttribute("data-anim-at");
+    if (!was || !at) continue;
+    const [x, y] = at.split(",").map(Number);
+    const dx = was[0] - x, dy = was[1] - y;
+    if (Math.hypot(dx, dy) < 0.5) continue;
+    glided += 1;
+    el.classList.add("moving");
+    const run = el.animate([{ translate: `${dx}px ${dy}px` }, { translate: "0px 0px" }], { duration: ms, easing: "ease-in-out" });
+    run.onfinish = () => el.classList.remove("moving");
+  }
+  root.setAttribute("data-arrived", String(arrived));
+  root.setAttribute("data-glided", String(glided));
+}
+
+// Replaces a board's drawing with the next one and lets what changed settle (see above).
+export function redraw(figure, drawing, state, animate) {
+  const had = figure.firstElementChild !== null;
+  const before = animate && had ? animPositions(figure) : null;
+  figure.replaceChildren(drawing);
+  if (animate) settle(figure, before, motionOf(state));
 }

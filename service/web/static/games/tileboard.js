@@ -5,7 +5,8 @@
 
 import {
   TILE, anchorOnBoard, asCommand, asSelect, boardLayout, commandButton, commandKey, hitArea, html,
-  meeple, placedTile, drawTile, refocus, rotatePoint, seatDefs, segmentAtSpot, svg, viewBoxOf, wireControls,
+  animKey, meeple, placedTile, drawTile, redraw, refocus, rotatePoint, seatDefs, segmentAtSpot, svg, viewBoxOf,
+  wireControls,
 } from "./common.js";
 
 const ROTATION_SLOTS = { 0: [-1, -1], 90: [1, -1], 180: [1, 1], 270: [-1, 1] };
@@ -45,12 +46,13 @@ export function createTileBoard(container, ctx, game) {
     }
   });
 
-  function render() {
+  // animate: this drawing follows a new version (a selection's redraw has nothing to settle).
+  function render(animate = false) {
     const focused = root.contains(document.activeElement) ? document.activeElement : null;
     const view = state.view;
     const legal = ctx.seat === null || ctx.seat === undefined || state.live === false ? [] : state.legal || [];
     byKey = new Map(legal.map((c) => [commandKey(c), c]));
-    figure.replaceChildren(drawBoard(view, legal));
+    redraw(figure, drawBoard(view, legal), state, animate);
     panel.replaceChildren(...drawPanel(view, legal));
     refocus(root, focused);
   }
@@ -79,6 +81,7 @@ export function createTileBoard(container, ctx, game) {
     for (const t of tiles) {
       const g = placedTile(t.geometry, t.x, t.y, t.rotation, game.style);
       g.setAttribute("data-tile", `${t.x},${t.y}`);
+      animKey(g, `tile:${t.x},${t.y}`);
       g.prepend(svgTitle(game.tileLabel(t)));
       tileLayer.append(g);
     }
@@ -114,7 +117,8 @@ export function createTileBoard(container, ctx, game) {
         list.forEach((f, i) => {
           const look = game.followerLook(f, kind);
           const dx = (i - (list.length - 1) / 2) * 16;
-          layer.append(meeple(f.seat, ax + dx, ay, { ...look, label: game.followerLabel(f, kind, t) }));
+          const piece = meeple(f.seat, ax + dx, ay, { ...look, label: game.followerLabel(f, kind, t) });
+          layer.append(animKey(piece, `follower:${t.x},${t.y}:${f.at}:${f.seat}:${f.kind}:${i}`));
         });
       }
     }
@@ -229,7 +233,7 @@ export function createTileBoard(container, ctx, game) {
       const moved = !state || next.version !== state.version;
       state = next;
       if (moved) pending = false;
-      render();
+      render(moved);
     },
     destroy() {
       unwire();
