@@ -18,7 +18,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -53,6 +52,15 @@ class Served:
 
     def store(self) -> list[int]:
         return [pid for pid in _children(self.proc.pid) if "valkey" in _command(pid)]
+
+
+async def until(condition: Any, within: float = WITHIN) -> bool:
+    """Whether ``condition()`` came true within ``within`` seconds (polled: it reads ``/proc``)."""
+    for _ in range(int(within / 0.05)):
+        if condition():
+            return True
+        await asyncio.sleep(0.05)
+    return bool(condition())
 
 
 def _children(pid: int) -> list[int]:
@@ -94,8 +102,9 @@ def worker_of(served: Served, client_port: int) -> int | None:
 
 
 def _client_port(ws: aiohttp.ClientWebSocketResponse) -> int:
-    transport = ws._response.connection.transport  # type: ignore[union-attr]
-    return int(transport.get_extra_info("sockname")[1])
+    connection = ws._response.connection
+    assert connection is not None and connection.transport is not None
+    return int(connection.transport.get_extra_info("sockname")[1])
 
 
 @pytest.fixture
@@ -104,8 +113,9 @@ def served(tmp_path: Path) -> Iterator[Served]:
     log = tmp_path / "serve.log"
     environ = env()
     environ["DONJON_NODE_ID"] = "wk"
+    args = ["serve", "--workers", "2", "--port", str(port), "--data-dir", str(tmp_path / "d")]
     proc = subprocess.Popen(
-        [sys.executable, "-c", LAUNCH, "serve", "--workers", "2", "--port", str(port), "--data-dir", str(tmp_path / "d")],
+        [sys.executable, "-c", LAUNCH, *args],
         cwd=ROOT,
         env=environ,
         stdout=log.open("ab"),
@@ -124,18 +134,18 @@ def served(tmp_path: Path) -> Iterator[Served]:
 async def session(served: Served) -> AsyncIterator[aiohttp.ClientSession]:
     async with aiohttp.ClientSession() as client:
         await wait_ready(client, served.base)
-        deadline = time.monotonic() + WITHIN
-        while len(served.workers()) < 2 and time.monotonic() < deadline:
-            await asyncio.sleep(0.1)
+        await until(lambda: len(served.workers()) == 2)
         yield client
 
 
 async def _node_of_fresh_connection(base: str) -> str:
     """The ``node`` label of ``/metrics`` answered over a connection of its own."""
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as one:
-        async with one.get(f"{base}/metrics") as response:
-            assert response.status == 200
-            text = await response.text()
+    async with (
+        aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as one,
+        one.get(f"{base}/metrics") as response,
+    ):
+        assert response.status == 200
+        text = await response.text()
     for line in text.splitlines():
         if line.startswith("donjon_build_info{"):
             return line.split('node="', 1)[1].split('"', 1)[0]
@@ -196,7 +206,9 @@ async def test_spectators_on_one_worker_see_commands_taken_on_another(
 
 
 @pytest.mark.timeout(120)
-async def test_sigterm_stops_every_worker_and_the_embedded_store(served: Served, session: aiohttp.ClientSession) -> None:
+async def test_sigterm_stops_every_worker_and_the_embedded_store(
+    served: Served, session: aiohttp.ClientSession
+) -> None:
     everyone = [*served.workers(), *served.store()]
     assert len(everyone) == 3
     served.proc.send_signal(signal.SIGTERM)
@@ -210,13 +222,13 @@ async def test_sigterm_stops_every_worker_and_the_embedded_store(served: Served,
 async def test_a_worker_killed_leaves_the_other_serving(served: Served, session: aiohttp.ClientSession) -> None:
     victim, survivor = served.workers()
     os.kill(victim, signal.SIGKILL)
-    deadline = time.monotonic() + WITHIN
-    while victim in served.workers() and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
+    assert await until(lambda: victim not in served.workers())
     for _ in range(20):  # every new connection is served meanwhile, by the survivor at least
-        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as one:
-            async with one.get(f"{served.base}/readyz") as response:
-                assert response.status == 200
+        async with (
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as one,
+            one.get(f"{served.base}/readyz") as response,
+        ):
+            assert response.status == 200
     game_id, tokens = await new_started_game(session, served.base)
     ws = await session.ws_connect(f"{served.base}/games/{game_id}/ws")
     await ws.send_json({"type": "hello", "token": tokens[0]})
@@ -226,7 +238,6 @@ async def test_a_worker_killed_leaves_the_other_serving(served: Served, session:
     assert any(frame["type"] == "ack" for frame in frames)
     await ws.close()
     assert survivor in served.workers()
-    while len(served.workers()) < 2 and time.monotonic() < deadline + WITHIN:
-        await asyncio.sleep(0.1)
-    assert len(served.workers()) == 2, "the supervisor starts a new worker in the killed one's place"
+    restarted = await until(lambda: len(served.workers()) == 2)
+    assert restarted, "the supervisor starts a new worker in the killed one's place"
     assert any(line.get("event") == "serve.worker_exited" for line in served.lines())
