@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--only",
         default="",
-        help="comma-separated sections: service,replay,bots,store,engines,games,memory (default: all)",
+        help="comma-separated sections: service,workers,replay,bots,store,engines,games,memory (default: all)",
     )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     return parser
