@@ -11,9 +11,11 @@ long as it runs, so port ``0`` resolves once and the port stays the workers'.
 * SIGTERM or SIGINT to the supervisor: every worker gets SIGTERM and closes its sockets
   (``going away``), then the supervisor stops the embedded store; a worker still running after
   :data:`STOP_GRACE` seconds is killed.
-* A worker that dies (SIGKILL, a crash) is logged and started again after :data:`RESTART_DELAY`;
-  the others serve on meanwhile. Its socket's pending connections are lost, never a command
-  that was acknowledged (acks follow the fsynced append).
+* A worker killed by a signal (SIGKILL, the OOM killer) is logged and started again after
+  :data:`RESTART_DELAY`; the others serve on meanwhile. Its socket's pending connections are
+  lost, never a command that was acknowledged (acks follow the fsynced append). A worker that
+  exits by itself (it refused its settings, or failed) stops them all with its exit status, as
+  the one process of ``--workers 1`` would end.
 * A supervisor that dies takes its workers with it (``PR_SET_PDEATHSIG``), and the embedded
   store too, as for a single process.
 
@@ -45,8 +47,6 @@ STOP_GRACE = 10.0
 RESTART_DELAY = 1.0
 """Seconds between a worker's death and its replacement, so a worker that cannot start does
 not spin."""
-USAGE = 2
-"""The exit status of a worker that refused its settings; the supervisor stops with it."""
 _PR_SET_PDEATHSIG = 1
 
 
@@ -89,8 +89,8 @@ class Supervisor:
         self._status = 0
 
     def run(self) -> int:
-        """Serve until SIGTERM/SIGINT; 0 after a clean stop, 2 when a worker refused to start
-        (a setting or dataset it cannot use: every worker would refuse it)."""
+        """Serve until SIGTERM/SIGINT; 0 after a clean stop, else the exit status of a worker
+        that ended by itself (2: a setting or dataset it cannot use), as one process would."""
         keeper = _reserve(self.settings.host, self.settings.port)
         port = keeper.getsockname()[1]
         store: EmbeddedServer | None = None
@@ -128,6 +128,8 @@ class Supervisor:
                     signal.signal(sig, signal.SIG_DFL)
                 _die_with_parent()
                 status = self.serve(worker)
+            except BaseException:  # logged here: os._exit below skips the interpreter's own report
+                self.log.exception("serve.worker_failed", worker=index)
             finally:
                 os._exit(status)
         self.pids[pid] = index
@@ -143,8 +145,8 @@ class Supervisor:
             index = self.pids.pop(pid)
             code = os.waitstatus_to_exitcode(status)
             self.log.warning("serve.worker_exited", pid=pid, worker=index, status=code)
-            if code == USAGE:
-                self._status, self._stopping = USAGE, True
+            if code > 0:  # it ended by itself (refused its settings, failed): so would the others
+                self._status, self._stopping = code, True
                 return
             deadline = time.monotonic() + RESTART_DELAY
             while not self._stopping and time.monotonic() < deadline:

@@ -244,3 +244,15 @@ async def test_a_worker_killed_leaves_the_other_serving(served: Served, session:
     restarted = await until(lambda: len(served.workers()) == 2)
     assert restarted, "the supervisor starts a new worker in the killed one's place"
     assert any(line.get("event") == "serve.worker_exited" for line in served.lines())
+
+
+@pytest.mark.timeout(120)
+def test_workers_that_refuse_their_settings_stop_the_supervisor_with_status_2(tmp_path: Path) -> None:
+    environ = env()
+    environ["DONJON_CASTLE_DATA"] = str(tmp_path / "no-such-dataset.json")
+    args = ["serve", "--workers", "2", "--port", str(free_port()), "--data-dir", str(tmp_path / "d")]
+    done = subprocess.run(  # the real games: The Castle reads the dataset
+        [sys.executable, "-m", "service", *args], cwd=ROOT, env=environ, capture_output=True, timeout=WITHIN * 3
+    )
+    assert done.returncode == 2
+    assert b"no-such-dataset" in done.stderr
