@@ -68,7 +68,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--only",
         default="",
-        help="comma-separated sections: service,workers,replay,bots,store,engines,games,memory (default: all)",
+        help="comma-separated sections: service,workers,replay,bots,store,engines,games,memory,cluster"
+        " (default: all but cluster)",
     )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     return parser
@@ -228,7 +229,7 @@ async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[s
             url = server.url
         else:
             url = settings.redis_url.reveal()
-        store = await EventStore.connect(url)
+        store = await EventStore.connect(url, cluster=False if settings.embedded else settings.cluster)
         try:
             report = await replay_game(store, game_id, engines)
         finally:
