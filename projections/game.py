@@ -140,7 +140,10 @@ class GameProjection:
     # --- folding -----------------------------------------------------------------------------
 
     def apply_all(self, envelopes: Iterable[EnvelopeLike]) -> GameProjection:
-        """Fold every envelope newer than this projection; older ones are skipped (already in)."""
+        """Fold every envelope newer than this projection; older ones are skipped (already in).
+
+        One event at a time: each engine event may record an undo checkpoint and move the turn
+        clocks (:meth:`apply`), so a run of them cannot be folded in one step."""
         projection = self
         for envelope in envelopes:
             if envelope.version <= projection.version:

@@ -153,12 +153,16 @@ class LiveGame:
             subscriber for by_codec in self._watchers.values() for group in by_codec.values() for subscriber in group
         ]
 
-    def publish(self, envelopes: Iterable[Any]) -> int:
-        """Fold the envelopes newer than the pushed version and fan them out; returns deliveries."""
+    def publish(self, envelopes: Iterable[Any], folded: GameProjection | None = None) -> int:
+        """Fold the envelopes newer than the pushed version and fan them out; returns deliveries.
+
+        ``folded`` is the node's cached projection of the game, if it has one: when it stands
+        exactly after these envelopes (this node appended them and folded them as it did), it is
+        taken as it is instead of folding the same events once more."""
         fresh = [envelope for envelope in envelopes if envelope.version > self.projection.version]
         if not fresh:
             return 0
-        self.projection = self.projection.apply_all(fresh)
+        self.projection = self._after(fresh, folded)
         released = self._release(fresh)
         delivered = 0
         for viewer, by_codec in list(self._watchers.items()):
@@ -176,3 +180,15 @@ class LiveGame:
                     subscriber.deliver(data)
                 delivered += len(subscribers)
         return delivered
+
+    def _after(self, fresh: list[Any], folded: GameProjection | None) -> GameProjection:
+        first, last = fresh[0].version, fresh[-1].version
+        if (
+            folded is not None
+            and folded.game_id == self.game_id
+            and folded.version == last
+            and first == self.projection.version + 1
+            and last - first + 1 == len(fresh)
+        ):
+            return folded
+        return self.projection.apply_all(fresh)

@@ -22,9 +22,11 @@ import asyncio
 import gc
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import uvloop
 
 from games.base import Engine
 
@@ -52,6 +54,11 @@ def _parser() -> argparse.ArgumentParser:
         "--fsync", choices=("always", "everysec"), help="embedded server: fsync every write (default) or every second"
     )
     serve.add_argument("--log-format", choices=("auto", "json", "console"), help="log lines (default auto)")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        help="processes serving the port, each a node (default: one per core, env DONJON_WORKERS)",
+    )
 
     replay = sub.add_parser("replay", help="re-fold and verify one game from the store")
     replay.add_argument("game_id")
@@ -63,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--only",
         default="",
-        help="comma-separated sections: service,replay,bots,store,engines,games,memory,cluster"
+        help="comma-separated sections: service,workers,replay,bots,store,engines,games,memory,cluster"
         " (default: all but cluster)",
     )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -82,6 +89,7 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
             data_dir=getattr(args, "data_dir", None),
             fsync=getattr(args, "fsync", None),
             log_format=getattr(args, "log_format", None),
+            workers=getattr(args, "workers", None),
         )
     except SettingsError as exc:
         sys.stderr.write(f"donjon: {exc}\n")
@@ -89,16 +97,39 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
     if args.command == "serve":
         return _serve(settings, engines)
     if args.command == "replay":
-        return asyncio.run(_replay(settings, args.game_id, args.json, engines))
+        return run(_replay(settings, args.game_id, args.json, engines))
     if args.command == "bench":
         from service.bench import run_bench
 
         sections = [s.strip() for s in args.only.split(",") if s.strip()]
-        return asyncio.run(run_bench(quick=args.quick, sections=sections, as_json=args.json, engines=engines))
+        return run(run_bench(quick=args.quick, sections=sections, as_json=args.json, engines=engines))
     return 2  # pragma: no cover - argparse refuses other commands
 
 
+def run(main: Coroutine[Any, Any, int]) -> int:
+    """Run ``main`` to its end on a uvloop event loop (libuv: cheaper I/O and callbacks)."""
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(main)
+
+
 def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
+    """One process (``--workers 1``), or a supervisor of N worker processes (:mod:`service.workers`)."""
+    from events.errors import DataDirInUse
+    from service.logs import configure_logging
+    from service.workers import Supervisor, default_workers
+
+    workers = settings.workers or default_workers()
+    if workers == 1:
+        return _serve_one(settings, engines)
+    configure_logging(settings.log_format, settings.log_level, node_id=settings.node_id)
+    try:
+        return Supervisor(settings, workers, lambda worker: _serve_one(worker, engines, reuse_port=True)).run()
+    except DataDirInUse:
+        _data_dir_in_use(settings)
+        return 2
+
+
+def _serve_one(settings: Any, engines: Mapping[str, Engine] | None, *, reuse_port: bool = False) -> int:
     from aiohttp import web
 
     from events.errors import DataDirInUse
@@ -123,17 +154,29 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
         )
 
     try:
-        web.run_app(app, host=settings.host, port=settings.port, access_log=None, print=announce)
-    except DataDirInUse:
-        sys.stderr.write(
-            f"donjon: the data folder {str(settings.data_dir)!r} is in use by another running donjon serve;"
-            " stop that one, or give this one another --data-dir (DONJON_DATA_DIR)\n"
+        web.run_app(
+            app,
+            host=settings.host,
+            port=settings.port,
+            access_log=None,
+            print=announce,
+            reuse_port=reuse_port or None,
+            loop=uvloop.new_event_loop(),
         )
+    except DataDirInUse:
+        _data_dir_in_use(settings)
         return 2
     except OSError as exc:
         log.error("serve.failed", error=str(exc))
         return 1
     return 0
+
+
+def _data_dir_in_use(settings: Any) -> None:
+    sys.stderr.write(
+        f"donjon: the data folder {str(settings.data_dir)!r} is in use by another running donjon serve;"
+        " stop that one, or give this one another --data-dir (DONJON_DATA_DIR)\n"
+    )
 
 
 async def _settle_gc(_app: Any) -> None:

@@ -15,6 +15,12 @@ After ``Settings.command_retries`` attempts it answers ``conflict``. A command s
 ``expected_version`` is never decided again on another version: it gets ``conflict`` at once.
 Acks come from here, after the append; updates to sockets never do (see :mod:`service.node`).
 
+Logging: a refused command gets its own ``info`` line (``command.rejected``: game, command id,
+code); an accepted one gets a ``debug`` line (``command.accepted``: game, version, command id,
+latency), and at ``info`` one ``commands.accepted`` line a second while commands come
+(:class:`AcceptedTally`: how many, resends among them, games, mean and worst latency), so the
+default level costs a line a second, not a line per command.
+
 Idempotency: a command's id is namespaced by seat (``"<seat>:<client id>"``) so seats cannot
 collide, and passed to the store, which refuses to apply the same id twice. A resent command
 the rules now refuse (it was applied, so it is no longer legal) is looked up before the
@@ -23,9 +29,11 @@ refusal is reported (``store.command_result``), so the client gets the earlier `
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from events.errors import ConflictError, UnknownGame
 from games.base import Command, RuleError
@@ -36,7 +44,10 @@ from service.errors import ErrorCode, ServiceError, from_rule_error
 from service.logs import get_logger
 from service.metrics import Metrics
 
-__all__ = ["CommandResult", "CommandRunner", "decide"]
+__all__ = ["TALLY_SECONDS", "AcceptedTally", "CommandResult", "CommandRunner", "decide"]
+
+TALLY_SECONDS = 1.0
+"""The window of one ``commands.accepted`` line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +105,44 @@ def refuse_human(projection: GameProjection, seat: int, command: Command, ts: in
         raise ServiceError(ErrorCode.CLOCK_EXPIRED, f"seat {seat}'s time ran out in game {projection.game_id!r}")
 
 
+@dataclass(slots=True)
+class AcceptedTally:
+    """The accepted commands of one window, logged as one ``info`` line when it closes."""
+
+    log: Any
+    window: float = TALLY_SECONDS
+    accepted: int = 0
+    duplicates: int = 0
+    latency_sum: float = 0.0
+    latency_max: float = 0.0
+    games: set[str] = field(default_factory=set)
+
+    def add(self, game_id: str, latency: float, duplicate: bool) -> None:
+        if not self.accepted:
+            asyncio.get_running_loop().call_later(self.window, self.flush)
+        self.accepted += 1
+        self.duplicates += duplicate
+        self.latency_sum += latency
+        self.latency_max = max(self.latency_max, latency)
+        self.games.add(game_id)
+
+    def flush(self) -> None:
+        if not self.accepted:
+            return
+        self.log.info(
+            "commands.accepted",
+            accepted=self.accepted,
+            duplicates=self.duplicates,
+            games=len(self.games),
+            latency_ms_mean=round(self.latency_sum / self.accepted * 1000, 3),
+            latency_ms_max=round(self.latency_max * 1000, 3),
+            seconds=self.window,
+        )
+        self.accepted = self.duplicates = 0
+        self.latency_sum = self.latency_max = 0.0
+        self.games = set()
+
+
 class CommandRunner:
     """Runs the commands of seated players on one node (``GameService.execute``)."""
 
@@ -114,6 +163,7 @@ class CommandRunner:
         self.retries = retries
         self.clock = clock
         self.log = get_logger()
+        self.tally = AcceptedTally(self.log)
 
     async def execute(
         self,
@@ -143,7 +193,7 @@ class CommandRunner:
         latency = time.perf_counter() - started
         self.metrics.commands.inc(game=game, result="ok")
         self.metrics.command_seconds.observe(latency, game=game)
-        self.log.info(
+        self.log.debug(
             "command.accepted",
             game_id=game_id,
             version=result.version,
@@ -151,6 +201,7 @@ class CommandRunner:
             duplicate=result.duplicate,
             latency_ms=round(latency * 1000, 3),
         )
+        self.tally.add(game_id, latency, result.duplicate)
         return result
 
     async def _execute_locked(

@@ -16,11 +16,13 @@ becomes its ``exception`` field.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from types import TracebackType
 from typing import Any, TextIO
 
+import orjson
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
@@ -54,7 +56,7 @@ def configure_logging(
         log_format = "console" if tty else "json"
     renderer: Processor
     if log_format == "json":
-        renderer = structlog.processors.JSONRenderer()
+        renderer = structlog.processors.JSONRenderer(serializer=_dumps)
     else:
         renderer = structlog.dev.ConsoleRenderer(colors=tty)
     shared: list[Processor] = [
@@ -76,6 +78,15 @@ def configure_logging(
         cache_logger_on_first_use=True,
     )
     return _route_stdlib(out, level, shared, renderer)
+
+
+def _dumps(event_dict: EventDict, **_: Any) -> str:
+    """One JSON line by orjson; a value it cannot encode is written as its ``repr``, as
+    structlog's own renderer does (the standard library's encoder takes integers beyond 64 bits)."""
+    try:
+        return orjson.dumps(event_dict, default=repr, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(event_dict, default=repr)
 
 
 def _route_stdlib(out: TextIO, level: str, shared: list[Processor], renderer: Processor) -> logging.Handler:

@@ -232,7 +232,7 @@ class Node:
             before = live.encodes
             started = time.perf_counter()
             try:
-                delivered = live.publish(envelopes)
+                delivered = live.publish(envelopes, self.service.cached(game_id))
             except Exception as exc:  # ProjectionError, or an engine bug in view/redact
                 # A stream this node cannot fold or show: stop watching it rather than loop on it.
                 self.log.error(

@@ -48,6 +48,7 @@ variable                       default                     meaning
 ``DONJON_CACHE_BYTES``         ``268435456``               most estimated bytes of those games
 ``DONJON_AWAY_MS``             ``120000``                  how long a seat has no socket open
                                                            before it is shown as away
+``DONJON_WORKERS``             ``0`` (one per core)        ``donjon serve`` processes on one port
 =============================  ==========================  =====================================
 
 ``DONJON_CASTLE_DATA`` names a corrected dataset file for The Castle (``games.castle.DATA_ENV``).
@@ -173,6 +174,8 @@ class Settings:
     cache_games: int = field(default=5000, metadata={"cast": int})
     cache_bytes: int = field(default=256 * 1024 * 1024, metadata={"cast": int})
     away_ms: int = field(default=120_000, metadata={"cast": int})
+    workers: int = field(default=0, metadata={"cast": int})
+    """``donjon serve`` processes on the one port (``service.workers``); 0: one per core."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -212,6 +215,8 @@ class Settings:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be at least 1, not {getattr(self, name)!r}")
         if self.read_block_ms < 1:
             raise SettingsError(f"{PREFIX}READ_BLOCK_MS must be at least 1, not {self.read_block_ms!r}")
+        if self.workers < 0:
+            raise SettingsError(f"{PREFIX}WORKERS must be 0 (one per core) or more, not {self.workers!r}")
         if self.bot_delay_ms < 0:
             raise SettingsError(f"{PREFIX}BOT_DELAY_MS must be 0 or more, not {self.bot_delay_ms!r}")
         if self.bot_sweep_ms < 0:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgpack
+import orjson
 
 from service.errors import ErrorCode, ServiceError
 
@@ -28,6 +29,7 @@ __all__ = [
     "Hello",
     "ack_frame",
     "decode_json",
+    "dumps_json",
     "error_frame",
     "parse_frame",
     "readable_command_id",
@@ -46,8 +48,13 @@ COMMAND_FRAME_FIELDS = frozenset({"type", "id", "command", "expected_version"})
 COMMAND_FIELDS = frozenset({"type", "args"})
 
 
-def _check_depth(value: Any, what: str) -> Any:
-    """``value`` unchanged, or ``bad_json`` when it nests deeper than :data:`MAX_DEPTH`."""
+def _check_depth(value: Any, what: str, data: str | bytes | None = None) -> Any:
+    """``value`` unchanged, or ``bad_json`` when it nests deeper than :data:`MAX_DEPTH`.
+
+    When the document ``data`` it came from opens at most :data:`MAX_DEPTH` arrays and objects
+    in all (every client frame in practice), it cannot nest deeper, and the walk is skipped."""
+    if data is not None and _openings(data) <= MAX_DEPTH:
+        return value
     level = [value]
     for _ in range(MAX_DEPTH):
         level = [
@@ -62,16 +69,39 @@ def _check_depth(value: Any, what: str) -> Any:
     raise ServiceError(ErrorCode.BAD_JSON, f"the {what} nests arrays or objects deeper than {MAX_DEPTH} levels")
 
 
+def _openings(data: str | bytes) -> int:
+    """How many ``{`` and ``[`` the document holds (inside strings too: an upper bound of its depth)."""
+    if isinstance(data, str):
+        return data.count("{") + data.count("[")
+    return data.count(b"{") + data.count(b"[")
+
+
 def decode_json(data: str | bytes, what: str = "frame") -> Any:
     """Parse JSON from a client (a frame, an HTTP body); ``bad_json`` for anything else.
 
-    A document nested past the parser's recursion limit is ``bad_json`` like any other
+    orjson parses; what it refuses goes to the standard library's parser, which decides (it
+    also reads what orjson does not: integers beyond 64 bits, ``NaN``, lone surrogates), so the
+    documents accepted and the values they give are exactly those of ``json.loads``. A
+    document nested past the parser's recursion limit is ``bad_json`` like any other
     unreadable one, not a crash."""
     try:
-        value = json.loads(data)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise ServiceError(ErrorCode.BAD_JSON, f"the {what} is not valid JSON: {exc}") from None
-    return _check_depth(value, what)
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            value = json.loads(data)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            raise ServiceError(ErrorCode.BAD_JSON, f"the {what} is not valid JSON: {exc}") from None
+    return _check_depth(value, what, data)
+
+
+def dumps_json(value: Any) -> bytes:
+    """Compact UTF-8 JSON, as ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)``
+    gives it (non-string keys become strings), at orjson's speed; the standard library's
+    encoder takes what orjson cannot (integers beyond 64 bits)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def refuse_unknown_fields(obj: dict[str, Any], known: frozenset[str], what: str, code: ErrorCode) -> None:
@@ -95,6 +125,10 @@ class Codec:
     def encode(self, frame: dict[str, Any]) -> bytes:
         raise NotImplementedError
 
+    def ack(self, command_id: str, version: int, duplicate: bool) -> bytes:
+        """The payload of :func:`ack_frame`, which every accepted command gets."""
+        return self.encode(ack_frame(command_id, version, duplicate))
+
     def decode(self, data: str | bytes) -> Any:
         raise NotImplementedError
 
@@ -104,7 +138,12 @@ class _JsonCodec(Codec):
     binary = False
 
     def encode(self, frame: dict[str, Any]) -> bytes:
-        return json.dumps(frame, separators=(",", ":"), ensure_ascii=False).encode()
+        return dumps_json(frame)
+
+    def ack(self, command_id: str, version: int, duplicate: bool) -> bytes:
+        # Spliced rather than encoded: the one variable string is encoded on its own.
+        flag = b"true" if duplicate else b"false"
+        return b'{"type":"ack","id":%s,"version":%d,"duplicate":%s}' % (orjson.dumps(command_id), version, flag)
 
     def decode(self, data: str | bytes) -> Any:
         return decode_json(data)
@@ -125,7 +164,7 @@ class _MsgpackCodec(Codec):
         except Exception as exc:  # msgpack raises several unrelated types for garbage (StackError when too deep)
             reason = str(exc) or type(exc).__name__
             raise ServiceError(ErrorCode.BAD_JSON, f"the frame is not valid msgpack: {reason}") from None
-        return _check_depth(value, "frame")
+        return _check_depth(value, "frame", data if len(data) <= MAX_DEPTH else None)
 
 
 JSON: Codec = _JsonCodec()

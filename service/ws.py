@@ -44,7 +44,6 @@ from service.wire import (
     Codec,
     CommandFrame,
     Hello,
-    ack_frame,
     error_frame,
     parse_frame,
     readable_command_id,
@@ -88,6 +87,9 @@ class FramedCodec(Codec):
 
     def encode(self, frame: dict[str, Any]) -> bytes:
         return websocket_frame(self.codec.encode(frame), self.binary)
+
+    def ack(self, command_id: str, version: int, duplicate: bool) -> bytes:
+        return websocket_frame(self.codec.ack(command_id, version, duplicate), self.binary)
 
     def decode(self, data: str | bytes) -> Any:
         return self.codec.decode(data)
@@ -155,7 +157,10 @@ class Connection:
             self._enqueue((data, time.perf_counter()))
 
     def send(self, frame: dict[str, Any]) -> None:
-        data = self.codec.encode(frame)
+        self.send_encoded(self.codec.encode(frame))
+
+    def send_encoded(self, data: bytes) -> None:
+        """Send a frame :attr:`codec` encoded already."""
         if self._held is not None or not self._write_now(data):
             self._enqueue((data, 0.0))
 
@@ -351,7 +356,7 @@ class _Session:
         result = await self.service.execute(
             self.game_id, self.conn.viewer, frame.id, frame.command, frame.expected_version
         )
-        self.conn.send(ack_frame(frame.id, result.version, result.duplicate))
+        self.conn.send_encoded(self.conn.codec.ack(frame.id, result.version, result.duplicate))
 
 
 def _command_id_of(codec: Codec, data: str | bytes) -> str | None:

@@ -4,6 +4,8 @@ Sections (``--only`` picks some):
 
 * ``service`` — :func:`service.bench.service.service_figures`: accepted commands/s, command->ack
   and command->spectator-update latencies, on an embedded server with ``appendfsync always``;
+* ``workers`` — :func:`service.bench.workers.worker_figures`: accepted commands/s of ``donjon
+  serve --workers 1`` and with one worker per core (at least 2), and their ratio;
 * ``replay`` — fold speed of real games replayed by ``donjon replay``'s code;
 * ``bots`` — bot-only games of every game's bots through the service's bot path: bot moves/s and
   the worst event-loop lag meanwhile;
@@ -34,8 +36,8 @@ from typing import Any
 
 __all__ = ["run_bench", "SECTIONS"]
 
-SECTIONS = ("service", "replay", "bots", "store", "engines", "games", "memory", "cluster")
-DEFAULT_SECTIONS = ("service", "replay", "bots", "store", "engines", "games", "memory")
+SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory", "cluster")
+DEFAULT_SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory")
 """What ``donjon bench`` runs without ``--only``."""
 
 
@@ -113,6 +115,10 @@ async def run_bench(
         section_started = time.perf_counter()
         if section == "service":
             part = await service_figures(quick)
+        elif section == "workers":
+            from service.bench.workers import worker_figures
+
+            part = await worker_figures(quick)
         elif section == "replay":
             part = await replay_figures(engines, quick)
         elif section == "bots":
@@ -135,8 +141,10 @@ async def run_bench(
         if not as_json:
             out(_table(part))
             out(f"  ({section}: {time.perf_counter() - section_started:.1f} s)")
+    figures["load average (1, 5, 15 min) at the end"] = ", ".join(f"{load:.2f}" for load in os.getloadavg())
     if as_json:
         out(json.dumps(figures, indent=2))
     else:
+        out(f"load average (1, 5, 15 min) at the end: {figures['load average (1, 5, 15 min) at the end']}")
         out(f"total {time.perf_counter() - started:.1f} s")
     return 0

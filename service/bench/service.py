@@ -410,8 +410,98 @@ def _client_frame(payload: bytes, opcode: int = 0x1) -> bytes:
     return header + b"\0\0\0\0" + payload
 
 
+async def _real_games(base: str, game: str, games: int, seconds: float) -> dict[str, Any]:
+    """Closed loop over ``games`` tables of a real game with 2 seats: a seat whose view lists
+    ``legal`` commands sends one of them, chosen at random, once every socket has seen the last
+    ack's version; a finished game makes way for a new one."""
+    import aiohttp
+
+    acks = 0
+    latencies: list[float] = []
+    refusals: dict[str, int] = {}
+    stop = time.perf_counter() + seconds
+
+    async def table(session: Any, index: int) -> None:
+        nonlocal acks
+        rng = random.Random(index)
+        while time.perf_counter() < stop:
+            async with session.post(f"{base}/games", json={"game": game, "seats": 2}) as response:
+                game_id = (await response.json())["id"]
+            tokens = []
+            for name in ("a", "b"):
+                async with session.post(f"{base}/games/{game_id}/seats", json={"name": name}) as response:
+                    tokens.append((await response.json())["token"])
+            sockets = [await session.ws_connect(f"{base}/games/{game_id}/ws", max_msg_size=0) for _ in tokens]
+            views: list[dict[str, Any]] = [{}, {}]
+            versions = [0, 0]
+            status = ["active", "active"]
+            answers: list[asyncio.Queue[dict[str, Any]]] = [asyncio.Queue(), asyncio.Queue()]
+            seen = asyncio.Event()
+
+            async def read(  # this game's containers bound now: the readers end with the game
+                seat: int,
+                ws: Any,
+                views: list[dict[str, Any]] = views,
+                versions: list[int] = versions,
+                status: list[str] = status,
+                seen: asyncio.Event = seen,
+                answers: list[asyncio.Queue[dict[str, Any]]] = answers,
+            ) -> None:
+                async for message in ws:
+                    frame = message.json()
+                    if frame["type"] in ("snapshot", "update"):
+                        views[seat], versions[seat], status[seat] = frame["view"], frame["version"], frame["status"]
+                        seen.set()
+                    elif frame["type"] in ("ack", "error"):
+                        answers[seat].put_nowait(frame)
+
+            for ws, token in zip(sockets, tokens, strict=True):
+                await ws.send_json({"type": "hello", "token": token})
+            readers = [asyncio.create_task(read(seat, ws)) for seat, ws in enumerate(sockets)]
+            at, k = 0, 0
+            while time.perf_counter() < stop and "finished" not in status:
+                movers = [seat for seat in (0, 1) if versions[seat] >= at and views[seat].get("legal")]
+                if not movers or min(versions) < at:
+                    seen.clear()
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(seen.wait(), 1.0)
+                    continue
+                seat = movers[0]
+                k += 1
+                sent = time.perf_counter()
+                command = rng.choice(views[seat]["legal"])
+                await sockets[seat].send_json({"type": "command", "id": f"{index}-{k}", "command": command})
+                answer = await answers[seat].get()
+                if answer["type"] == "ack":
+                    latencies.append(time.perf_counter() - sent)
+                    acks += 1
+                    at = answer["version"]
+                else:  # refused (a view the other seat made stale): choose again, once more is shown
+                    refusals[answer.get("code", "?")] = refusals.get(answer.get("code", "?"), 0) + 1
+                    seen.clear()
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(seen.wait(), 0.05)
+            for ws in sockets:
+                await ws.close()
+            for reader in readers:
+                reader.cancel()
+
+    async with aiohttp.ClientSession() as session:
+        started = time.perf_counter()
+        await asyncio.gather(*(table(session, index) for index in range(games)))
+        ended = time.perf_counter()
+    return {
+        "per_s": acks / (ended - started),
+        "p50": percentile(latencies, 50),
+        "p99": percentile(latencies, 99),
+        "n": acks,
+        "window": (started, ended),
+        "refusals": refusals,
+    }
+
+
 _DRIVERS: dict[str, Callable[..., Coroutine[Any, Any, dict[str, Any]]]] = {
-    "throughput": _throughput, "paced": _paced, "fanout": _fanout
+    "throughput": _throughput, "paced": _paced, "fanout": _fanout, "real_games": _real_games
 }
 
 
@@ -455,7 +545,9 @@ async def service_figures(quick: bool = False, fsync: FsyncMode = "always") -> d
             settings = Settings(
                 redis_url=Secret(server.url), ws_rate=1e9, ws_burst=1e9, ws_outbox=100_000, log_level="warning"
             )
-            app = create_app(settings, engines={"bench": BENCH})
+            import games as registry
+
+            app = create_app(settings, engines={"bench": BENCH, **registry.default_engines()})
             runner = web.AppRunner(app, access_log=None)
             await runner.setup()
             port = _free_port()
@@ -469,17 +561,23 @@ async def service_figures(quick: bool = False, fsync: FsyncMode = "always") -> d
                     return await loop.run_in_executor(pool, _drive, kind, base, params)
 
                 await drive("throughput", games=10, seconds=0.5)  # warm up the child and the server
-                samples: list[tuple[float, float]] = []
-                sampler = asyncio.create_task(_sample_cpu(samples))
+                store_pid = server.pid
+                samples: list[tuple[float, float, float]] = []
+                sampler = asyncio.create_task(_sample_cpu(samples, store_pid))
                 result = await drive("throughput", games=100, seconds=seconds)
-                sampler.cancel()
-                started, ended = result["window"]
-                cpu_per_command = (_cpu_at(samples, ended) - _cpu_at(samples, started)) / max(1, result["n"])
+                python, store = _cpu_per_command(samples, result)
                 figures["service: accepted commands/s (1 process, 100 games, closed loop)"] = f"{result['per_s']:,.0f}"
                 figures["service: command->ack p50 / p99 at that load"] = _ms(result)
-                figures["service: service CPU per accepted command"] = (
-                    f"{cpu_per_command * 1e6:,.0f} us (= {1 / cpu_per_command:,.0f} commands/s per core)"
-                )
+                figures["service: server CPU per accepted command (service + store)"] = _cpu_text(python, store)
+                for game in ("castle_panic", "carcassonne"):
+                    result = await drive("real_games", game=game, games=50, seconds=seconds)
+                    python, store = _cpu_per_command(samples, result)
+                    figures[f"service: {game}, 50 games x 2 seats from legal: commands/s; CPU per command"] = (
+                        f"{result['per_s']:,.0f}; {_cpu_text(python, store)}; refused {result['refusals'] or 'none'}"
+                    )
+                sampler.cancel()
+                result = await drive("paced", games=100, rate=1000, seconds=seconds)
+                figures["service: command->ack p50 / p99 at 1,000 commands/s"] = _ms(result)
                 result = await drive("paced", games=100, rate=500, seconds=seconds)
                 figures["service: command->ack p50 / p99 at 500 commands/s"] = _ms(result)
                 publish = app[METRICS].publish_seconds
@@ -506,19 +604,46 @@ async def service_figures(quick: bool = False, fsync: FsyncMode = "always") -> d
     return figures
 
 
-async def _sample_cpu(samples: list[tuple[float, float]]) -> None:
-    """(wall, this process's CPU) every 20 ms, to charge the service only for a measured window."""
+async def _sample_cpu(samples: list[tuple[float, float, float]], store_pid: int | None) -> None:
+    """(wall, this process's CPU, the store's CPU) every 20 ms, to charge the service only for
+    a measured window."""
     while True:
-        samples.append((time.perf_counter(), time.process_time()))
+        samples.append((time.perf_counter(), time.process_time(), process_cpu(store_pid)))
         await asyncio.sleep(0.02)
 
 
-def _cpu_at(samples: list[tuple[float, float]], at: float) -> float:
-    """This process's CPU time at wall time ``at``, interpolated between samples."""
-    for (t0, c0), (t1, c1) in itertools.pairwise(samples):
+def process_cpu(pid: int | None) -> float:
+    """CPU seconds (user + system) process ``pid`` has used, from ``/proc`` (0 when unknown)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()  # noqa: SIM115 - read at once
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_at(samples: list[tuple[float, float, float]], at: float, column: int = 1) -> float:
+    """A CPU column of the samples at wall time ``at``, interpolated between samples."""
+    for s0, s1 in itertools.pairwise(samples):
+        (t0, c0), (t1, c1) = (s0[0], s0[column]), (s1[0], s1[column])
         if t0 <= at <= t1:
             return c0 + (c1 - c0) * (at - t0) / (t1 - t0) if t1 > t0 else c0
-    return samples[-1][1] if samples and at > samples[-1][0] else (samples[0][1] if samples else 0.0)
+    if not samples:
+        return 0.0
+    return samples[-1][column] if at > samples[-1][0] else samples[0][column]
+
+
+def _cpu_per_command(samples: list[tuple[float, float, float]], result: dict[str, Any]) -> tuple[float, float]:
+    """Seconds of CPU per accepted command over the driver's window: (the service, the store)."""
+    started, ended = result["window"]
+    n = max(1, result["n"])
+    python, store = ((_cpu_at(samples, ended, column) - _cpu_at(samples, started, column)) / n for column in (1, 2))
+    return python, store
+
+
+def _cpu_text(python: float, store: float) -> str:
+    return f"{(python + store) * 1e6:,.0f} us (service {python * 1e6:,.0f} + store {store * 1e6:,.0f})"
 
 
 @contextlib.contextmanager

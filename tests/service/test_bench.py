@@ -23,7 +23,7 @@ def test_the_bench_engine_keeps_the_engine_contract():
 def test_percentiles_and_cpu_interpolation():
     assert percentile([5.0, 1.0, 3.0, 2.0, 4.0], 50) == 3.0
     assert percentile(list(range(101)), 99) == 99
-    samples = [(0.0, 10.0), (1.0, 10.5), (2.0, 11.5)]
+    samples = [(0.0, 10.0, 0.0), (1.0, 10.5, 0.0), (2.0, 11.5, 0.0)]
     assert _cpu_at(samples, 1.5) == 11.0
     assert _cpu_at(samples, 5.0) == 11.5
 

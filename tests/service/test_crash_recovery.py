@@ -37,6 +37,7 @@ def free_port() -> int:
 def env() -> dict[str, str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("DONJON_")}
     environ["DONJON_LOG_FORMAT"] = "json"
+    environ["DONJON_WORKERS"] = "1"  # one node per process, as the tests count on (--workers has its own tests)
     environ["DONJON_WS_RATE"] = "1000"
     environ["DONJON_WS_BURST"] = "1000"
     return environ

@@ -69,7 +69,7 @@ class ServedDonjon:
 
     def start(self, timeout: float = 30.0) -> None:
         environ = {k: v for k, v in os.environ.items() if not k.startswith("DONJON_")}
-        environ.update({"DONJON_LOG_FORMAT": "json", **self.extra_env})
+        environ.update({"DONJON_LOG_FORMAT": "json", "DONJON_WORKERS": "1", **self.extra_env})
         command = [sys.executable, "-m", "service", "serve", "--data-dir", str(self.data_dir), "--port", str(self.port)]
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(

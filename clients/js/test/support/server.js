@@ -77,7 +77,7 @@ export class DonjonServer {
       cwd: REPO,
       detached: true, // its own process group: kill() reaches it and its embedded server only
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, DONJON_LOG_FORMAT: "json", DONJON_LOG_LEVEL: process.env.DONJON_LOG_LEVEL ?? "warning", ...this.env },
+      env: { ...process.env, DONJON_LOG_FORMAT: "json", DONJON_WORKERS: "1", DONJON_LOG_LEVEL: process.env.DONJON_LOG_LEVEL ?? "warning", ...this.env },
     });
     this.child = child;
     const keep = (chunk) => {
