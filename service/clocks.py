@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 
 from events import deadlines
 from events.errors import ConflictError, StoreUnavailable
+from events.tasks import stop_task
 from games.base import Bot
 from projections.game import GameProjection, Status
 from projections.lifecycle import BOT
@@ -72,12 +73,8 @@ class ClockKeeper:
         # as a store error, which the loop would otherwise sleep off and go on.
         self._closed = True
         task, self._task = self._task, None
-        pending = [*self._writes, *([task] if task else [])]
-        for item in pending:
-            item.cancel()
-        for item in pending:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await item
+        for item in [*self._writes, *([task] if task else [])]:
+            await stop_task(item)  # cancels again while redis-py swallows it (events.tasks)
 
     # --- recording deadlines ----------------------------------------------------------------
 

@@ -43,14 +43,18 @@ def away_seats(meta: Mapping[str, Any] | None, projection: GameProjection, now: 
     return away
 
 
-async def stamp_while_open(store: Any, game_id: str, seat: int, clock: Callable[[], int], away_ms: int) -> None:
-    """Stamp the seat as seen now and every :func:`refresh_every` until cancelled (the socket
-    closed), then once more: away counts from the moment the last socket went."""
-    try:
-        while True:
-            with contextlib.suppress(Exception):  # a store hiccup only delays the stamp
-                await store.update_meta(game_id, {f"{SEEN_FIELD}{seat}": clock()})
-            await asyncio.sleep(refresh_every(away_ms))
-    finally:
-        with contextlib.suppress(Exception):
-            await asyncio.shield(store.update_meta(game_id, {f"{SEEN_FIELD}{seat}": clock()}))
+async def stamp_while_open(
+    store: Any, game_id: str, seat: int, clock: Callable[[], int], away_ms: int, closed: asyncio.Event
+) -> None:
+    """Stamp the seat as seen now and every :func:`refresh_every` until ``closed`` is set (the
+    socket closed), then once more: away counts from the moment the last socket went.
+
+    An event, not a cancel, ends it: on Python 3.11 redis-py can swallow a cancel that lands in
+    a store call (see :mod:`events.tasks`), and the socket's handler waits for this task."""
+    while not closed.is_set():
+        with contextlib.suppress(Exception):  # a store hiccup only delays the stamp
+            await store.update_meta(game_id, {f"{SEEN_FIELD}{seat}": clock()})
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(closed.wait(), refresh_every(away_ms))
+    with contextlib.suppress(Exception):
+        await store.update_meta(game_id, {f"{SEEN_FIELD}{seat}": clock()})

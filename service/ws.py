@@ -255,8 +255,10 @@ class _Session:
         self.conn = conn
         self.game_id = game_id
         self.greeted = False
-        self.presence: asyncio.Future[None] | None = None
+        self.presence: asyncio.Task[None] | None = None
         """The task stamping this seat as seen while the socket is open (service.presence)."""
+        self.closed = asyncio.Event()
+        """Set when the socket is done: the presence task stamps once more and ends."""
         self.bucket = TokenBucket(self.settings.ws_rate, self.settings.ws_burst)
         self.limited_in_a_row = 0
         self.log = get_logger(game_id=game_id)
@@ -343,8 +345,10 @@ class _Session:
         conn.release()
         self.greeted = True
         if seat is not None:
-            self.presence = asyncio.ensure_future(
-                stamp_while_open(self.service.store, self.game_id, seat, self.service.clock, self.settings.away_ms)
+            self.presence = asyncio.create_task(
+                stamp_while_open(
+                    self.service.store, self.game_id, seat, self.service.clock, self.settings.away_ms, self.closed
+                )
             )
         self.log.info("ws.hello", seat=seat, version=projection.version, since=hello.since)
 
@@ -422,9 +426,10 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         await conn.flush(0.5)
     finally:
         if session.presence is not None:  # stamped as seen once more before the socket counts as gone
+            session.closed.set()
+            with contextlib.suppress(asyncio.CancelledError):  # bounded: a hung store must not hold the socket
+                await asyncio.wait({session.presence}, timeout=2.0)
             session.presence.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await session.presence
         metrics.ws_connections.dec()
         app[SOCKETS].discard(ws)
         app[NODE].unsubscribe(game_id, conn)

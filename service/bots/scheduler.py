@@ -17,13 +17,13 @@ moves.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from events.errors import ConflictError, StoreUnavailable
+from events.tasks import stop_task
 from games.base import Bot
 from projections.game import GameProjection, Status
 from service.bots import bot_command_id, bot_rng, due_bot
@@ -86,10 +86,7 @@ class BotScheduler:
         tasks = [entry.task for entry in self._tasks.values()]
         self._tasks.clear()
         for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await stop_task(task)  # cancels again while redis-py swallows it (events.tasks)
 
     def forget(self, game_id: str) -> None:
         """The cache forgot the game: so does the record of its failed bot."""

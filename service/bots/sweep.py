@@ -18,12 +18,12 @@ Every node sweeps; racing nodes make a bot move at most once (its command id), a
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 from collections.abc import Callable
 
 from events.due import DueBots
 from events.errors import StoreUnavailable
+from events.tasks import stop_task
 from service.bots import owes_bot
 from service.bots.scheduler import BotScheduler
 from service.cache import GameCache
@@ -68,10 +68,7 @@ class DueBotsSweep:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop_task(task)  # cancels again while redis-py swallows it (events.tasks)
 
     async def _run(self) -> None:
         while True:
