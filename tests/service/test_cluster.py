@@ -23,7 +23,17 @@ from events.localcluster import LocalCluster
 from events.store import events_key
 from service.app import create_app
 from service.keys import NODE, SERVICE, SETTINGS, STORE
-from tests.service.conftest import ENGINES, hello, receive_until, settings_for, started_tiny, take_seat
+from tests.service.conftest import (
+    ENGINES,
+    command,
+    create_tiny,
+    expect_reply,
+    hello,
+    receive_until,
+    settings_for,
+    started_tiny,
+    take_seat,
+)
 from tests.service.players import Player, play_all
 
 pytestmark = pytest.mark.timeout(120)
@@ -118,14 +128,26 @@ class Resharder:
         raise LookupError(f"no master says it serves slot {slot}")
 
     async def move(self, slot: int) -> None:
+        source, target = await self.begin(slot)
+        await self.finish(slot, source, target)
+
+    async def begin(self, slot: int) -> tuple[int, int]:
+        """The slot marked IMPORTING on the next master and MIGRATING on its owner, no key moved
+        yet; ``(source, target)`` ports."""
         source = await self.owner(slot)
         ports = sorted(self.clients)
         target = ports[(ports.index(source) + 1) % len(ports)]
         source_id, target_id = await self.node_id(source), await self.node_id(target)
         await self.clients[target].execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
         await self.clients[source].execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+        return source, target
+
+    async def finish(self, slot: int, source: int, target: int) -> None:
+        """Every key of the slot migrated, then the new owner announced to every master."""
+        target_id = await self.node_id(target)
         while keys := await self.clients[source].execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100):
             await self.clients[source].execute_command("MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", *keys)
+        ports = sorted(self.clients)
         for port in (target, source, *[p for p in ports if p not in (source, target)]):
             await self.clients[port].execute_command("CLUSTER", "SETSLOT", slot, "NODE", target_id)
         self.moves += 1
@@ -178,6 +200,34 @@ async def test_a_live_reshard_of_the_games_slots_during_play_loses_and_doubles_n
         assert body["status"] == "finished"
         listed = (await (await nodes[2].get("/games?status=finished&limit=200")).json())["games"]
         assert game_id in [entry["id"] for entry in listed]
+
+
+async def test_games_with_no_command_yet_take_commands_while_their_slots_are_migrating(cluster_nodes, cluster):
+    """Before any command a game's command-id hash must exist already: in a migrating slot a
+    script whose keys exist only in part is answered TRYAGAIN until the move completes."""
+    node, other = await cluster_nodes(2)
+    open_id = await create_tiny(node)  # no seat taken yet
+    started_id, tokens = await started_tiny(node)  # seats taken without request ids: no command id yet
+    resharder = Resharder(cluster)
+    moving = {slot_of(game_id): await resharder.begin(slot_of(game_id)) for game_id in (open_id, started_id)}
+    try:
+        seat = await other.post(f"/games/{open_id}/seats", json={"name": "cy", "request_id": uuid.uuid4().hex})
+        assert seat.status == 200, await seat.text()  # not store_unavailable after TRYAGAIN retries
+        spectator, _ = await hello(other, started_id)
+        player, _ = await hello(node, started_id, tokens[0])
+        await command(player, "first", {"type": "draw", "args": {}})
+        reply, _ = await expect_reply(player, "first")
+        assert reply["type"] == "ack", reply
+        update, _ = await receive_until(spectator, lambda f: f["type"] == "update")
+        assert update["version"] == reply["version"]
+        await player.close()
+        await spectator.close()
+    finally:
+        for slot, (source, target) in moving.items():
+            await resharder.finish(slot, source, target)
+        await resharder.close()
+    for game_id in (open_id, started_id):
+        await node.app[STORE].verify_chain(game_id)
 
 
 class Watcher:
