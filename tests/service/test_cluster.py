@@ -348,3 +348,28 @@ async def test_the_reader_lives_on_when_its_last_game_is_left_while_it_waits(clu
     await player.send_json({"type": "command", "id": "c1", "command": {"type": "draw", "args": {}}})
     update, _ = await receive_until(spectator, lambda f: f["type"] == "update")
     assert update["version"] == 7
+
+
+async def test_the_feed_metrics_count_notices_gap_reads_polls_and_reconnects(cluster_nodes):
+    from tests.events.test_cluster_store import kill_subscriber_connections
+
+    (node,) = await cluster_nodes(1, read_block_ms=100)
+    metrics = node.app[NODE].metrics
+    game_id, tokens = await started_tiny(node)
+    spectator, _ = await hello(node, game_id)
+    player, _ = await hello(node, game_id, tokens[0])
+    await settle(lambda: metrics.feed_gap_reads.value() >= 1)  # the first subscription: read, not carried
+    await settle(lambda: node.app[NODE].feed.subscribed_on(game_id) is not None)
+    notices = metrics.feed_notices.value()
+    await command(player, "c1", {"type": "draw", "args": {}})
+    await receive_until(spectator, lambda f: f["type"] == "update")
+    await settle(lambda: metrics.feed_notices.value() > notices)
+    await settle(lambda: metrics.feed_polls.value() >= 2, timeout=5.0)
+    assert metrics.feed_reconnects.value() == 0
+    assert await kill_subscriber_connections(node.app[STORE], f"donjon-{node.app[SETTINGS].node_id}") >= 1
+    await settle(lambda: metrics.feed_reconnects.value() >= 1, timeout=5.0)
+    text = await (await node.get("/metrics")).text()
+    for name in ("notices", "gap_reads", "polls", "reconnects"):
+        assert f"donjon_feed_{name}_total{{" in text
+    await player.close()
+    await spectator.close()
