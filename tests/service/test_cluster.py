@@ -11,7 +11,9 @@ the parametrized ``store`` / ``make_node`` fixtures.)
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import signal
 import uuid
 from typing import Any
 
@@ -19,8 +21,9 @@ import pytest
 import redis.asyncio as aioredis
 from redis.crc import key_slot
 
+from events.due import due_key, shard_of
 from events.localcluster import LocalCluster
-from events.store import events_key
+from events.store import events_key, lobby_key, lobby_shard
 from service.app import create_app
 from service.keys import NODE, SERVICE, SETTINGS, STORE
 from tests.service.conftest import (
@@ -373,3 +376,50 @@ async def test_the_feed_metrics_count_notices_gap_reads_polls_and_reconnects(clu
         assert f"donjon_feed_{name}_total{{" in text
     await player.close()
     await spectator.close()
+
+
+def master_of_key(cluster: LocalCluster, key: str) -> Any:
+    return cluster.master_of_slot(key_slot(key.encode()))
+
+
+async def game_apart_from_its_finished_lobby_shard(node: Any, cluster: LocalCluster) -> tuple[str, list[str], Any]:
+    """A started tiny game (target 1: the first card played ends it) whose finished-lobby shard
+    lives on a master that holds neither the game nor its due-bots listing; that master too."""
+    for _ in range(40):
+        game_id, tokens = await started_tiny(node, target=1)
+        shard_master = master_of_key(cluster, lobby_key("finished", lobby_shard(game_id)))
+        others = {master_of_key(cluster, events_key(game_id)).port, master_of_key(cluster, due_key(shard_of(game_id))).port}
+        if shard_master.port not in others:
+            return game_id, tokens, shard_master
+    raise AssertionError("40 games and none apart from its finished-lobby shard")
+
+
+async def listed(store: Any, game_id: str, status: str) -> bool:
+    return game_id in await store.list_games(status, limit=1000)
+
+
+@pytest.mark.allow_error_logs
+async def test_a_game_whose_lobby_write_failed_after_its_last_move_is_listed_finished_by_the_sweep(
+    cluster_nodes, cluster
+):
+    (node,) = await cluster_nodes(1, store_timeout_ms=500, bot_sweep_ms=200, bot_takeover_ms=300)
+    store = node.app[STORE]
+    game_id, tokens, stalled = await game_apart_from_its_finished_lobby_shard(node, cluster)
+    player, first = await hello(node, game_id, tokens[0])
+    ending = next(c for c in first["view"]["legal"] if c["type"] == "play")
+    os.kill(stalled.process.pid, signal.SIGSTOP)  # the master of the finished shard stops answering
+    try:
+        await command(player, "last", ending)
+        reply, _ = await expect_reply(player, "last")
+    finally:
+        os.kill(stalled.process.pid, signal.SIGCONT)
+    assert (reply["type"], reply.get("code")) == ("error", "store_unavailable"), reply
+    assert (await store.read(game_id))[-1].type == "game.finished"  # the move was appended
+    assert await listed(store, game_id, "active"), "the lobby write did not fail; nothing was tested"
+    deadline = asyncio.get_running_loop().time() + 10
+    while not await listed(store, game_id, "finished") or await listed(store, game_id, "active"):
+        assert asyncio.get_running_loop().time() < deadline, "the sweep did not repair the lobby"
+        await asyncio.sleep(0.1)
+    entries = (await (await node.get("/games?status=finished&limit=50")).json())["games"]
+    assert game_id in [entry["id"] for entry in entries]
+    await player.close()
