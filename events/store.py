@@ -84,10 +84,12 @@ _APPEND_LUA = resources.files("events").joinpath("append.lua").read_text(encodin
 # key of the append script exists from the start: in a slot that is being migrated, a script
 # whose keys exist only in part is answered TRYAGAIN until the move completes.
 _CREATE_LUA = """#!lua
-if redis.call("EXISTS", KEYS[1]) == 1 or redis.call("EXISTS", KEYS[2]) == 1 then return 0 end
+if redis.call("EXISTS", KEYS[1]) == 1 or redis.call("XLEN", KEYS[2]) > 0 then return 0 end
 redis.call("HSET", KEYS[1], unpack(ARGV))
-redis.call("XADD", KEYS[2], "0-1", "made", "1")
-redis.call("XDEL", KEYS[2], "0-1")
+if redis.call("EXISTS", KEYS[2]) == 0 then
+  redis.call("XADD", KEYS[2], "0-1", "made", "1")
+  redis.call("XDEL", KEYS[2], "0-1")
+end
 redis.call("HSET", KEYS[3], "", "0,0")
 return 1
 """

@@ -17,6 +17,7 @@ import aiohttp
 
 from events.store import EventStore
 from games import default_engines
+from games.base import Engine
 from service.replay import replay_game
 from tests.service.test_crash_recovery import LAUNCH, ROOT, env, free_port, group_gone, wait_ready
 from tests.tinygame import TINY
@@ -25,7 +26,7 @@ LAUNCH_EVERY_GAME = LAUNCH.replace("engines={'tiny': TINY}", "engines={**default
     "from tests.tinygame import TINY;", "from tests.tinygame import TINY; from games import default_engines;"
 )
 """Serves every game of the registry and the tiny game."""
-ENGINES = {**default_engines(), "tiny": TINY}
+ENGINES: dict[str, Engine] = {**default_engines(), "tiny": TINY}  # type: ignore[dict-item]
 
 
 async def connect(url: str) -> EventStore:
