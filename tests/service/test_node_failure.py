@@ -10,6 +10,8 @@ what the live nodes or a restart do about it (the processes: tests/service/nodes
   without any request.
 * A seat request is retried on another node after the first node answered and died: the same
   seat and token; another request id takes another seat.
+* On the cluster only: one of three nodes is killed while it and another drive bot games of
+  every game type, spectators of each on every node; every game still ends.
 
 The watching nodes run without the due-bots sweep (``DONJON_BOT_SWEEP_MS=0``) in the first two,
 so only the takeover watch their stream reader re-arms can save the game.
