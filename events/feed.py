@@ -28,7 +28,7 @@ import contextlib
 import math
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import redis.exceptions as rexc
@@ -77,6 +77,10 @@ class _Link:
             await self.connection.disconnect()
 
 
+def _nothing() -> None:
+    """The default of the feed's hooks."""
+
+
 class GameFeed:
     """Notices of new events for a changing set of games (see the module docstring).
 
@@ -105,6 +109,10 @@ class GameFeed:
         """Notices received (announcements and subscription confirmations), for tests and metrics."""
         self.moved = 0
         """Subscriptions ended or refused because their slot moved (and made again elsewhere)."""
+        self.on_notice: Callable[[], None] = _nothing
+        """Called for every append notice received (the node counts them in its metrics)."""
+        self.on_reconnect: Callable[[], None] = _nothing
+        """Called when a subscriber connection is lost (its games are subscribed again on a new one)."""
 
     @property
     def connections(self) -> int:
@@ -250,6 +258,7 @@ class GameFeed:
             return
         link.broken = True
         self.problem = f"subscriber connection to {link.name} lost: {why}"
+        self.on_reconnect()
         self._links.pop(link.name, None)
         for game_id in link.games:
             if self._where.get(game_id) is link:
@@ -294,6 +303,7 @@ class GameFeed:
         kind = reply[0].decode() if isinstance(reply, list) and isinstance(reply[0], bytes) else str(reply)
         if kind == "smessage":
             self.notices += 1
+            self.on_notice()
             game_id = game_of_channel(reply[1])
             if game_id in self._wanted:
                 self._carried.setdefault(game_id, []).extend(self.store.decode_notice(game_id, reply[2]))

@@ -80,9 +80,18 @@ __all__ = [
 
 _APPEND_LUA = resources.files("events").joinpath("append.lua").read_text(encoding="utf-8")
 
+# The creation of a game: KEYS[1] meta, KEYS[2] events, KEYS[3] cmds. Besides the meta it makes
+# the (empty) stream and the command-id hash (with the field "", never a command id), so every
+# key of the append script exists from the start: in a slot that is being migrated, a script
+# whose keys exist only in part is answered TRYAGAIN until the move completes.
 _CREATE_LUA = """#!lua
-if redis.call("EXISTS", KEYS[1]) == 1 or redis.call("EXISTS", KEYS[2]) == 1 then return 0 end
+if redis.call("EXISTS", KEYS[1]) == 1 or redis.call("XLEN", KEYS[2]) > 0 then return 0 end
 redis.call("HSET", KEYS[1], unpack(ARGV))
+if redis.call("EXISTS", KEYS[2]) == 0 then
+  redis.call("XADD", KEYS[2], "0-1", "made", "1")
+  redis.call("XDEL", KEYS[2], "0-1")
+end
+redis.call("HSET", KEYS[3], "", "0,0")
 return 1
 """
 
@@ -501,7 +510,7 @@ class EventStore:
         """
         if not meta:
             raise ValueError("create_game needs at least one metadata field")
-        keys = [meta_key(game_id), events_key(game_id)]
+        keys = [meta_key(game_id), events_key(game_id), cmds_key(game_id)]
         async with self._call():
             created = await self._create_script(keys=keys, args=_pack_fields(meta))
         if not created:

@@ -14,7 +14,9 @@ its stream when asked for.
 
 Every append of this node goes through :meth:`GameCache.commit`, which also records the lobby
 entry when the batch changed it (:mod:`projections.lobby`) and lists the game in the due-bots
-index (:mod:`events.due`) before an append that leaves a bot owing a move. Three hooks let the
+index (:mod:`events.due`) before an append that leaves a bot owing a move, or whose lobby write
+must follow (a seat, the start, the end: if that write fails, the due-bots sweep finds the game
+and repairs its lobby entry, :mod:`service.bots.sweep`). Three hooks let the
 bot scheduler follow the games without the cache knowing about bots: ``on_appended`` (this node
 appended a batch, its lobby write done), ``on_loaded`` (a game this node did not have was
 loaded, as after a restart) and ``on_evicted`` (a game left the cache).
@@ -242,8 +244,11 @@ class GameCache:
         applied the batch's command id already (nothing appended). Raises the store's
         ``ConflictError`` when another writer moved the game first."""
         after = batch.applied_to(before)
-        if owes_bot(after) and not owes_bot(before):
-            # Listed before the append, so a crash in between lists too much, never too little.
+        records_lobby = lobby_changed or after.status is Status.FINISHED
+        if (owes_bot(after) and not owes_bot(before)) or (records_lobby and before.version > 0):
+            # Listed before the append, so a crash (or a failed lobby write) after it lists too
+            # much, never too little. A creation is not listed: until its append and lobby write
+            # succeed, nobody knows the game's id.
             await self.due.mark(batch.game_id, batch.ts)
         result = await self.store.append(
             batch.game_id,
@@ -259,7 +264,7 @@ class GameCache:
         self.offer(after)
         self.metrics.events_appended.inc(len(batch.events))
         finished = after.status is Status.FINISHED
-        if lobby_changed or finished:
+        if records_lobby:
             await lobby.record(self.store, after)
         if finished:
             self.log.info("game.finished", game_id=after.game_id, version=after.version, summary=after.summary)

@@ -229,6 +229,17 @@ class Metrics:
             "donjon_cache_evictions_total", "Games this node's cache forgot to stay within its bounds."
         )
         self.stream_reads = counter("donjon_stream_reads_total", "Node stream reader XREAD calls.")
+        self.feed_notices = counter("donjon_feed_notices_total", "Append notices (SPUBLISH) the node's feed received.")
+        self.feed_gap_reads = counter(
+            "donjon_feed_gap_reads_total",
+            "Announced games read from the stream because the notice did not continue what was shown.",
+        )
+        self.feed_polls = counter(
+            "donjon_feed_polls_total", "Safety-net polls: a slice of the watched games read whatever the notices said."
+        )
+        self.feed_reconnects = counter(
+            "donjon_feed_reconnects_total", "Subscriber connections lost (their games subscribed again on a new one)."
+        )
         self.store_unavailable = counter(
             "donjon_store_unavailable_total", "Store calls that failed because the store was unreachable."
         )

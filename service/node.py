@@ -66,6 +66,8 @@ class Node:
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.feed = store.feed()
+        self.feed.on_notice = metrics.feed_notices.inc
+        self.feed.on_reconnect = metrics.feed_reconnects.inc
         self.log = get_logger()
         self.healthy = True
         """False while the last read of the streams failed."""
@@ -172,6 +174,7 @@ class Node:
                 due = await self.feed.next(max(0.0, next_poll - loop.time()))
                 positions = {} if due is None else self._push_carried(due)
                 if loop.time() >= next_poll:
+                    self.metrics.feed_polls.inc()
                     positions.update(self._poll_slice(positions))
                     next_poll = loop.time() + self.block_ms / 1000
             if not positions:
@@ -222,6 +225,7 @@ class Node:
                 positions[game_id] = live.version
         if carried:
             self._publish(carried)
+        self.metrics.feed_gap_reads.inc(len(positions))
         return positions
 
     def _publish(self, batches: dict[str, list[Any]]) -> None:

@@ -7,7 +7,9 @@ node looks, every ``DONJON_BOT_SWEEP_MS`` (with some jitter), at the games the d
 number at a time, and for each that no bot task of this node already has:
 
 * a game that owes no bot move (a human's turn now, finished, or an append that never landed)
-  is unlisted, unless someone listed it again meanwhile;
+  has its lobby entry repaired if a lobby write after its last append failed (the cache lists
+  a game before every append whose lobby write must follow, :meth:`GameCache.commit`), and is
+  unlisted, unless someone listed it again meanwhile;
 * a game whose bot move is overdue gets this node's takeover watch, which makes the move;
 * any other game (it moved recently, or its bot cannot move here) has its listing moved to
   now, so it is looked at again later and the oldest listings never starve the rest.
@@ -24,6 +26,7 @@ from collections.abc import Callable
 from events.due import DueBots
 from events.errors import StoreUnavailable
 from events.tasks import stop_task
+from projections import lobby
 from service.bots import owes_bot
 from service.bots.scheduler import BotScheduler
 from service.cache import GameCache
@@ -101,6 +104,8 @@ class DueBotsSweep:
             async with self.cache.lock(game_id):
                 projection = await self.cache.load(game_id)
                 if not owes_bot(projection):
+                    if await lobby.repair(self.cache.store, projection):
+                        self.log.info("lobby.repaired", game_id=game_id, version=projection.version)
                     await self.due.drop(game_id, since)
                     return 0
                 if self.scheduler.overdue(projection):

@@ -11,7 +11,9 @@ the parametrized ``store`` / ``make_node`` fixtures.)
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import signal
 import uuid
 from typing import Any
 
@@ -19,11 +21,22 @@ import pytest
 import redis.asyncio as aioredis
 from redis.crc import key_slot
 
+from events.due import due_key, shard_of
 from events.localcluster import LocalCluster
-from events.store import events_key
+from events.store import events_key, lobby_key, lobby_shard
 from service.app import create_app
 from service.keys import NODE, SERVICE, SETTINGS, STORE
-from tests.service.conftest import ENGINES, hello, receive_until, settings_for, started_tiny, take_seat
+from tests.service.conftest import (
+    ENGINES,
+    command,
+    create_tiny,
+    expect_reply,
+    hello,
+    receive_until,
+    settings_for,
+    started_tiny,
+    take_seat,
+)
 from tests.service.players import Player, play_all
 
 pytestmark = pytest.mark.timeout(120)
@@ -118,14 +131,26 @@ class Resharder:
         raise LookupError(f"no master says it serves slot {slot}")
 
     async def move(self, slot: int) -> None:
+        source, target = await self.begin(slot)
+        await self.finish(slot, source, target)
+
+    async def begin(self, slot: int) -> tuple[int, int]:
+        """The slot marked IMPORTING on the next master and MIGRATING on its owner, no key moved
+        yet; ``(source, target)`` ports."""
         source = await self.owner(slot)
         ports = sorted(self.clients)
         target = ports[(ports.index(source) + 1) % len(ports)]
         source_id, target_id = await self.node_id(source), await self.node_id(target)
         await self.clients[target].execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
         await self.clients[source].execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+        return source, target
+
+    async def finish(self, slot: int, source: int, target: int) -> None:
+        """Every key of the slot migrated, then the new owner announced to every master."""
+        target_id = await self.node_id(target)
         while keys := await self.clients[source].execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100):
             await self.clients[source].execute_command("MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", *keys)
+        ports = sorted(self.clients)
         for port in (target, source, *[p for p in ports if p not in (source, target)]):
             await self.clients[port].execute_command("CLUSTER", "SETSLOT", slot, "NODE", target_id)
         self.moves += 1
@@ -178,6 +203,34 @@ async def test_a_live_reshard_of_the_games_slots_during_play_loses_and_doubles_n
         assert body["status"] == "finished"
         listed = (await (await nodes[2].get("/games?status=finished&limit=200")).json())["games"]
         assert game_id in [entry["id"] for entry in listed]
+
+
+async def test_games_with_no_command_yet_take_commands_while_their_slots_are_migrating(cluster_nodes, cluster):
+    """Before any command a game's command-id hash must exist already: in a migrating slot a
+    script whose keys exist only in part is answered TRYAGAIN until the move completes."""
+    node, other = await cluster_nodes(2)
+    open_id = await create_tiny(node)  # no seat taken yet
+    started_id, tokens = await started_tiny(node)  # seats taken without request ids: no command id yet
+    resharder = Resharder(cluster)
+    moving = {slot_of(game_id): await resharder.begin(slot_of(game_id)) for game_id in (open_id, started_id)}
+    try:
+        seat = await other.post(f"/games/{open_id}/seats", json={"name": "cy", "request_id": uuid.uuid4().hex})
+        assert seat.status == 200, await seat.text()  # not store_unavailable after TRYAGAIN retries
+        spectator, _ = await hello(other, started_id)
+        player, _ = await hello(node, started_id, tokens[0])
+        await command(player, "first", {"type": "draw", "args": {}})
+        reply, _ = await expect_reply(player, "first")
+        assert reply["type"] == "ack", reply
+        update, _ = await receive_until(spectator, lambda f: f["type"] == "update")
+        assert update["version"] == reply["version"]
+        await player.close()
+        await spectator.close()
+    finally:
+        for slot, (source, target) in moving.items():
+            await resharder.finish(slot, source, target)
+        await resharder.close()
+    for game_id in (open_id, started_id):
+        await node.app[STORE].verify_chain(game_id)
 
 
 class Watcher:
@@ -298,3 +351,75 @@ async def test_the_reader_lives_on_when_its_last_game_is_left_while_it_waits(clu
     await player.send_json({"type": "command", "id": "c1", "command": {"type": "draw", "args": {}}})
     update, _ = await receive_until(spectator, lambda f: f["type"] == "update")
     assert update["version"] == 7
+
+
+async def test_the_feed_metrics_count_notices_gap_reads_polls_and_reconnects(cluster_nodes):
+    from tests.events.test_cluster_store import kill_subscriber_connections
+
+    (node,) = await cluster_nodes(1, read_block_ms=100)
+    metrics = node.app[NODE].metrics
+    game_id, tokens = await started_tiny(node)
+    spectator, _ = await hello(node, game_id)
+    player, _ = await hello(node, game_id, tokens[0])
+    await settle(lambda: metrics.feed_gap_reads.value() >= 1)  # the first subscription: read, not carried
+    await settle(lambda: node.app[NODE].feed.subscribed_on(game_id) is not None)
+    notices = metrics.feed_notices.value()
+    await command(player, "c1", {"type": "draw", "args": {}})
+    await receive_until(spectator, lambda f: f["type"] == "update")
+    await settle(lambda: metrics.feed_notices.value() > notices)
+    await settle(lambda: metrics.feed_polls.value() >= 2, timeout=5.0)
+    assert metrics.feed_reconnects.value() == 0
+    assert await kill_subscriber_connections(node.app[STORE], f"donjon-{node.app[SETTINGS].node_id}") >= 1
+    await settle(lambda: metrics.feed_reconnects.value() >= 1, timeout=5.0)
+    text = await (await node.get("/metrics")).text()
+    for name in ("notices", "gap_reads", "polls", "reconnects"):
+        assert f"donjon_feed_{name}_total{{" in text
+    await player.close()
+    await spectator.close()
+
+
+def master_of_key(cluster: LocalCluster, key: str) -> Any:
+    return cluster.master_of_slot(key_slot(key.encode()))
+
+
+async def game_apart_from_its_finished_lobby_shard(node: Any, cluster: LocalCluster) -> tuple[str, list[str], Any]:
+    """A started tiny game (target 1: the first card played ends it) whose finished-lobby shard
+    lives on a master that holds neither the game nor its due-bots listing; that master too."""
+    for _ in range(40):
+        game_id, tokens = await started_tiny(node, target=1)
+        shard_master = master_of_key(cluster, lobby_key("finished", lobby_shard(game_id)))
+        others = {master_of_key(cluster, events_key(game_id)).port, master_of_key(cluster, due_key(shard_of(game_id))).port}
+        if shard_master.port not in others:
+            return game_id, tokens, shard_master
+    raise AssertionError("40 games and none apart from its finished-lobby shard")
+
+
+async def listed(store: Any, game_id: str, status: str) -> bool:
+    return game_id in await store.list_games(status, limit=1000)
+
+
+@pytest.mark.allow_error_logs
+async def test_a_game_whose_lobby_write_failed_after_its_last_move_is_listed_finished_by_the_sweep(
+    cluster_nodes, cluster
+):
+    (node,) = await cluster_nodes(1, store_timeout_ms=500, bot_sweep_ms=200, bot_takeover_ms=300)
+    store = node.app[STORE]
+    game_id, tokens, stalled = await game_apart_from_its_finished_lobby_shard(node, cluster)
+    player, first = await hello(node, game_id, tokens[0])
+    ending = next(c for c in first["view"]["legal"] if c["type"] == "play")
+    os.kill(stalled.process.pid, signal.SIGSTOP)  # the master of the finished shard stops answering
+    try:
+        await command(player, "last", ending)
+        reply, _ = await expect_reply(player, "last")
+    finally:
+        os.kill(stalled.process.pid, signal.SIGCONT)
+    assert (reply["type"], reply.get("code")) == ("error", "store_unavailable"), reply
+    assert (await store.read(game_id))[-1].type == "game.finished"  # the move was appended
+    assert await listed(store, game_id, "active"), "the lobby write did not fail; nothing was tested"
+    deadline = asyncio.get_running_loop().time() + 10
+    while not await listed(store, game_id, "finished") or await listed(store, game_id, "active"):
+        assert asyncio.get_running_loop().time() < deadline, "the sweep did not repair the lobby"
+        await asyncio.sleep(0.1)
+    entries = (await (await node.get("/games?status=finished&limit=50")).json())["games"]
+    assert game_id in [entry["id"] for entry in entries]
+    await player.close()

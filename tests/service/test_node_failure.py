@@ -1,6 +1,6 @@
 """Node failure with real processes: two or more ``donjon serve`` nodes on one Valkey server the
-test starts itself (not the session's: the due-bots index must be this test's own), nodes killed
-with SIGKILL, and what the live nodes or a restart do about it.
+test starts itself, and again on the session's 3-master cluster, nodes killed with SIGKILL, and
+what the live nodes or a restart do about it (the processes: tests/service/nodes.py).
 
 * The node driving a bot-only game dies; another node that watches the game (a spectator socket)
   finishes it, its first move coming within the takeover time plus a margin.
@@ -10,6 +10,8 @@ with SIGKILL, and what the live nodes or a restart do about it.
   without any request.
 * A seat request is retried on another node after the first node answered and died: the same
   seat and token; another request id takes another seat.
+* On the cluster only: one of three nodes is killed while it and another drive bot games of
+  every game type, spectators of each on every node; every game still ends.
 
 The watching nodes run without the due-bots sweep (``DONJON_BOT_SWEEP_MS=0``) in the first two,
 so only the takeover watch their stream reader re-arms can save the game.
@@ -18,74 +20,30 @@ so only the takeover watch their stream reader re-arms can save the game.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
 
-from events.due import DueBots
+from events.due import due_key, shard_of
 from events.embedded import EmbeddedServer
 from events.store import EventStore
-from service.replay import replay_game
-from tests.service.test_crash_recovery import LAUNCH, ROOT, env, free_port, group_gone, wait_ready
-from tests.tinygame import TINY
-
-TAKEOVER_MS = 1000
-MARGIN = 3.0
-"""Seconds allowed on top of the takeover delay and its jitter (process scheduling on a busy box)."""
-FIRST_MOVE_WITHIN = TAKEOVER_MS / 1000 * 1.5 + MARGIN
-
-
-class Nodes:
-    """``donjon serve`` processes on one store, each in its own process group, all killed at the end."""
-
-    def __init__(self, url: str, logs: Path) -> None:
-        self.url = url
-        self.logs = logs
-        self.procs: list[subprocess.Popen[bytes]] = []
-
-    async def start(self, session: aiohttp.ClientSession, **settings: Any) -> tuple[subprocess.Popen[bytes], str]:
-        port = free_port()
-        environ = env()
-        environ["DONJON_REDIS_URL"] = self.url
-        environ["DONJON_BOT_TAKEOVER_MS"] = str(TAKEOVER_MS)
-        environ.update({f"DONJON_{key.upper()}": str(value) for key, value in settings.items()})
-        proc = _spawn(port, environ, self.logs / f"node-{len(self.procs)}.log")
-        self.procs.append(proc)
-        base = f"http://127.0.0.1:{port}"
-        await wait_ready(session, base)
-        return proc, base
-
-    @staticmethod
-    def kill(proc: subprocess.Popen[bytes]) -> None:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        assert group_gone(proc.pid)
-
-    def stop_all(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-
-
-def _spawn(port: int, environ: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-c", LAUNCH, "serve", "--port", str(port)],
-        cwd=ROOT,
-        env=environ,
-        stdout=log.open("ab"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+from tests.service.nodes import (
+    ENGINES,
+    FIRST_MOVE_WITHIN,
+    LAUNCH_EVERY_GAME,
+    Nodes,
+    check_log,
+    connect,
+    frames_until,
+    human_seat,
+    play_when_my_turn,
+    post,
+    spectate,
+)
 
 
 @pytest.fixture
@@ -97,49 +55,21 @@ def valkey(tmp_path: Path) -> Iterator[str]:
         server.stop()
 
 
+@pytest.fixture(params=["valkey", "cluster"])
+def store_url(request: pytest.FixtureRequest) -> str:
+    """Each test runs on a Valkey server of its own and on the session's 3-master cluster."""
+    if request.param == "cluster":
+        return request.getfixturevalue("cluster_redis_url")
+    return request.getfixturevalue("valkey")
+
+
 @pytest.fixture
-async def nodes(valkey: str, tmp_path: Path) -> AsyncIterator[Nodes]:
-    running = Nodes(valkey, tmp_path)
+async def nodes(store_url: str, tmp_path: Path) -> AsyncIterator[Nodes]:
+    running = Nodes(store_url, tmp_path)
     try:
         yield running
     finally:
         running.stop_all()
-
-
-async def post(session: aiohttp.ClientSession, url: str, body: dict[str, Any]) -> dict[str, Any]:
-    async with session.post(url, json=body) as response:
-        assert response.status in (200, 201), await response.text()
-        return await response.json()
-
-
-async def spectate(session: aiohttp.ClientSession, base: str, game_id: str) -> aiohttp.ClientWebSocketResponse:
-    ws = await session.ws_connect(f"{base}/games/{game_id}/ws")
-    await ws.send_json({"type": "hello"})
-    return ws
-
-
-async def frames_until(ws: aiohttp.ClientWebSocketResponse, done: Any, within: float) -> dict[str, Any]:
-    """Read frames until ``done(frame)``; that frame. Fails after ``within`` seconds."""
-    deadline = time.monotonic() + within
-    while True:
-        frame = await ws.receive_json(timeout=max(0.01, deadline - time.monotonic()))
-        if done(frame):
-            return frame
-
-
-async def check_log(url: str, game_id: str) -> list[Any]:
-    """The game's events: versions without a gap, no command applied twice, replay finds nothing."""
-    store = await EventStore.connect(url)
-    try:
-        envelopes = await store.read(game_id)
-        assert [e.version for e in envelopes] == list(range(1, len(envelopes) + 1))
-        ids = [e.command_id for e in envelopes if e.command is not None and e.command_id]
-        assert len(ids) == len(set(ids)), "a command was applied twice"
-        report = await replay_game(store, game_id, {"tiny": TINY})
-        assert report.problems == []
-        return envelopes
-    finally:
-        await store.close()
 
 
 @pytest.mark.timeout(120)
@@ -165,32 +95,6 @@ async def test_a_watching_node_finishes_a_bot_game_whose_driver_was_killed(nodes
     assert envelopes[-1].type == "game.finished"
 
 
-async def play_when_my_turn(ws: aiohttp.ClientWebSocketResponse, first: dict[str, Any], acks: int) -> int:
-    """Play the first legal command whenever this seat may (on a view that includes its last
-    acknowledged move), until ``acks`` commands were acknowledged or the game ends; the version
-    of the last ack (0 if none)."""
-    view, version, status = first["view"], first["version"], first["status"]
-    done, sent, last = 0, None, 0
-    while done < acks and status != "finished":
-        if sent is None and version >= last and view.get("legal"):
-            sent = uuid.uuid4().hex[:12]
-            await ws.send_json({"type": "command", "id": sent, "command": view["legal"][0]})
-        frame = await ws.receive_json(timeout=20)
-        if frame["type"] in ("update", "snapshot"):
-            view, version, status = frame["view"], frame["version"], frame["status"]
-        elif frame["type"] == "ack" and frame["id"] == sent:
-            done, sent, last = done + 1, None, frame["version"]
-        elif frame["type"] == "error":
-            raise AssertionError(f"a command legal in the latest view was refused: {frame}")
-    return last
-
-
-async def human_seat(session: aiohttp.ClientSession, base: str, game_id: str, token: str) -> tuple[Any, dict]:
-    ws = await session.ws_connect(f"{base}/games/{game_id}/ws")
-    await ws.send_json({"type": "hello", "token": token})
-    return ws, await ws.receive_json(timeout=10)
-
-
 @pytest.mark.timeout(120)
 async def test_the_driver_killed_right_after_a_humans_move_that_followed_a_bot_turn(nodes: Nodes) -> None:
     async with aiohttp.ClientSession() as session:
@@ -207,7 +111,7 @@ async def test_the_driver_killed_right_after_a_humans_move_that_followed_a_bot_t
         assert acked > 0, "the game ended before the human moved twice"
         nodes.kill(driver)
         killed_at = time.monotonic()
-        store = await EventStore.connect(nodes.url)
+        store = await connect(nodes.url)
         try:
             after_human = await store.read(game_id, acked + 1)
         finally:
@@ -237,7 +141,7 @@ async def test_after_a_full_restart_bot_games_resume_without_any_request(nodes: 
         await asyncio.sleep(1.0)  # a few moves each, far from the end
         nodes.kill(first_a)
         nodes.kill(first_b)
-        store = await EventStore.connect(nodes.url)
+        store = await connect(nodes.url)
         try:
             stalled = {game_id: await store.version(game_id) for game_id in games}
             for game_id, version in stalled.items():
@@ -252,7 +156,7 @@ async def test_after_a_full_restart_bot_games_resume_without_any_request(nodes: 
                         finished.add(game_id)
                 await asyncio.sleep(0.2)
             assert finished == set(games), f"not resumed: {set(games) - finished} (stalled at {stalled})"
-            assert await _due_listings(store) == 0, "finished games must leave the due-bots index"
+            assert await _due_listings(store, games) == 0, "finished games must leave the due-bots index"
         finally:
             await store.close()
         async with session.get(f"{base}/metrics") as response:
@@ -264,14 +168,18 @@ async def test_after_a_full_restart_bot_games_resume_without_any_request(nodes: 
         await check_log(nodes.url, game_id)
 
 
-async def _due_listings(store: EventStore) -> int:
-    """How many games the due-bots index still lists, once the sweep had 10 s to unlist them."""
-    due = DueBots(store)
+async def _due_listings(store: EventStore, games: list[str]) -> int:
+    """How many of ``games`` the due-bots index still lists, once the sweep had 10 s to unlist
+    them (the session's cluster lists other tests' games too)."""
+
+    async def count() -> int:
+        return sum([await store.redis.zscore(due_key(shard_of(g)), g) is not None for g in games])
+
     for _ in range(50):
-        if not await due.count():
+        if not await count():
             return 0
         await asyncio.sleep(0.2)
-    return await due.count()
+    return await count()
 
 
 @pytest.mark.timeout(90)
@@ -292,3 +200,57 @@ async def test_a_seat_request_retried_after_its_reply_was_lost_gets_the_same_sea
         await ws.close()
     envelopes = await check_log(nodes.url, game_id)
     assert [e.type for e in envelopes].count("game.seat_taken") == 2
+
+
+@pytest.fixture
+async def every_game_nodes(cluster_redis_url: str, tmp_path: Path) -> AsyncIterator[Nodes]:
+    """Nodes on the session's cluster that serve every game of the registry."""
+    running = Nodes(cluster_redis_url, tmp_path, launch=LAUNCH_EVERY_GAME)
+    try:
+        yield running
+    finally:
+        running.stop_all()
+
+
+async def bot_game(session: aiohttp.ClientSession, base: str, game: str, bots: list[str]) -> str:
+    seats = max(2, ENGINES[game].min_seats)
+    body = {"game": game, "seats": seats, "bots_only": True, "bots": {str(seat): bots[0] for seat in range(seats)}}
+    return (await post(session, f"{base}/games", body))["id"]
+
+
+@pytest.mark.timeout(240)
+async def test_on_the_cluster_killing_a_node_stalls_no_game_of_any_game_type(every_game_nodes: Nodes) -> None:
+    """Three nodes on the 3-master cluster; bot games of every game type driven by the node that
+    dies and by one that lives, spectators of every game on every node; after the SIGKILL every
+    game is played to the end and its survivors' spectators see it finish."""
+    nodes = every_game_nodes
+    async with aiohttp.ClientSession() as session:
+        started = [await nodes.start(session, bot_delay_ms=40) for _ in range(3)]
+        catalog = (await (await session.get(f"{started[0][1]}/games/catalog")).json())["games"]
+        bots = {entry["id"]: entry["bots"] for entry in catalog}
+        games: dict[str, int] = {}  # game id -> the index of the node that created (drives) it
+        for driver in (0, 1):
+            for game in sorted(ENGINES):
+                games[await bot_game(session, started[driver][1], game, bots[game])] = driver
+        watching = {
+            (game_id, index): await spectate(session, base, game_id)
+            for game_id in games
+            for index, (_, base) in enumerate(started)
+        }
+        await asyncio.sleep(1.5)
+        store = await connect(nodes.url)
+        try:
+            active = [g for g, d in games.items() if d == 0 and (await store.read(g))[-1].type != "game.finished"]
+        finally:
+            await store.close()
+        assert active, "every game of the node to kill ended before the kill; nothing was tested"
+        nodes.kill(started[0][0])
+        for (game_id, index), ws in watching.items():
+            if index != 0:
+                frame = await frames_until(ws, lambda f: f.get("status") == "finished", within=150)
+                assert frame["status"] == "finished", game_id
+        for ws in watching.values():
+            await ws.close()
+    for game_id in games:
+        envelopes = await check_log(nodes.url, game_id)
+        assert envelopes[-1].type == "game.finished"
