@@ -121,14 +121,19 @@ class Resharder:
     async def node_id(self, port: int) -> str:
         return (await self.clients[port].execute_command("CLUSTER", "MYID")).decode()
 
-    async def owner(self, slot: int) -> int:
+    async def owner(self, slot: int, wait: float = 5.0) -> int:
         """The master that says it serves ``slot`` (its own view, right after a move; the others
-        learn of it over the cluster bus a moment later)."""
-        for port, client in self.clients.items():
-            for start, end, primary, *_replicas in await client.execute_command("CLUSTER", "SLOTS"):
-                if start <= slot <= end and int(primary[1]) == port:
-                    return port
-        raise LookupError(f"no master says it serves slot {slot}")
+        learn of it over the cluster bus a moment later). Under load a master's view may lag a
+        moment behind its own SETSLOT, so this asks again for up to ``wait`` seconds."""
+        deadline = asyncio.get_running_loop().time() + wait
+        while True:
+            for port, client in self.clients.items():
+                for start, end, primary, *_replicas in await client.execute_command("CLUSTER", "SLOTS"):
+                    if start <= slot <= end and int(primary[1]) == port:
+                        return port
+            if asyncio.get_running_loop().time() >= deadline:
+                raise LookupError(f"no master says it serves slot {slot}")
+            await asyncio.sleep(0.05)
 
     async def move(self, slot: int) -> None:
         source, target = await self.begin(slot)

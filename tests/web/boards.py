@@ -101,8 +101,9 @@ def click_one_legal(page: Any, rng: random.Random, prefer: Any = None) -> str | 
     to it, then the control itself. Returns the command's JSON, or None when the game moved on
     before the click (another seat's move took the control away)."""
     legal = state(page)["legal"]
-    choices = [c for c in legal if prefer(c)] if prefer else []
-    command = rng.choice(choices or legal)
+    onward = [c for c in legal if c["type"] != "undo"] or legal  # a player out to finish takes nothing back
+    choices = [c for c in onward if prefer(c)] if prefer else []
+    command = rng.choice(choices or onward)
     key = json.dumps(command, separators=(",", ":"))
     version = drawn_version(page)
     target = page.evaluate("(want) => window.__pathTo(want)", key)

@@ -265,7 +265,9 @@ def click_one(page: Any, rng: Any) -> str | None:
     if not commands:
         return None
     before = version_of(page)
-    key = rng.choice(commands).get_attribute("data-command") or "null"
+    # A player out to finish takes nothing back: undo only when it is all there is.
+    onward = [c for c in commands if json.loads(c.get_attribute("data-command") or "null").get("type") != "undo"]
+    key = rng.choice(onward or commands).get_attribute("data-command") or "null"
     legal = page.evaluate("() => donjonApp.drawnState.legal")
     assert json.loads(key) in legal, f"a control sends {key}, which legal does not offer"
     scope = "#board" if where == "board" else "#legal"
