@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import random
 
 from projections.game import GameProjection
 from projections.lobby import lobby_entry, needs_record
+from service.draw_schemes import LegacyRandom
 from tests.projections.helpers import opening, random_game
 from tests.tinygame import TINY
 
@@ -20,7 +20,7 @@ def test_an_open_game_entry():
 
 
 def test_a_finished_game_entry_carries_the_summary():
-    projection = GameProjection.fold("g1", TINY, random_game(random.Random(2)))
+    projection = GameProjection.fold("g1", TINY, random_game(LegacyRandom(2)))
     entry = lobby_entry(projection)
     assert entry["status"] == "finished" and entry["summary"] == projection.summary
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from games.carcassonne.scoring import score_city
 from games.carcassonne.state import Options
 from games.tileboard import Feature
-
 from tests.games.carcassonne.play import play_script
 
 S2 = [

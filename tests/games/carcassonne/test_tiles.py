@@ -7,9 +7,9 @@ import pytest
 from games.carcassonne.tiles import (
     BASE_TABLE,
     INNS_CATHEDRALS_TABLE,
+    TileSet,
     format_tile,
     parse_table,
-    TileSet,
     parse_tile,
     tile_set,
 )

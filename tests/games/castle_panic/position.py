@@ -21,6 +21,7 @@ from games.castle_panic.bots import RANDOM
 from games.castle_panic.data import ALL_CARDS, ALL_TOKENS, ARCS
 from games.castle_panic.rules import waiting_for
 from games.castle_panic.state import Board, Cards, Monster, Phase, State, Tokens, Turn
+from service.draw_schemes import LegacyRandom
 
 
 class Scripted(random.Random):
@@ -65,7 +66,7 @@ def position(
     turn: int = 3,
 ) -> State:
     """A game position from literals; everything unnamed is in the deck or the monster discard."""
-    start = fold(ENGINE, ENGINE.setup(options or {}, seats, random.Random(0)))
+    start = fold(ENGINE, ENGINE.setup(options or {}, seats, LegacyRandom(0)))
     assert start.config is not None
     board_monsters = tuple(Monster.parse(text) for text in monsters)
     hand_lists = [tuple((hands or {}).get(s, ())) for s in range(seats)]
@@ -123,7 +124,7 @@ def play_game(
     seed: int, seats: int, options: dict[str, Any] | None = None, bot: Bot = RANDOM, max_steps: int = 20_000
 ) -> tuple[State, list[Event], int]:
     """A whole game by ``bot`` for every seat; returns the final state, every event and the steps."""
-    rng = random.Random(seed)
+    rng = LegacyRandom(seed)
     options = ENGINE.normalize_options(options or {}, seats)
     events = ENGINE.setup(options, seats, rng)
     state = fold(ENGINE, events)

@@ -26,6 +26,7 @@ from games.castle_panic.bots import HEURISTIC, RANDOM
 from games.castle_panic.data import ALL_CARDS, ALL_TOKENS
 from games.castle_panic.rules import legal_moves, waiting_for
 from games.castle_panic.state import OPTION_NAMES, State
+from service.draw_schemes import LegacyRandom
 from tests.games.castle_panic.position import play_game
 
 FULL_CARDS = Counter(ALL_CARDS)
@@ -143,7 +144,7 @@ def assert_payloads_safe(events: list) -> None:
 
 def checked_game(seed: int, seats: int, options: dict[str, bool], bot=RANDOM, views_every: int = 1) -> State:
     """A whole game with every invariant checked after every command."""
-    rng = random.Random(seed)
+    rng = LegacyRandom(seed)
     options = ENGINE.normalize_options(options, seats)
     log = ENGINE.setup(options, seats, rng)
     state = fold(ENGINE, log)
@@ -154,7 +155,7 @@ def checked_game(seed: int, seats: int, options: dict[str, bool], bot=RANDOM, vi
         assert step < 5000, "a game must end"
         assert_conserved(state)
         assert_hit_points_in_bounds(state)
-        assert_only_waiting_seats_may_act(state, random.Random(step))
+        assert_only_waiting_seats_may_act(state, LegacyRandom(step))
         seat = rng.choice(waiting_for(state))
         events = ENGINE.decide(state, seat, bot.choose(state, seat, rng), rng)
         for event in events:
