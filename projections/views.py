@@ -23,8 +23,8 @@ __all__ = ["Viewer", "view_for", "event_for", "events_for", "visibility_classes"
 Viewer = int | None
 
 _PUBLIC_SERVICE_FIELDS: dict[str, tuple[str, ...]] = {
-    CREATED: ("game", "options", "seats", "seed_commitment"),
-    SEAT_TAKEN: ("seat", "name", "bot"),
+    CREATED: ("game", "options", "seats", "seed_commitment", "draw", "chain"),
+    SEAT_TAKEN: ("seat", "name", "bot", "seed_contribution", "seed_contribution_from"),
     FINISHED: ("seed", "secret_options", "summary"),
 }
 """Service event payload fields any viewer may see; anything else a service event carries stays in."""

@@ -30,12 +30,13 @@ from games.base import Engine
 from service.bots import bots_for
 from service.game_service import GameService
 from service.http import error_middleware, setup_routes
-from service.keys import EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SOCKETS, STORE
+from service.keys import EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SOCKETS, STORE, VAULT
 from service.logs import get_logger
 from service.metrics import Metrics
 from service.node import Node
 from service.served import served_engines
-from service.settings import Settings
+from service.seed_vault import SeedVault, load_or_create_key
+from service.settings import Settings, SettingsError
 from service.ws import websocket_handler
 
 __all__ = ["create_app"]
@@ -52,6 +53,7 @@ def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] |
     app[ENGINES] = served_engines(settings, engines)
     app[METRICS] = Metrics(settings.node_id, {name: sorted(bots_for(engine)) for name, engine in app[ENGINES].items()})
     app[SOCKETS] = weakref.WeakSet()
+    app[VAULT] = node_vault(settings)
     if settings.embedded:
         app.cleanup_ctx.append(_embedded_server)
     app.cleanup_ctx.append(_event_store)
@@ -60,6 +62,16 @@ def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] |
     setup_routes(app)
     app[METRICS].touch_routes(_timed_routes(app))
     return app
+
+
+def node_vault(settings: Settings) -> SeedVault:
+    """The node's seed vault, from ``DONJON_SEED_KEY`` or the data folder's key file;
+    :class:`SettingsError` naming the problem of a bad key."""
+    setting = settings.seed_key.reveal() if settings.seed_key is not None else None
+    try:
+        return SeedVault(load_or_create_key(setting, Path(settings.data_dir)))
+    except (ValueError, OSError) as exc:
+        raise SettingsError(f"seed key: {exc}") from None
 
 
 def _timed_routes(app: web.Application) -> list[tuple[str, str]]:
@@ -109,6 +121,7 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
         retries=settings.command_retries,
         bot_delay=settings.bot_delay_ms / 1000,
         bot_takeover=settings.bot_takeover_ms / 1000,
+        vault=app[VAULT],
     )
     node = Node(app[STORE], service, app[METRICS], block_ms=settings.read_block_ms)
     app[SERVICE] = service

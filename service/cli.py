@@ -154,12 +154,14 @@ async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[s
     from events.embedded import EmbeddedServer
     from events.errors import StoreError
     from events.store import EventStore
+    from service.app import node_vault
     from service.replay import replay_game
     from service.served import served_engines
     from service.settings import SettingsError
 
     try:
         engines = served_engines(settings, engines)
+        vault = node_vault(settings)
     except SettingsError as exc:
         sys.stderr.write(f"donjon: {exc}\n")
         return 2
@@ -178,7 +180,7 @@ async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[s
             url = settings.redis_url.reveal()
         store = await EventStore.connect(url)
         try:
-            report = await replay_game(store, game_id, engines)
+            report = await replay_game(store, game_id, engines, vault)
         finally:
             await store.close()
     except StoreError as exc:

@@ -12,8 +12,12 @@ Three kinds of batch come from here, and from nowhere else:
   (the seed and secret options revealed) when those events end the game.
 
 Randomness follows one rule: the decision taken on top of stream version ``v`` gets
-``derive_rng(seed, game_id, v)``. Setup is decided on top of the last seat's version minus one,
-the version the seat batch (or, for a game of bots only, the last bot seat) starts from.
+:func:`decision_rng`, the stream of the game's draw scheme (``donjon-draw-1`` for new games,
+:mod:`service.draw_schemes`) keyed by the game seed (:func:`service.seeds.game_seed` of the
+server seed and every seat's contribution; the server seed itself in games recorded before
+contributions) and labelled with the game id and ``v``. Setup is decided on top of the last
+seat's version minus one, the version the seat batch (or, for a game of bots only, the last bot
+seat) starts from.
 
 The command path (:mod:`service.seating`, :mod:`service.commands`, the bot scheduler) builds
 every append with these functions, and ``donjon replay`` (:mod:`service.replay`) re-runs them
@@ -31,9 +35,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from games.base import Command, Engine, Event, derive_rng, fold
-from projections.game import CREATED, FINISHED, SEAT_TAKEN, GameProjection
+from events.chain import CHAIN
+from games.base import Command, Engine, Event, Rng, fold
+from games.draw import DRAW_VERSION
+from projections.game import CREATED, FINISHED, LEGACY_DRAW, SEAT_TAKEN, GameProjection
 from service import seeds
+from service.draw_schemes import rng_for
 
 __all__ = [
     "CREATE_GAME",
@@ -45,6 +52,8 @@ __all__ = [
     "creation_batch",
     "creation_bots",
     "creation_command",
+    "decision_rng",
+    "drawing_seed",
     "finished_event",
     "game_created",
     "seat_batch",
@@ -75,10 +84,12 @@ class Batch:
     command: Command | None = None
     command_id: str | None = None
 
-    def applied_to(self, projection: GameProjection) -> GameProjection:
-        """``projection`` (at ``expected_version``) with this batch folded in, as the stream will have it."""
+    def applied_to(self, projection: GameProjection, head_hash: str = "") -> GameProjection:
+        """``projection`` (at ``expected_version``) with this batch folded in, as the stream will
+        have it; ``head_hash`` is the chain hash of its last event, when the store told it."""
         return projection.apply_all(
-            _Appended(self.expected_version + i + 1, event.type, event.payload, self.ts, self.actor)
+            _Appended(self.expected_version + i + 1, event.type, event.payload, self.ts, self.actor,
+                      head_hash if i == len(self.events) - 1 else "")
             for i, event in enumerate(self.events)
         )
 
@@ -92,6 +103,7 @@ class _Appended:
     payload: dict[str, Any]
     ts: int
     actor: int | None = None
+    hash: str = ""
 
 
 def bot_seat_name(bot: str) -> str:
@@ -103,11 +115,56 @@ def bot_seat_name(bot: str) -> str:
 
 
 def game_created(game: str, engine: Engine, options: Mapping[str, Any], seats: int, seed: bytes) -> Event:
-    """``game.created``: the public part of the normalized ``options`` and the commitment to the
-    seed and the secret part (:mod:`service.seeds`)."""
+    """``game.created``: the public part of the normalized ``options``, the commitment to the
+    seed and the secret part (:mod:`service.seeds`), and the draw and chain algorithms."""
     public, secret = seeds.split_options(engine, options)
     commitment = seeds.commitment(seed, secret)
-    return Event(CREATED, {"game": game, "options": public, "seats": seats, "seed_commitment": commitment})
+    return Event(
+        CREATED,
+        {
+            "game": game,
+            "options": public,
+            "seats": seats,
+            "seed_commitment": commitment,
+            "draw": DRAW_VERSION,
+            "chain": CHAIN,
+        },
+    )
+
+
+def drawing_seed(projection: GameProjection, server_seed: bytes) -> bytes:
+    """The key of every draw of the game: the game seed of the seats' contributions, or the
+    server seed in a game recorded before them."""
+    if projection.draw == LEGACY_DRAW:
+        return server_seed
+    return seeds.game_seed(server_seed, projection.contributions)
+
+
+def decision_rng(projection: GameProjection, server_seed: bytes, label: str | None = None) -> Rng:
+    """The random source of the decision taken on top of ``projection`` (its game id, or
+    ``label``, e.g. a bot's)."""
+    return rng_for(
+        projection.draw, drawing_seed(projection, server_seed), label or projection.game_id, projection.version
+    )
+
+
+def _seat_event(
+    before: GameProjection, seat: int, name: str, server_seed: bytes, *, bot: str | None = None,
+    client_seed: str | None = None,
+) -> Event:
+    """``game.seat_taken``; in a game whose seed the seats share, with the seat's contribution
+    (``client_seed``, else the server-made one)."""
+    payload: dict[str, Any] = {"seat": seat, "name": name}
+    if bot is not None:
+        payload["bot"] = bot
+    if before.draw != LEGACY_DRAW:
+        if client_seed is None:
+            payload["seed_contribution"] = seeds.server_contribution(server_seed, seat)
+            payload["seed_contribution_from"] = "server"
+        else:
+            payload["seed_contribution"] = client_seed
+            payload["seed_contribution_from"] = "seat"
+    return Event(SEAT_TAKEN, payload)
 
 
 def creation_command(bots: Mapping[int, str]) -> Command | None:
@@ -139,32 +196,50 @@ def creation_batch(
     options: Mapping[str, Any],
 ) -> list[Event]:
     """``created``, one seat per bot (in seat order), and the setup when the bots fill every seat."""
-    seated = sorted(bots.items())
-    events = [created]
-    events += [Event(SEAT_TAKEN, {"seat": seat, "name": bot_seat_name(name), "bot": name}) for seat, name in seated]
-    seats = created.payload.get("seats")
-    if len(seated) == seats:
-        # Setup decides on top of the last seat's version minus one, as for a human's seat.
-        events += engine.setup(dict(options), seats, derive_rng(seed, game_id, len(events) - 1))
-    return events
+    projection = GameProjection.empty(game_id, engine).apply(_Appended(1, CREATED, created.payload, 0))
+    events, before_last = [created], projection
+    for seat, name in sorted(bots.items()):
+        before_last = projection
+        event = _seat_event(projection, seat, bot_seat_name(name), seed, bot=name)
+        projection = projection.apply(_Appended(projection.version + 1, SEAT_TAKEN, event.payload, 0))
+        events.append(event)
+    return [*events, *_setup(projection, seed, options, at=before_last)]
+
+
+def _setup(seated: GameProjection, seed: bytes, options: Mapping[str, Any], *, at: GameProjection) -> list[Event]:
+    """The engine's setup, once every seat of ``seated`` is taken, or nothing; drawn on top of
+    ``at`` (the version before the last seat), with the key of every seat's contribution."""
+    if seated.free_seats:
+        return []
+    rng = rng_for(seated.draw, drawing_seed(seated, seed), at.game_id, at.version)
+    return seated.engine.setup(dict(options), seated.seats, rng)
 
 
 # --- seats -----------------------------------------------------------------------------------
 
 
-def seat_command(name: str) -> Command:
-    """The command recorded on a seat batch."""
-    return {"type": TAKE_SEAT, "args": {"name": name}}
+def seat_command(name: str, client_seed: str | None = None) -> Command:
+    """The command recorded on a seat batch (with the seat's ``client_seed`` when it sent one)."""
+    args: dict[str, Any] = {"name": name}
+    if client_seed is not None:
+        args["client_seed"] = client_seed
+    return {"type": TAKE_SEAT, "args": args}
 
 
-def seat_batch(before: GameProjection, seat: int, name: str, *, seed: bytes, options: Mapping[str, Any]) -> list[Event]:
-    """``name`` takes ``seat`` of the game as it is in ``before``; the setup follows when it was
-    the last free seat."""
-    events = [Event(SEAT_TAKEN, {"seat": seat, "name": name})]
-    if before.free_seats == [seat]:
-        rng = derive_rng(seed, before.game_id, before.version)
-        events += before.engine.setup(dict(options), before.seats, rng)
-    return events
+def seat_batch(
+    before: GameProjection,
+    seat: int,
+    name: str,
+    *,
+    seed: bytes,
+    options: Mapping[str, Any],
+    client_seed: str | None = None,
+) -> list[Event]:
+    """``name`` takes ``seat`` of the game as it is in ``before`` (contributing ``client_seed``
+    to the game's seed, or a server-made value); the setup follows when it was the last free seat."""
+    event = _seat_event(before, seat, name, seed, client_seed=client_seed)
+    seated = before.apply(_Appended(before.version + 1, SEAT_TAKEN, event.payload, 0))
+    return [event, *_setup(seated, seed, options, at=before)]
 
 
 # --- commands --------------------------------------------------------------------------------
@@ -179,8 +254,7 @@ def command_batch(
     Raises the engine's :class:`~games.base.RuleError` when the rules refuse the command, and
     :class:`EngineFault` when the engine answers with something no engine may answer."""
     engine = before.engine
-    rng = derive_rng(seed, before.game_id, before.version)
-    events = list(engine.decide(before.state, seat, command, rng))
+    events = list(engine.decide(before.state, seat, command, decision_rng(before, seed)))
     if not events:
         raise EngineFault(f"{before.game} decided no events for {command!r}")
     for event in events:

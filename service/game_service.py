@@ -25,6 +25,7 @@ from service.auth import authenticate
 from service.bots import bots_for
 from service.bots.scheduler import BotScheduler
 from service.cache import GameCache
+from service.seed_vault import SeedVault
 from service.commands import CommandResult, CommandRunner
 from service.metrics import Metrics
 from service.seating import Seating
@@ -50,13 +51,14 @@ class GameService:
         clock: Callable[[], int] = now_ms,
         bot_delay: float = 0.0,
         bot_takeover: float = 3.0,
+        vault: SeedVault | None = None,
     ) -> None:
         self.store = store
         self.engines = dict(engines)
         self.metrics = metrics or Metrics()
         self.bots: dict[str, dict[str, Bot]] = {name: bots_for(engine) for name, engine in self.engines.items()}
         """Game -> the bots it offers, by name."""
-        self.cache = GameCache(store, self.engines, self.metrics)
+        self.cache = GameCache(store, self.engines, self.metrics, vault=vault)
         self.seating = Seating(self.cache, self.bots, self.metrics, retries=retries, clock=clock)
         self.commands = CommandRunner(self.cache, self.metrics, retries=retries, clock=clock)
         self.bot_scheduler = BotScheduler(
@@ -98,9 +100,9 @@ class GameService:
         """See :meth:`Seating.create_game`."""
         return await self.seating.create_game(game, options, seats, bots, bots_only)
 
-    async def take_seat(self, game_id: str, name: Any) -> tuple[int, str, GameProjection]:
+    async def take_seat(self, game_id: str, name: Any, client_seed: Any = None) -> tuple[int, str, GameProjection]:
         """See :meth:`Seating.take_seat`."""
-        return await self.seating.take_seat(game_id, name)
+        return await self.seating.take_seat(game_id, name, client_seed)
 
     async def authenticate(self, game_id: str, token: str | None) -> int | None:
         """See :func:`service.auth.authenticate`."""

@@ -170,8 +170,13 @@ async def create_game(request: web.Request) -> web.Response:
 
 async def take_seat(request: web.Request) -> web.Response:
     body = await _body(request)
-    seat, token, projection = await request.app[SERVICE].take_seat(request.match_info["id"], body.get("name"))
-    return _json({"seat": seat, "token": token, "version": projection.version, "status": projection.status.value})
+    seat, token, projection = await request.app[SERVICE].take_seat(
+        request.match_info["id"], body.get("name"), body.get("client_seed")
+    )
+    reply: dict[str, Any] = {"seat": seat, "token": token, "version": projection.version, "status": projection.status.value}
+    if projection.contributions and projection.contributions[seat] is not None:
+        reply["seed_contribution"] = projection.contributions[seat]
+    return _json(reply)
 
 
 async def list_games(request: web.Request) -> web.Response:

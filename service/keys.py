@@ -11,9 +11,10 @@ from games.base import Engine
 from service.game_service import GameService
 from service.metrics import Metrics
 from service.node import Node
+from service.seed_vault import SeedVault
 from service.settings import Settings
 
-__all__ = ["SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS"]
+__all__ = ["SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS", "VAULT"]
 
 SETTINGS = web.AppKey("settings", Settings)
 ENGINES = web.AppKey("engines", Mapping[str, Engine])
@@ -26,3 +27,5 @@ SERVICE = web.AppKey("service", GameService)
 NODE = web.AppKey("node", Node)
 SOCKETS = web.AppKey("sockets", weakref.WeakSet)
 """Open websockets, closed with GOING_AWAY on shutdown."""
+VAULT = web.AppKey("vault", SeedVault)
+"""Seals game seeds at rest with the node key (:mod:`service.seed_vault`)."""

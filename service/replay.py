@@ -9,13 +9,12 @@ Checks, each reported as a problem (and a non-zero exit) when it fails:
    still running, read from the meta by an operator with store access): the commitment in
    ``game.created`` matches them (:func:`service.seeds.commitment`), and every batch re-runs to the same events: the
    functions of :mod:`service.decisions` that built it are called again on the state before it
-   (``seat_batch``: ``game.seat_taken`` plus, for the last seat, ``engine.setup`` with
-   ``derive_rng(seed, game_id, version_before)``; ``command_batch``: ``engine.decide`` with the
-   same rng rule, plus ``game.finished`` when the game ended there; ``creation_batch``, for a
+   (``seat_batch``: ``game.seat_taken`` with its seed contribution plus, for the last seat,
+   ``engine.setup`` with ``decision_rng`` on the version before; ``command_batch``: ``engine.decide``
+   with the same rng rule, plus ``game.finished`` when the game ended there; ``creation_batch``, for a
    game with bots (its command is ``create_game``): a ``game.seat_taken`` per bot seat, plus
    the setup when bots fill every seat);
-4. every move of a bot seat is the one its bot chooses with ``bot_rng(seed, game_id, seat,
-   version_before)`` (:mod:`service.bots`), under the command id ``bot:<seat>:<version_before>``.
+4. every move of a bot seat is the one its bot chooses with ``bot_rng(before, seed, seat)`` (:mod:`service.bots`), under the command id ``bot:<seat>:<version_before>``.
 
 A batch begins at an envelope that carries its ``command`` (the store keeps it on the first
 event of each append); ``game.created`` begins a batch of its own (alone, or with the bot seats).
@@ -35,6 +34,7 @@ from games.base import Engine, Event, RuleError
 from projections.game import CREATED, SEAT_TAKEN, GameProjection, ProjectionError
 from service import decisions, seeds
 from service.bots import bot_command_id, bot_rng, bots_for
+from service.seed_vault import SealedSeedError, SeedVault, seed_of_meta
 
 __all__ = ["ReplayReport", "replay_game"]
 
@@ -92,7 +92,9 @@ def _batches(envelopes: list[Any]) -> list[list[Any]]:
     return batches
 
 
-async def replay_game(store: Any, game_id: str, engines: Mapping[str, Engine]) -> ReplayReport:
+async def replay_game(
+    store: Any, game_id: str, engines: Mapping[str, Engine], vault: SeedVault | None = None
+) -> ReplayReport:
     report = ReplayReport(game_id)
     meta = await store.get_meta(game_id)
     if meta is None:
@@ -127,7 +129,7 @@ async def replay_game(store: Any, game_id: str, engines: Mapping[str, Engine]) -
     if final.status.value != "open" and final.engine_events:
         report.summary = final.summary or engine.summary(final.state)
 
-    seed = _seed(report, final, meta)
+    seed = _seed(report, final, meta, vault)
     if seed is None:
         return report
     options = _full_options(final, meta)
@@ -148,7 +150,13 @@ def _full_options(final: GameProjection, meta: dict[str, Any]) -> dict[str, Any]
     return dict(options) if isinstance(options, dict) else dict(final.options)
 
 
-def _seed(report: ReplayReport, final: GameProjection, meta: dict[str, Any]) -> bytes | None:
+def _seed(report: ReplayReport, final: GameProjection, meta: dict[str, Any], vault: SeedVault | None) -> bytes | None:
+    try:
+        kept = seed_of_meta(final.game_id, meta, vault)
+    except SealedSeedError as exc:
+        kept = None
+        if final.seed is None:
+            report.problems.append(str(exc))
     if final.seed is not None:
         report.seed_source = "revealed"
         try:
@@ -156,13 +164,12 @@ def _seed(report: ReplayReport, final: GameProjection, meta: dict[str, Any]) -> 
         except ValueError:
             report.problems.append(f"game.finished reveals a seed that is not hex: {final.seed!r}")
             return None
-        if meta.get("seed") not in (None, final.seed):
+        if kept not in (None, seed):
             report.problems.append("the revealed seed differs from the one the service kept")
         return seed
-    if isinstance(meta.get("seed"), str):
+    if kept is not None:
         report.seed_source = "meta"
-        return bytes.fromhex(meta["seed"])
-    return None
+    return kept
 
 
 def _rerun(
@@ -215,8 +222,10 @@ def _expected_events(
         created = Event(CREATED, first.payload)
         events = decisions.creation_batch(engine, created, bots, seed=seed, game_id=game_id, options=options)
     elif command.get("type") == decisions.TAKE_SEAT and first.type == SEAT_TAKEN:
-        name = command["args"]["name"]
-        events = decisions.seat_batch(before, first.payload.get("seat"), name, seed=seed, options=options)
+        name, client_seed = command["args"]["name"], command["args"].get("client_seed")
+        events = decisions.seat_batch(
+            before, first.payload.get("seat"), name, seed=seed, options=options, client_seed=client_seed
+        )
     else:
         events = decisions.command_batch(before, first.actor, command, seed=seed, options=options)
     return [(event.type, event.payload) for event in events]
@@ -237,7 +246,7 @@ def _check_bot_move(
         report.problems.append(f"version {first.version}: seat {seat} is bot {name!r}, which this build lacks")
         return
     try:
-        chosen = bot.choose(before.state, seat, bot_rng(seed, game_id, seat, before.version))
+        chosen = bot.choose(before.state, seat, bot_rng(before, seed, seat))
     except Exception as exc:  # a bot that cannot choose here is a finding, not a crash of replay
         report.problems.append(f"version {first.version}: bot {name!r} of seat {seat} fails to choose: {exc!r}")
         return

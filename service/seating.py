@@ -16,7 +16,7 @@ from typing import Any
 
 from events.errors import ConflictError, GameExists
 from games.base import Bot, RuleError
-from projections.game import GameProjection, Status
+from projections.game import LEGACY_DRAW, GameProjection, Status
 from service import decisions, seeds
 from service.auth import TOKEN_FIELD, hash_token
 from service.cache import GameCache, GameMeta
@@ -101,13 +101,13 @@ class Seating:
         self, game: str, seed: bytes, options: dict[str, Any], seats: int, bots: Mapping[int, str], ts: int
     ) -> str:
         """Store the meta of a new game under a fresh random id; that id."""
-        fields: dict[str, Any] = {"game": game, "seed": seed.hex(), "options": options, "seats": seats, "created": ts}
+        fields: dict[str, Any] = {"game": game, "options": options, "seats": seats, "created": ts}
         if bots:
             fields["bots"] = {str(seat): name for seat, name in bots.items()}
         for _ in range(_ID_ATTEMPTS):
             game_id = secrets.token_hex(8)
             try:
-                await self.store.create_game(game_id, fields)
+                await self.store.create_game(game_id, {**fields, **self.cache.seed_fields(game_id, seed)})
             except GameExists:
                 continue
             return game_id
@@ -142,15 +142,21 @@ class Seating:
             )
         return dict(sorted(chosen.items()))
 
-    async def take_seat(self, game_id: str, name: Any) -> tuple[int, str, GameProjection]:
+    async def take_seat(self, game_id: str, name: Any, client_seed: Any = None) -> tuple[int, str, GameProjection]:
         """Seat a player in the lowest free seat; start the game when it was the last one.
 
         Returns ``(seat, token, projection)``. The token is returned once and stored only as
-        its sha256, bound to this game and seat.
+        its sha256, bound to this game and seat. ``client_seed`` is the seat's contribution to
+        the game's seed (``docs/fairness.md``); without one the service makes it.
         """
         if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME:
             raise ServiceError(
                 ErrorCode.BAD_REQUEST, f"'name' must be a string of 1-{MAX_NAME} characters, got {name!r}"
+            )
+        if client_seed is not None and (not isinstance(client_seed, str) or not seeds.CLIENT_SEED.fullmatch(client_seed)):
+            raise ServiceError(
+                ErrorCode.BAD_REQUEST,
+                f"'client_seed' must be 1-128 printable ASCII characters without spaces, got {client_seed!r}",
             )
         name = name.strip()
         meta = await self.cache.meta(game_id)
@@ -161,13 +167,24 @@ class Seating:
                 before = await self.cache.load(game_id)
                 if before.status is not Status.OPEN or not before.free_seats:
                     raise ServiceError(ErrorCode.GAME_FULL, f"every seat of game {game_id!r} is taken")
+                if client_seed is not None and before.draw == LEGACY_DRAW:
+                    raise ServiceError(
+                        ErrorCode.BAD_REQUEST, f"game {game_id!r} was created before seats could send a 'client_seed'"
+                    )
                 seat = before.free_seats[0]
                 # The hash goes in first: a seat is never taken without its token being valid.
                 # A token whose append then loses is never handed out, so its entry binds nothing.
                 await self.store.update_meta(game_id, {TOKEN_FIELD + digest: seat})
-                events = decisions.seat_batch(before, seat, name, seed=meta.seed, options=meta.full_options(before))
+                events = decisions.seat_batch(
+                    before, seat, name, seed=meta.seed, options=meta.full_options(before), client_seed=client_seed
+                )
                 batch = decisions.Batch(
-                    game_id, events, before.version, self.clock(), actor=seat, command=decisions.seat_command(name)
+                    game_id,
+                    events,
+                    before.version,
+                    self.clock(),
+                    actor=seat,
+                    command=decisions.seat_command(name, client_seed),
                 )
                 try:
                     _, projection = await self.cache.commit(before, batch, lobby_changed=True)

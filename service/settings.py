@@ -34,6 +34,9 @@ variable                       default                     meaning
                                                            ``store_unavailable`` after that
 ``DONJON_READY_TIMEOUT_MS``    ``1000``                    how long ``/readyz`` waits for the
                                                            store's PING
+``DONJON_SEED_KEY``           (unset: ``seed.key`` in     64 hex digits: the node key that seals
+                               the data folder)            game seeds at rest; the same on every
+                                                           node sharing a store
 =============================  ==========================  =====================================
 
 ``DONJON_CASTLE_DATA`` names a corrected dataset file for The Castle (``games.castle.DATA_ENV``).
@@ -126,6 +129,7 @@ class Settings:
     bot_takeover_ms: int = field(default=3000, metadata={"cast": int})
     store_timeout_ms: int = field(default=2000, metadata={"cast": int})
     ready_timeout_ms: int = field(default=1000, metadata={"cast": int})
+    seed_key: Secret | None = field(default=None, metadata={"cast": _optional_secret})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":

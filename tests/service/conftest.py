@@ -16,6 +16,7 @@ import aiohttp
 import pytest
 
 from service.app import create_app
+from service.seed_vault import SeedVault
 from service.settings import Secret, Settings
 from tests.tinygame import TINY
 
@@ -23,8 +24,25 @@ ENGINES = {"tiny": TINY}
 TIMEOUT = 5.0
 
 
+TEST_SEED_KEY = "5e" * 32
+"""One node key for every test app, so nodes sharing a store open each other's sealed seeds
+(and no test writes a key file into the working folder)."""
+
+
+TEST_VAULT = SeedVault(bytes.fromhex(TEST_SEED_KEY))
+"""The test apps' vault, for a replay that reads a running game's sealed seed."""
+
+
 def settings_for(url: str, **overrides: Any) -> Settings:
+    overrides.setdefault("seed_key", Secret(TEST_SEED_KEY))
     return Settings(redis_url=Secret(url), read_block_ms=500, **overrides)
+
+
+async def kept_seed(app: Any, game_id: str) -> bytes:
+    """The server seed the service keeps (sealed) in a game's meta, as the app opens it."""
+    from service.keys import SERVICE
+
+    return (await app[SERVICE].cache.meta(game_id)).seed
 
 
 @pytest.fixture

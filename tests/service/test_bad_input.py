@@ -7,7 +7,16 @@ import aiohttp
 import msgpack
 import pytest
 
-from tests.service.conftest import command, create_tiny, expect_reply, hello, receive, receive_until, started_tiny, take_seat
+from tests.service.conftest import (
+    command,
+    create_tiny,
+    expect_reply,
+    hello,
+    receive,
+    receive_until,
+    started_tiny,
+    take_seat,
+)
 
 
 async def version_of(client, game_id):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from service.bench.service import _Spectator, _client_frame
+from service.bench.service import _client_frame, _Spectator
 from service.metrics import Metrics
 from service.ws import FRAMED
 

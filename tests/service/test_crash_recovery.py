@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -20,6 +19,7 @@ import pytest
 
 from events.embedded import EmbeddedServer
 from events.store import EventStore
+from service.draw_schemes import LegacyRandom
 from tests.service.players import Player
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +89,7 @@ async def connect_player(session, base, game_id, token, seat, name):
     ws = await session.ws_connect(f"{base}/games/{game_id}/ws")
     await ws.send_json({"type": "hello", "token": token})
     first = await ws.receive_json(timeout=5)
-    return Player(ws, first, random.Random(zlib.crc32(name.encode())), name)
+    return Player(ws, first, LegacyRandom(zlib.crc32(name.encode())), name)
 
 
 async def play_until_killed(player: Player) -> None:

@@ -16,7 +16,6 @@ from service.metrics import Metrics
 from service.settings import Secret, Settings, SettingsError
 from service.wire import JSON, MSGPACK, CommandFrame, Hello, parse_frame
 
-
 # --- settings ----------------------------------------------------------------------------------
 
 
