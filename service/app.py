@@ -29,11 +29,12 @@ from events.store import EventStore
 from games.base import Engine
 from service.bots import bots_for
 from service.game_service import GameService
-from service.http import error_middleware, setup_routes
+from service.http import error_middleware, json_errors_for_unreadable_requests, setup_routes
 from service.keys import EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SOCKETS, STORE, VAULT
 from service.logs import get_logger
 from service.metrics import Metrics
 from service.node import Node
+from service.origins import add_cors_headers, origin_middleware
 from service.served import served_engines
 from service.seed_vault import SeedVault, load_or_create_key
 from service.settings import Settings, SettingsError
@@ -48,7 +49,9 @@ def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] |
     """The service as an aiohttp app. ``engines`` defaults to :func:`games.default_engines`;
     :class:`~service.settings.SettingsError` when an operator dataset cannot be used."""
     settings = settings or Settings.from_env()
-    app = web.Application(middlewares=[error_middleware], client_max_size=settings.http_max_body)
+    app = web.Application(middlewares=[error_middleware, origin_middleware], client_max_size=settings.http_max_body)
+    json_errors_for_unreadable_requests(app)
+    app.on_response_prepare.append(add_cors_headers)
     app[SETTINGS] = settings
     app[ENGINES] = served_engines(settings, engines)
     app[METRICS] = Metrics(settings.node_id, {name: sorted(bots_for(engine)) for name, engine in app[ENGINES].items()})

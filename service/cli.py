@@ -97,6 +97,7 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
 def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
     from aiohttp import web
 
+    from events.errors import DataDirInUse
     from service.app import create_app
     from service.logs import configure_logging, get_logger
 
@@ -120,6 +121,12 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
 
     try:
         web.run_app(app, host=settings.host, port=settings.port, access_log=None, print=announce)
+    except DataDirInUse:
+        sys.stderr.write(
+            f"donjon: the data folder {str(settings.data_dir)!r} is in use by another running donjon serve;"
+            " stop that one, or give this one another --data-dir (DONJON_DATA_DIR)\n"
+        )
+        return 2
     except OSError as exc:
         log.error("serve.failed", error=str(exc))
         return 1

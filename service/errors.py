@@ -57,6 +57,8 @@ class ErrorCode(str, enum.Enum):
     """More frames than the per-connection rate limit allows."""
     STORE_UNAVAILABLE = "store_unavailable"
     """The event store cannot be reached now; retry later (the service recovers by itself)."""
+    ORIGIN_NOT_ALLOWED = "origin_not_allowed"
+    """A browser page of an origin ``DONJON_CORS_ORIGINS`` does not allow (HTTP or websocket)."""
     NOT_FOUND = "not_found"
     """No game with that id (or no such route)."""
     INTERNAL = "internal"
@@ -71,6 +73,7 @@ class ErrorCode(str, enum.Enum):
 _HTTP_STATUS = {
     ErrorCode.UNAUTHORIZED: 401,
     ErrorCode.SPECTATOR: 403,
+    ErrorCode.ORIGIN_NOT_ALLOWED: 403,
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.GAME_FULL: 409,
     ErrorCode.CONFLICT: 409,

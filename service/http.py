@@ -1,16 +1,23 @@
 """HTTP routes of API v1 and the middleware that turns refusals into JSON error bodies.
 
 Every error body is ``{"error": {"code": "...", "message": "..."}}`` with the code from
-:mod:`service.errors` and its HTTP status. docs/protocol.md documents every route.
+:mod:`service.errors` and its HTTP status, also for a request aiohttp could not even read (a
+header above 8,190 bytes: :func:`json_errors_for_unreadable_requests`). docs/protocol.md
+documents every route, and ``service/contract/openapi.json`` (served at ``/openapi.json``) is
+the same contract for machines; the tests check the app against it. Cross-origin browser use
+is :mod:`service.origins`.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from http import HTTPStatus
+from importlib import resources
 from typing import Any, Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
 
 from events.errors import StoreError, StoreUnavailable
 from projections import lobby
@@ -20,11 +27,20 @@ from service.errors import ErrorCode, ServiceError
 from service.keys import ENGINES, METRICS, SERVICE, SETTINGS, STORE
 from service.logs import get_logger
 from service.metrics import CONTENT_TYPE
+from service.wire import decode_json, refuse_unknown_fields
 from service.ws import websocket_handler
 
-__all__ = ["setup_routes", "error_middleware", "bearer_token"]
+__all__ = ["setup_routes", "error_middleware", "bearer_token", "json_errors_for_unreadable_requests", "CONTRACTS"]
 
 MAX_PAGE = 1000
+MAX_OFFSET = 1_000_000_000
+MAX_VERSION = 2**53 - 1
+"""Bounds of ``offset`` and version parameters: far above any lobby or stream, and within what
+the store's ranges and a JSON number carry exactly (the store refuses ranges beyond int64)."""
+CREATE_FIELDS = frozenset({"game", "options", "seats", "bots", "bots_only"})
+SEAT_FIELDS = frozenset({"name", "client_seed"})
+CONTRACTS = {"/openapi.json": "openapi.json", "/asyncapi.json": "asyncapi.json"}
+"""The machine-readable contract, route -> file of the ``service.contract`` package."""
 _QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics", "/games/{id}/ws"})
 """Not logged per request: probes and scrapes (frequent, in the metrics anyway) and sockets (logged by ws)."""
 log = get_logger()
@@ -65,15 +81,23 @@ def _int_param(request: web.Request, name: str, default: int | None, low: int, h
     return value
 
 
-async def _body(request: web.Request) -> dict[str, Any]:
-    raw = await request.read()
-    try:
-        body = json.loads(raw or b"{}")
-    except ValueError as exc:
-        raise ServiceError(ErrorCode.BAD_JSON, f"the request body is not valid JSON: {exc}") from None
+async def _body(request: web.Request, known: frozenset[str]) -> dict[str, Any]:
+    """The JSON object of the request; ``bad_request`` naming any field not in ``known``."""
+    body = decode_json(await request.read() or b"{}", "request body")
     if not isinstance(body, dict):
         raise ServiceError(ErrorCode.BAD_REQUEST, "the request body must be a JSON object")
+    refuse_unknown_fields(body, known, "the request body", ErrorCode.BAD_REQUEST)
     return body
+
+
+_CODE_OF_STATUS = {404: ErrorCode.NOT_FOUND, 413: ErrorCode.FRAME_TOO_LARGE}
+
+
+def _error_of_status(status: int, message: str) -> ServiceError:
+    """Any refusal aiohttp makes by itself, as the documented error of that status."""
+    if status >= 500:
+        return ServiceError(ErrorCode.INTERNAL, message, http_status=status)
+    return ServiceError(_CODE_OF_STATUS.get(status, ErrorCode.BAD_REQUEST), message, http_status=status)
 
 
 # --- middleware ---------------------------------------------------------------------------------
@@ -102,8 +126,10 @@ async def error_middleware(
             ServiceError(ErrorCode.BAD_REQUEST, f"{request.method} is not allowed on {request.path!r}", http_status=405)
         )
         response.headers["Allow"] = ",".join(sorted(exc.allowed_methods))
-    except web.HTTPException:
-        raise
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        response = error_response(_error_of_status(exc.status, exc.text or exc.reason))
     except StoreError as exc:
         log.error("http.store_error", path=request.path, error=str(exc))
         response = error_response(ServiceError(ErrorCode.INTERNAL, "the event store refused the request"))
@@ -160,8 +186,13 @@ async def catalog(request: web.Request) -> web.Response:
     return _json({"games": [dict(engines[name].catalog_entry(), bots=service.bot_names(name)) for name in sorted(engines)]})
 
 
+async def contract(request: web.Request) -> web.Response:
+    """``/openapi.json``, ``/asyncapi.json``: the package's own files, as they are."""
+    return web.Response(body=request.app[_CONTRACT_FILES][request.path], content_type="application/json")
+
+
 async def create_game(request: web.Request) -> web.Response:
-    body = await _body(request)
+    body = await _body(request, CREATE_FIELDS)
     projection = await request.app[SERVICE].create_game(
         body.get("game"), body.get("options"), body.get("seats"), body.get("bots"), body.get("bots_only", False)
     )
@@ -169,7 +200,7 @@ async def create_game(request: web.Request) -> web.Response:
 
 
 async def take_seat(request: web.Request) -> web.Response:
-    body = await _body(request)
+    body = await _body(request, SEAT_FIELDS)
     seat, token, projection = await request.app[SERVICE].take_seat(
         request.match_info["id"], body.get("name"), body.get("client_seed")
     )
@@ -186,7 +217,7 @@ async def list_games(request: web.Request) -> web.Response:
     except ValueError:
         raise ServiceError(ErrorCode.BAD_REQUEST, f"status must be open, active or finished, not {raw!r}") from None
     limit = _int_param(request, "limit", 50, 1, 200)
-    offset = _int_param(request, "offset", 0, 0)
+    offset = _int_param(request, "offset", 0, 0, MAX_OFFSET)
     entries = await lobby.list_lobby(request.app[STORE], status, limit, offset)
     return _json({"status": status.value, "games": entries, "offset": offset, "limit": limit})
 
@@ -213,18 +244,20 @@ async def get_events(request: web.Request) -> web.Response:
     service = request.app[SERVICE]
     game_id = request.match_info["id"]
     seat = await service.authenticate(game_id, bearer_token(request))
-    start = _int_param(request, "from", 1, 1)
+    start = max(1, _int_param(request, "from", 1, 0, MAX_VERSION))  # from=0: from the start, as since=0 is
     limit = _int_param(request, "limit", MAX_PAGE, 1, MAX_PAGE)
     projection = await service.load(game_id)
     envelopes = await request.app[STORE].read(game_id, start, start + limit - 1)
-    last = envelopes[-1].version if envelopes else start - 1
+    # The read may see events appended after the load: the stream is at least that far.
+    version = max(projection.version, envelopes[-1].version if envelopes else 0)
+    last = envelopes[-1].version if envelopes else version
     return _json(
         {
             "id": game_id,
-            "version": max(projection.version, last),
+            "version": version,
             "from": start,
             "events": events_for(projection.engine, envelopes, seat),
-            "next": last + 1 if len(envelopes) == limit else None,
+            "next": last + 1 if last < version else None,
         }
     )
 
@@ -233,7 +266,7 @@ async def get_state(request: web.Request) -> web.Response:
     service = request.app[SERVICE]
     game_id = request.match_info["id"]
     latest = await service.load(game_id)
-    at = _int_param(request, "at", latest.version, 1)
+    at = _int_param(request, "at", latest.version, 1, MAX_VERSION)
     if at > latest.version:
         raise ServiceError(ErrorCode.BAD_REQUEST, f"at={at} is beyond game {game_id!r}'s version {latest.version}")
     projection = await service.projection_at(game_id, at)
@@ -249,7 +282,60 @@ async def get_state(request: web.Request) -> web.Response:
     )
 
 
+# --- requests aiohttp cannot read ----------------------------------------------------------------
+
+
+class _JsonErrorRequestHandler(RequestHandler):
+    """aiohttp's connection handler, but a request it cannot read (a header line above 8,190
+    bytes, a malformed request line) is answered with the documented JSON error body instead
+    of plain text, and logged as the client's fault it is, not as an error of the server."""
+
+    def handle_error(
+        self, request: Any, status: int = 500, exc: BaseException | None = None, message: str | None = None
+    ) -> web.StreamResponse:
+        if status >= 500:
+            return super().handle_error(request, status, exc, message)
+        log.info("http.unreadable_request", status=status, error=message or str(exc))
+        if request.writer.output_size > 0:
+            raise ConnectionError("a response was already sent; cannot send the error")
+        reason = message or HTTPStatus(status).phrase
+        response = error_response(_error_of_status(status, f"the request could not be read: {reason}"))
+        response.force_close()
+        return response
+
+
+class _JsonErrorServer(web.Server):
+    def __call__(self) -> RequestHandler:
+        return _JsonErrorRequestHandler(self, loop=self._loop, **self._kwargs)  # type: ignore[arg-type]
+
+
+def json_errors_for_unreadable_requests(app: web.Application) -> None:
+    """Make every server of ``app`` (``donjon serve``'s and the test servers' alike) use
+    :class:`_JsonErrorRequestHandler`.
+
+    aiohttp answers a request it could not parse before any middleware runs and offers no
+    hook for that answer, so the app's server factory (the one place both ``web.run_app``
+    and ``aiohttp.test_utils`` get their server from) is wrapped; the tests fail if a new
+    aiohttp changes that path.
+    """
+    make_handler = app._make_handler
+
+    def make_json_error_server(**kwargs: Any) -> web.Server:
+        server = make_handler(**kwargs)
+        server.__class__ = _JsonErrorServer
+        return server
+
+    app._make_handler = make_json_error_server  # type: ignore[method-assign]
+
+
+_CONTRACT_FILES = web.AppKey("contract_files", dict)
+
+
 def setup_routes(app: web.Application) -> None:
+    files = resources.files("service.contract")
+    app[_CONTRACT_FILES] = {route: files.joinpath(name).read_bytes() for route, name in CONTRACTS.items()}
+    for route in CONTRACTS:
+        app.router.add_get(route, contract)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)

@@ -16,7 +16,8 @@ variable                       default                     meaning
 ``DONJON_LOG_FORMAT``          ``auto``                    ``auto`` (console on a TTY), ``json``, ``console``
 ``DONJON_LOG_LEVEL``           ``info``                    ``debug``, ``info``, ``warning``, ``error``
 ``DONJON_WS_MAX_FRAME``        ``65536``                   largest client frame in bytes
-``DONJON_WS_RATE``             ``20``                      client frames per second per socket
+``DONJON_WS_RATE``             ``20``                      frames per second per socket sent before
+                                                           the answer to the previous one
 ``DONJON_WS_BURST``            ``40``                      burst allowance of that rate limit
 ``DONJON_WS_OUTBOX``           ``1000``                    frames queued to one slow socket before closing it
 ``DONJON_HTTP_MAX_BODY``       ``65536``                   largest HTTP request body in bytes
@@ -37,6 +38,8 @@ variable                       default                     meaning
 ``DONJON_SEED_KEY``           (unset: ``seed.key`` in     64 hex digits: the node key that seals
                                the data folder)            game seeds at rest; the same on every
                                                            node sharing a store
+``DONJON_CORS_ORIGINS``        (empty: same-origin only)   origins whose pages may call the API
+                                                           and open sockets (``*``: any)
 =============================  ==========================  =====================================
 
 ``DONJON_CASTLE_DATA`` names a corrected dataset file for The Castle (``games.castle.DATA_ENV``).
@@ -51,6 +54,7 @@ import secrets
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
+from urllib.parse import urlsplit
 
 __all__ = ["Secret", "Settings", "SettingsError"]
 
@@ -97,8 +101,44 @@ def _choice(*allowed: str) -> Callable[[str], str]:
     return cast
 
 
-def _optional_secret(raw: str) -> Secret | None:
-    return Secret(raw) if raw.strip() else None
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+ANY_ORIGIN = "*"
+
+
+def _redis_url(raw: str) -> Secret | None:
+    """A store URL redis-py can open; checked here so a typo stops the start with one line."""
+    if not raw.strip():
+        return None
+    scheme = urlsplit(raw.strip()).scheme
+    if scheme not in REDIS_SCHEMES:
+        schemes = ", ".join(f"{name}://" for name in REDIS_SCHEMES)
+        raise ValueError(f"the URL must start with {schemes} (got {scheme + '://' if scheme else 'no scheme'})")
+    return Secret(raw.strip())
+
+
+def _seed_key(raw: str) -> Secret | None:
+    """The node key that seals seeds: 64 hex digits (checked here, so a typo stops the start)."""
+    if not raw.strip():
+        return None
+    try:
+        key = bytes.fromhex(raw.strip())
+    except ValueError:
+        key = b""
+    if len(key) != 32:
+        raise ValueError("the seed key must be 64 hex digits (32 bytes)")
+    return Secret(raw.strip())
+
+
+def parse_origins(raw: str) -> tuple[str, ...]:
+    """``DONJON_CORS_ORIGINS``: comma-separated ``scheme://host[:port]``, or ``*``."""
+    origins = tuple(part.strip().rstrip("/") for part in raw.split(",") if part.strip())
+    for origin in origins:
+        parts = urlsplit(origin)
+        if origin != ANY_ORIGIN and (
+            parts.scheme not in ("http", "https") or not parts.netloc or parts.path or parts.query
+        ):
+            raise ValueError(f"{origin!r} is not an origin: expected scheme://host[:port] or *")
+    return origins
 
 
 def _optional_path(raw: str) -> Path | None:
@@ -109,7 +149,7 @@ def _optional_path(raw: str) -> Path | None:
 class Settings:
     """The service's configuration. Build with :meth:`from_env`; tests build it directly."""
 
-    redis_url: Secret | None = field(default=None, metadata={"cast": _optional_secret})
+    redis_url: Secret | None = field(default=None, metadata={"cast": _redis_url, "secret": True})
     data_dir: Path = field(default=Path("donjon-data"), metadata={"cast": Path})
     fsync: str = field(default="always", metadata={"cast": _choice("always", "everysec")})
     host: str = field(default="127.0.0.1", metadata={"cast": str})
@@ -129,7 +169,8 @@ class Settings:
     bot_takeover_ms: int = field(default=3000, metadata={"cast": int})
     store_timeout_ms: int = field(default=2000, metadata={"cast": int})
     ready_timeout_ms: int = field(default=1000, metadata={"cast": int})
-    seed_key: Secret | None = field(default=None, metadata={"cast": _optional_secret})
+    seed_key: Secret | None = field(default=None, metadata={"cast": _seed_key, "secret": True})
+    cors_origins: tuple[str, ...] = field(default=(), metadata={"cast": parse_origins})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -143,7 +184,8 @@ class Settings:
             try:
                 values[spec.name] = spec.metadata["cast"](env[key])
             except (TypeError, ValueError) as exc:
-                raise SettingsError(f"{key}={env[key]!r} is not valid: {exc}") from None
+                shown = key if spec.metadata.get("secret") else f"{key}={env[key]!r}"  # a URL may hold a password
+                raise SettingsError(f"{shown} is not valid: {exc}") from None
         values.update({key: value for key, value in overrides.items() if value is not None})
         settings = cls(**values)
         settings.check()

@@ -19,21 +19,66 @@ import msgpack
 from service.errors import ErrorCode, ServiceError
 
 __all__ = [
-    "MSGPACK_SUBPROTOCOL",
-    "Codec",
     "JSON",
     "MSGPACK",
-    "Hello",
-    "CommandFrame",
+    "MSGPACK_SUBPROTOCOL",
     "ClientFrame",
-    "parse_frame",
-    "error_frame",
+    "Codec",
+    "CommandFrame",
+    "Hello",
     "ack_frame",
+    "decode_json",
+    "error_frame",
+    "parse_frame",
+    "readable_command_id",
+    "refuse_unknown_fields",
 ]
 
 MSGPACK_SUBPROTOCOL = "donjon.msgpack"
 MAX_ID_LENGTH = 128
 MAX_TOKEN_LENGTH = 256
+MAX_DEPTH = 32
+"""Deepest nesting of arrays and objects a client frame or request body may have. Commands
+nest three or four levels; the bound keeps a hostile document from reaching Python's recursion
+limit anywhere later (decoding, ``repr`` in a message, re-encoding into the store)."""
+HELLO_FIELDS = frozenset({"type", "token", "since"})
+COMMAND_FRAME_FIELDS = frozenset({"type", "id", "command", "expected_version"})
+COMMAND_FIELDS = frozenset({"type", "args"})
+
+
+def _check_depth(value: Any, what: str) -> Any:
+    """``value`` unchanged, or ``bad_json`` when it nests deeper than :data:`MAX_DEPTH`."""
+    level = [value]
+    for _ in range(MAX_DEPTH):
+        level = [
+            child
+            for item in level
+            if isinstance(item, (dict, list))
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, (dict, list))
+        ]
+        if not level:
+            return value
+    raise ServiceError(ErrorCode.BAD_JSON, f"the {what} nests arrays or objects deeper than {MAX_DEPTH} levels")
+
+
+def decode_json(data: str | bytes, what: str = "frame") -> Any:
+    """Parse JSON from a client (a frame, an HTTP body); ``bad_json`` for anything else.
+
+    A document nested past the parser's recursion limit is ``bad_json`` like any other
+    unreadable one, not a crash."""
+    try:
+        value = json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise ServiceError(ErrorCode.BAD_JSON, f"the {what} is not valid JSON: {exc}") from None
+    return _check_depth(value, what)
+
+
+def refuse_unknown_fields(obj: dict[str, Any], known: frozenset[str], what: str, code: ErrorCode) -> None:
+    """A field this server does not know is never ignored: a typo must not pass for a default."""
+    unknown = sorted(str(key) for key in obj if key not in known)
+    if unknown:
+        raise ServiceError(code, f"{what} has unknown field(s) {unknown!r}; known: {sorted(known)!r}")
 
 
 class Codec:
@@ -62,10 +107,7 @@ class _JsonCodec(Codec):
         return json.dumps(frame, separators=(",", ":"), ensure_ascii=False).encode()
 
     def decode(self, data: str | bytes) -> Any:
-        try:
-            return json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ServiceError(ErrorCode.BAD_JSON, f"the frame is not valid JSON: {exc}") from None
+        return decode_json(data)
 
 
 class _MsgpackCodec(Codec):
@@ -79,9 +121,11 @@ class _MsgpackCodec(Codec):
         if isinstance(data, str):
             raise ServiceError(ErrorCode.BAD_JSON, "msgpack sockets take binary frames, got a text frame")
         try:
-            return msgpack.unpackb(data, raw=False, strict_map_key=True)
-        except Exception as exc:  # msgpack raises several unrelated types for garbage
-            raise ServiceError(ErrorCode.BAD_JSON, f"the frame is not valid msgpack: {exc}") from None
+            value = msgpack.unpackb(data, raw=False, strict_map_key=True)
+        except Exception as exc:  # msgpack raises several unrelated types for garbage (StackError when too deep)
+            reason = str(exc) or type(exc).__name__
+            raise ServiceError(ErrorCode.BAD_JSON, f"the frame is not valid msgpack: {reason}") from None
+        return _check_depth(value, "frame")
 
 
 JSON: Codec = _JsonCodec()
@@ -132,9 +176,7 @@ def parse_command(raw: Any) -> dict[str, Any]:
         args = {}
     if not isinstance(args, dict):
         raise ServiceError(ErrorCode.BAD_COMMAND, f"command 'args' must be an object, got {args!r}")
-    extra = set(raw) - {"type", "args"}
-    if extra:
-        raise ServiceError(ErrorCode.BAD_FRAME, f"command has unexpected field(s) {sorted(extra)!r}")
+    refuse_unknown_fields(raw, COMMAND_FIELDS, "'command'", ErrorCode.BAD_FRAME)
     return {"type": raw["type"], "args": args}
 
 
@@ -146,15 +188,18 @@ def parse_frame(obj: Any) -> ClientFrame:
     if not isinstance(kind, str):
         raise ServiceError(ErrorCode.BAD_FRAME, f"a frame needs a string 'type', got {kind!r}")
     if kind == "hello":
+        refuse_unknown_fields(obj, HELLO_FIELDS, "a hello frame", ErrorCode.BAD_FRAME)
         token = obj.get("token")
         if token is not None and (not isinstance(token, str) or len(token) > MAX_TOKEN_LENGTH):
             raise ServiceError(ErrorCode.BAD_FRAME, "'token' must be a string (the one POST /games/{id}/seats gave)")
         return Hello(token=token or None, since=_optional_version(obj, "since"))
     if kind == "command":
+        refuse_unknown_fields(obj, COMMAND_FRAME_FIELDS, "a command frame", ErrorCode.BAD_FRAME)
         frame_id = obj.get("id")
         if not isinstance(frame_id, str) or not 0 < len(frame_id) <= MAX_ID_LENGTH:
             raise ServiceError(
-                ErrorCode.BAD_FRAME, f"a command frame needs an 'id': a string of 1-{MAX_ID_LENGTH} chars, got {frame_id!r}"
+                ErrorCode.BAD_FRAME,
+                f"a command frame needs an 'id': a string of 1-{MAX_ID_LENGTH} chars, got {frame_id!r}",
             )
         return CommandFrame(
             id=frame_id,
@@ -162,6 +207,17 @@ def parse_frame(obj: Any) -> ClientFrame:
             expected_version=_optional_version(obj, "expected_version"),
         )
     raise ServiceError(ErrorCode.UNKNOWN_FRAME, f"unknown frame type {kind!r}; expected 'hello' or 'command'")
+
+
+def readable_command_id(obj: Any) -> str | None:
+    """The ``id`` of a decoded command frame when it is a valid one, whatever else is wrong
+    with the frame: every error answering that frame carries it, so the client knows which
+    command was refused."""
+    if isinstance(obj, dict) and obj.get("type") == "command":
+        frame_id = obj.get("id")
+        if isinstance(frame_id, str) and 0 < len(frame_id) <= MAX_ID_LENGTH:
+            return frame_id
+    return None
 
 
 def error_frame(error: ServiceError, command_id: str | None = None) -> dict[str, Any]:

@@ -11,10 +11,11 @@ since ``since``) is always the first frame and nothing is sent twice or skipped 
 that fails drops what it held, since the client's retry reads it again.
 
 Limits: a frame above ``DONJON_WS_MAX_FRAME`` bytes gets ``frame_too_large`` (and from four
-times that, aiohttp closes the socket with 1009); more than ``DONJON_WS_RATE`` frames a second
-(burst ``DONJON_WS_BURST``) get ``rate_limited``, and a socket that keeps flooding is closed
-with 1008; a socket too slow to take its updates (``DONJON_WS_OUTBOX`` frames queued) is closed
-with 1013 and may reconnect with ``since``.
+times that, aiohttp closes the socket with 1009); frames sent before the answer to the previous
+one (already waiting when it was done) count against ``DONJON_WS_RATE`` frames a second (burst
+``DONJON_WS_BURST``) and get ``rate_limited`` beyond it, so a client that waits for each answer is
+never limited; a socket that keeps flooding is closed with 1008; a socket too slow to take its
+updates (``DONJON_WS_OUTBOX`` frames queued) is closed with 1013 and may reconnect with ``since``.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ import collections
 import contextlib
 import struct
 import time
-from typing import Any, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
-from aiohttp import WSCloseCode, WSMsgType, web
+from aiohttp import WSCloseCode, WSMessage, WSMsgType, web
 
 from events.errors import StoreUnavailable
 from projections.live import snapshot_frame, update_frame
@@ -43,6 +44,7 @@ from service.wire import (
     ack_frame,
     error_frame,
     parse_frame,
+    readable_command_id,
 )
 
 __all__ = ["websocket_handler", "Connection", "FramedCodec", "TokenBucket", "websocket_frame"]
@@ -251,7 +253,9 @@ class _Session:
         self.metrics.ws_errors.inc(code=exc.code)
         self.conn.send(error_frame(exc, command_id))
 
-    async def on_frame(self, data: str | bytes) -> None:
+    async def on_frame(self, data: str | bytes, waited: bool = False) -> None:
+        """Answer one client frame. ``waited``: the socket was idle when it came (the server
+        had answered every earlier frame), so it costs nothing from the rate limit."""
         self.metrics.ws_frames_in.inc()
         size = len(data) if isinstance(data, bytes) else len(data.encode())  # text arrives decoded
         if size > self.settings.ws_max_frame:
@@ -262,22 +266,27 @@ class _Session:
                 )
             )
             return
-        if not self.bucket.take():
+        if not waited and not self.bucket.take():
             self.limited_in_a_row += 1
             if self.limited_in_a_row >= FLOOD_CLOSE_AFTER:
                 self.conn.close_soon(WSCloseCode.POLICY_VIOLATION, "flooding; slow down")
                 return
             self.error(
-                ServiceError(ErrorCode.RATE_LIMITED, f"more than {self.settings.ws_rate:g} frames a second; slow down"),
+                ServiceError(
+                    ErrorCode.RATE_LIMITED,
+                    f"more than {self.settings.ws_rate:g} frames a second sent before the answer to the previous one;"
+                    " wait for each answer, or slow down",
+                ),
                 _command_id_of(self.conn.codec, data),
             )
             return
         self.limited_in_a_row = 0
         command_id = None
         try:
-            frame = parse_frame(self.conn.codec.decode(data))
+            obj = self.conn.codec.decode(data)
+            command_id = readable_command_id(obj)
+            frame = parse_frame(obj)
             if isinstance(frame, CommandFrame):
-                command_id = frame.id
                 await self.on_command(frame)
             elif isinstance(frame, Hello):
                 await self.on_hello(frame)
@@ -335,11 +344,28 @@ class _Session:
 
 def _command_id_of(codec: Codec, data: str | bytes) -> str | None:
     """The id of a (rate-limited) command frame, so the client knows which one was dropped."""
-    with contextlib.suppress(Exception):
-        obj = codec.decode(data)
-        if isinstance(obj, dict) and obj.get("type") == "command" and isinstance(obj.get("id"), str):
-            return obj["id"][:128]
+    with contextlib.suppress(ServiceError):
+        return readable_command_id(codec.decode(data))
     return None
+
+
+async def _frames(ws: web.WebSocketResponse) -> AsyncIterator[tuple[WSMessage, bool]]:
+    """The socket's messages until it closes, each with whether the server had to wait for it.
+
+    A frame the server waited for came while the socket owed nothing: the client sent it after
+    the answer to its previous frame (the protocol's "wait for the ack, then send"), so that
+    client can never be rate limited. A frame already buffered when the previous one was done
+    was sent before its answer; only those count. Waiting is seen without private API: a
+    callback queued before ``receive()`` has run only if ``receive()`` gave the loop a turn.
+    """
+    loop = asyncio.get_running_loop()
+    while True:
+        turned: list[bool] = []
+        loop.call_soon(turned.append, True)
+        message = await ws.receive()
+        if message.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED):
+            return
+        yield message, bool(turned)
 
 
 async def websocket_handler(request: web.Request) -> web.StreamResponse:
@@ -355,6 +381,10 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
         timeout=2.0,
         compress=False,  # per-socket deflate would undo encoding each update once per class
     )
+    if not ws.can_prepare(request).ok:  # aiohttp would answer plain text; every error body is JSON
+        raise ServiceError(
+            ErrorCode.BAD_REQUEST, f"{request.path} is a websocket: send a GET with 'Upgrade: websocket' (RFC 6455)"
+        )
     writer = await ws.prepare(request)
     codec = FRAMED[MSGPACK.name if ws.ws_protocol == MSGPACK_SUBPROTOCOL else JSON.name]
     metrics = app[METRICS]
@@ -366,9 +396,9 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     app[SOCKETS].add(ws)
     metrics.ws_connections.inc()
     try:
-        async for message in ws:
+        async for message, waited in _frames(ws):
             if message.type in (WSMsgType.TEXT, WSMsgType.BINARY):
-                await session.on_frame(message.data)
+                await session.on_frame(message.data, waited)
             elif message.type == WSMsgType.ERROR:
                 session.log.info("ws.error", error=str(ws.exception()))
                 break

@@ -1,7 +1,9 @@
 """Fixtures for the service tests: apps on the shared embedded server, clients, game helpers.
 
 - ``make_client(**settings)``: a pytest-aiohttp test client of a fresh app (a *node*) on the
-  session's embedded Valkey, serving the tiny game; call it twice for two nodes.
+  session's embedded Valkey, serving the tiny game; call it twice for two nodes. Its websockets
+  are :class:`tests.service.contract.CheckedWebSocket`: every frame received is checked against
+  ``asyncapi.json``; every HTTP answer it gets is checked against ``openapi.json``.
 - ``client``: one such node.
 - helpers to create a tiny game, take both seats, and talk websocket with timeouts.
 """
@@ -18,6 +20,7 @@ import pytest
 from service.app import create_app
 from service.seed_vault import SeedVault
 from service.settings import Secret, Settings
+from tests.service.contract import CheckedWebSocket, openapi_trace
 from tests.tinygame import TINY
 
 ENGINES = {"tiny": TINY}
@@ -49,7 +52,8 @@ async def kept_seed(app: Any, game_id: str) -> bytes:
 def make_client(aiohttp_client: Any, embedded_redis_url: str) -> Callable[..., Awaitable[Any]]:
     async def make(**overrides: Any) -> Any:
         engines = overrides.pop("engines", ENGINES)
-        return await aiohttp_client(create_app(settings_for(embedded_redis_url, **overrides), engines=engines))
+        app = create_app(settings_for(embedded_redis_url, **overrides), engines=engines)
+        return await aiohttp_client(app, ws_response_class=CheckedWebSocket, trace_configs=[openapi_trace()])
 
     return make
 

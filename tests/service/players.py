@@ -1,4 +1,6 @@
-"""Scripted websocket players for tests: play any game using only the ``legal`` list of the view."""
+"""Scripted websocket players for tests: play any game using only the ``legal`` list of the view,
+as the protocol's recipe says: send one command, wait for its ack and the update at the acked
+version, send the next. Such a client is never rate limited, at any speed; Player fails if it is."""
 
 from __future__ import annotations
 
@@ -59,6 +61,7 @@ class Player:
                 pending, waiting_for = None, frame["version"]
             elif frame["type"] == "error":
                 assert frame.get("id") == pending, frame
+                assert frame["code"] != "rate_limited", f"{self.name} waits for each ack, yet was limited: {frame}"
                 self.refused.append(frame)
                 pending = None
                 stale_check = None if self.version > sent_at else sent_at

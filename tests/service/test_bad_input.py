@@ -3,6 +3,8 @@ socket and the service stay up."""
 
 from __future__ import annotations
 
+import asyncio
+
 import aiohttp
 import msgpack
 import pytest
@@ -162,8 +164,11 @@ async def test_a_flood_is_rate_limited_and_nothing_extra_is_appended(make_client
         frame = await receive(ws)
         if frame["type"] == "error":
             codes.append((frame["id"], frame["code"]))
-    assert [code for _, code in codes].count("rate_limited") == 8  # hello took one token of the burst
-    assert codes[0] == ("f0", "not_your_turn") and codes[1] == ("f1", "not_your_turn")
+    # The ten frames arrive together: f0 found the socket idle (free, as the answered hello was),
+    # f1-f3 were sent before f0's answer and take the burst, the six after them are limited.
+    assert [code for _, code in codes].count("rate_limited") == 6
+    assert [code for _, code in codes[:4]] == ["not_your_turn"] * 4
+    assert [frame_id for frame_id, _ in codes] == [f"f{index}" for index in range(10)]
     assert await version_of(client, game_id) == 6
 
 
@@ -187,3 +192,131 @@ async def test_since_ahead_of_the_game_is_a_bad_frame(client):
     await ws.send_json({"type": "hello", "since": 99})
     error = await receive(ws)
     assert error["code"] == "bad_frame" and "99" in error["message"]
+
+
+@pytest.mark.parametrize(
+    "frame, code",
+    [
+        ({"type": "command", "id": "c1", "command": "draw"}, "bad_frame"),
+        ({"type": "command", "id": "c1", "command": {"type": "draw", "arg": {}}}, "bad_frame"),
+        ({"type": "command", "id": "c1", "command": {"type": "draw"}, "expected_version": "6"}, "bad_frame"),
+        ({"type": "command", "id": "c1", "command": {"type": "draw"}, "expect_version": 6}, "bad_frame"),
+        ({"type": "command", "id": "c1", "command": {"type": "draw", "args": 3}}, "bad_command"),
+    ],
+)
+async def test_a_refused_command_frame_carries_its_readable_id(client, frame, code):
+    game_id, tokens = await started_tiny(client)
+    ws, _ = await hello(client, game_id, tokens[0])
+    await ws.send_json(frame)
+    error = await next_error(ws)
+    assert (error["code"], error.get("id")) == (code, "c1"), error
+    assert await version_of(client, game_id) == 6
+
+
+async def test_unknown_fields_of_a_frame_are_refused_naming_them(client):
+    game_id, tokens = await started_tiny(client)
+    ws = await client.ws_connect(f"/games/{game_id}/ws")
+    await ws.send_json({"type": "hello", "token": tokens[0], "snice": 3})
+    error = await receive(ws)
+    assert error["code"] == "bad_frame" and "['snice']" in error["message"] and "id" not in error
+    await ws.send_json({"type": "hello", "token": tokens[0]})
+    assert (await receive(ws))["type"] == "snapshot"
+
+
+def deep_json(depth: int, inner: str = "") -> str:
+    return "[" * depth + inner + "]" * depth
+
+
+def deep_msgpack(depth: int) -> bytes:
+    return b"\x91" * depth + b"\xc0"  # fixarray of one element, depth times, around nil
+
+
+DEEP_JSON = [
+    deep_json(33),
+    deep_json(1_000),
+    deep_json(20_000),
+    '{"type": "command", "id": "deep", "command": {"type": "draw", "args": {"x": ' + deep_json(2_000) + "}}}",
+    '{"type": "hello", "token": ' + deep_json(5_000) + "}",
+    "{" * 3_000,
+    '{"a":' * 5_000 + "1" + "}" * 5_000,
+]
+
+
+@pytest.mark.parametrize("raw", DEEP_JSON, ids=lambda raw: f"{raw[:12]}...{len(raw)}")
+async def test_deeply_nested_json_frames_are_bad_json_and_change_nothing(make_client, raw):
+    client = await make_client(ws_max_frame=65_536)
+    game_id, tokens = await started_tiny(client)
+    ws, _ = await hello(client, game_id, tokens[0])
+    await ws.send_str(raw)
+    error = await next_error(ws)
+    assert error["code"] == "bad_json", error
+    assert await version_of(client, game_id) == 6
+    await still_works(client, game_id, ws)
+
+
+@pytest.mark.parametrize("depth", [33, 600, 1_100, 20_000])
+async def test_deeply_nested_msgpack_frames_are_bad_json_and_change_nothing(client, depth):
+    game_id, tokens = await started_tiny(client)
+    ws = await client.ws_connect(f"/games/{game_id}/ws", protocols=("donjon.msgpack",))
+    await ws.send_bytes(msgpack.packb({"type": "hello", "token": tokens[0]}))
+    assert msgpack.unpackb((await ws.receive()).data)["type"] == "snapshot"
+    empty_args = b"\xa4args\x80"  # "args": {}
+    deep_args = b"\xa4args\x81\xa1x" + deep_msgpack(depth)  # "args": {"x": [[[...]]]}
+    command_frame = msgpack.packb({"type": "command", "id": "deep", "command": {"type": "draw", "args": {}}})
+    for raw in (deep_msgpack(depth), command_frame.replace(empty_args, deep_args)):
+        await ws.send_bytes(raw)
+        frame = msgpack.unpackb((await ws.receive()).data)
+        assert (frame["type"], frame["code"]) == ("error", "bad_json"), frame
+    assert await version_of(client, game_id) == 6
+
+
+async def test_fuzzed_frames_never_answer_internal(client):
+    """Random mutations of valid frames, nested ones among them: each gets a stable code."""
+    import random
+
+    rng = random.Random(9)
+    game_id, tokens = await started_tiny(client)
+    ws, _ = await hello(client, game_id, tokens[1])  # seat 1: out of turn, nothing may append
+    seeds = ['{"type": "command", "id": "z", "command": {"type": "draw", "args": {}}}', '{"type": "hello"}']
+    alphabet = '[]{}":,0123456789abc -\\'
+    for index in range(300):
+        text = list(rng.choice(seeds))
+        for _ in range(rng.randint(1, 6)):
+            position = rng.randrange(len(text) + 1)
+            if rng.random() < 0.2:
+                text[position:position] = rng.choice("[{") * rng.randint(30, 3_000)
+            else:
+                text[position:position] = rng.choice(alphabet)
+        await ws.send_str("".join(text))
+        reply = await receive(ws)
+        assert reply["type"] == "error" and reply["code"] != "internal", (index, reply)
+        await asyncio.sleep(0)  # let the socket go idle: these are not a flood
+    assert await version_of(client, game_id) == 6
+
+
+async def test_fuzzed_msgpack_frames_never_answer_internal(client):
+    """The same on the msgpack codec: byte mutations of valid frames, deep nesting among them."""
+    import random
+
+    rng = random.Random(11)
+    game_id, tokens = await started_tiny(client)
+    ws = await client.ws_connect(f"/games/{game_id}/ws", protocols=("donjon.msgpack",))
+    await ws.send_bytes(msgpack.packb({"type": "hello", "token": tokens[1]}))
+    assert msgpack.unpackb((await ws.receive()).data)["type"] == "snapshot"
+    seeds = [
+        msgpack.packb({"type": "command", "id": "z", "command": {"type": "draw", "args": {}}}),
+        msgpack.packb({"type": "hello", "since": 3}),
+    ]
+    for index in range(300):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 4)):
+            position = rng.randrange(len(data) + 1)
+            if rng.random() < 0.2:
+                data[position:position] = rng.choice([b"\x91", b"\x81\xa1x"]) * rng.randint(30, 3_000)
+            else:
+                data[position:position] = bytes([rng.randrange(256)])
+        await ws.send_bytes(bytes(data))
+        reply = msgpack.unpackb((await ws.receive()).data)
+        assert reply["type"] == "error" and reply["code"] != "internal", (index, reply)
+        await asyncio.sleep(0)
+    assert await version_of(client, game_id) == 6

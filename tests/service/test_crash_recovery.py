@@ -20,6 +20,7 @@ import pytest
 from events.embedded import EmbeddedServer
 from events.store import EventStore
 from service.draw_schemes import LegacyRandom
+from tests.service.contract import CheckedWebSocket, openapi_trace
 from tests.service.players import Player
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +107,7 @@ async def test_sigkill_mid_stream_loses_no_acknowledged_command_and_repeats_none
     base = f"http://127.0.0.1:{port}"
     service = start_service(data_dir, port, log)
     try:
-        async with aiohttp.ClientSession() as session:
+        async with aiohttp.ClientSession(ws_response_class=CheckedWebSocket, trace_configs=[openapi_trace()]) as session:
             await wait_ready(session, base)
             games = [await new_started_game(session, base) for _ in range(4)]
             players = [
@@ -132,7 +133,7 @@ async def test_sigkill_mid_stream_loses_no_acknowledged_command_and_repeats_none
     base = f"http://127.0.0.1:{port}"
     restarted = start_service(data_dir, port, log)
     try:
-        async with aiohttp.ClientSession() as session:
+        async with aiohttp.ClientSession(ws_response_class=CheckedWebSocket, trace_configs=[openapi_trace()]) as session:
             await wait_ready(session, base)
             server = EmbeddedServer.attach_or_start(data_dir)
             assert not server.owned  # the restarted service owns it; we only attach

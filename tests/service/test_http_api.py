@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from service.keys import STORE
 from tests.service.conftest import create_tiny, started_tiny, take_seat
 
@@ -218,3 +220,84 @@ async def test_a_lost_lobby_write_is_repaired_when_a_node_next_loads_the_game(cl
     assert (await other_node.get(f"/games/{game_id}")).status == 200
     listed = (await (await client.get("/games?status=active&limit=200")).json())["games"]
     assert game_id in [g["id"] for g in listed]
+
+
+async def test_event_pages_report_the_stream_version_and_end_with_next_null(client):
+    game_id, _ = await started_tiny(client)  # version 6
+    pages = {
+        query: await (await client.get(f"/games/{game_id}/events?{query}")).json()
+        for query in ("from=9999", "from=7", "from=1&limit=6", "from=4&limit=3", "from=1&limit=5")
+    }
+    for query in ("from=9999", "from=7"):
+        assert (pages[query]["version"], pages[query]["events"], pages[query]["next"]) == (6, [], None), query
+    assert pages["from=1&limit=6"]["next"] is None  # the page ends exactly on the last event
+    assert pages["from=4&limit=3"]["next"] is None
+    assert (pages["from=1&limit=5"]["next"], pages["from=1&limit=5"]["version"]) == (6, 6)
+
+
+async def test_events_from_0_mean_from_the_start(client):
+    game_id, _ = await started_tiny(client)
+    from_zero = await (await client.get(f"/games/{game_id}/events?from=0")).json()
+    from_one = await (await client.get(f"/games/{game_id}/events?from=1")).json()
+    assert from_zero == from_one and from_zero["from"] == 1
+    assert from_zero["events"][0]["version"] == 1
+    refused = await client.get(f"/games/{game_id}/events?from=-1")
+    assert (refused.status, (await refused.json())["error"]["code"]) == (400, "bad_request")
+
+
+@pytest.mark.parametrize(
+    "path, body, unknown",
+    [
+        ("/games", {"game": "tiny", "seats": 2, "optionz": {"target": 3}}, ["optionz"]),
+        ("/games", {"game": "tiny", "Seats": 2, "bots_onyl": True}, ["Seats", "bots_onyl"]),
+        ("/games/{id}/seats", {"name": "ann", "seat": 1}, ["seat"]),
+    ],
+)
+async def test_unknown_body_fields_are_refused_naming_them_and_change_nothing(client, path, body, unknown):
+    game_id = await create_tiny(client)
+    before = await (await client.get("/games?limit=200")).json()
+    response = await client.post(path.format(id=game_id), json=body)
+    error = (await response.json())["error"]
+    assert (response.status, error["code"]) == (400, "bad_request")
+    assert repr(unknown) in error["message"], error
+    assert await (await client.get("/games?limit=200")).json() == before
+    assert (await (await client.get(f"/games/{game_id}")).json())["version"] == 1
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("depth", [33, 1_000, 10_000, 30_000])
+@pytest.mark.parametrize("path", ["/games", "/games/{id}/seats"])
+async def test_deeply_nested_bodies_are_bad_json_not_a_crash(client, path, depth):
+    game_id = await create_tiny(client)
+    for body in (nested(depth), '{"game": "tiny", "options": ' + nested(depth) + "}"):
+        response = await client.post(path.format(id=game_id), data=body)
+        error = (await response.json())["error"]
+        assert (response.status, error["code"]) == (400, "bad_json"), (depth, error)
+    assert (await (await client.get(f"/games/{game_id}")).json())["version"] == 1
+
+
+async def test_a_plain_get_of_the_websocket_route_is_a_json_error(client):
+    game_id = await create_tiny(client)
+    response = await client.get(f"/games/{game_id}/ws")
+    assert response.content_type == "application/json"
+    error = (await response.json())["error"]
+    assert (response.status, error["code"]) == (400, "bad_request") and "Upgrade" in error["message"]
+
+
+async def test_a_header_too_long_to_read_is_a_json_error_logged_below_error(client):
+    response = await client.get("/healthz", headers={"X-Padding": "x" * 9000})
+    assert response.content_type == "application/json"
+    error = (await response.json())["error"]
+    assert (response.status, error["code"]) == (400, "bad_request") and "8190" in error["message"]
+    assert (await client.get("/healthz")).status == 200
+
+
+async def test_a_broken_websocket_handshake_is_a_json_error(client):
+    game_id = await create_tiny(client)
+    headers = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13"}  # no key
+    response = await client.get(f"/games/{game_id}/ws", headers=headers)
+    error = (await response.json())["error"]
+    assert (response.status, error["code"]) == (400, "bad_request"), error

@@ -21,7 +21,9 @@ from tests.service.conftest import TEST_VAULT, hello, kept_seed, receive_until
 from tests.service.players import Player, play_all
 
 ENGINES = games.default_engines()
-FAST = {"ws_rate": 10_000, "ws_burst": 10_000}
+DEFAULT_LIMITS: dict[str, int] = {}
+"""Every game here is played at the default rate limit: the players wait for each ack before
+they send (the protocol's recipe), and such a client is never limited (Player asserts it)."""
 
 
 def plain(value):
@@ -78,8 +80,8 @@ async def test_a_real_game_plays_to_its_end_with_legal_only_and_spectators_see_n
 
     name, seats, options = variant
     engine = ENGINES[name]
-    node_a = await make_client(engines=ENGINES, **FAST)
-    node_b = await make_client(engines=ENGINES, **FAST)
+    node_a = await make_client(engines=ENGINES, **DEFAULT_LIMITS)
+    node_b = await make_client(engines=ENGINES, **DEFAULT_LIMITS)
     created = await node_a.post("/games", json={"game": name, "seats": seats, "options": options})
     assert created.status == 201, await created.text()
     game_id = (await created.json())["id"]
@@ -126,8 +128,8 @@ async def test_a_secret_option_stays_secret_until_the_end_and_is_committed_with_
 
     order = ["V", "E", "U", "B", "D"]
     needle = json.dumps(order, separators=(",", ":"))
-    node_a = await make_client(engines=ENGINES, **FAST)
-    node_b = await make_client(engines=ENGINES, **FAST)
+    node_a = await make_client(engines=ENGINES, **DEFAULT_LIMITS)
+    node_b = await make_client(engines=ENGINES, **DEFAULT_LIMITS)
     created = await node_a.post("/games", json={"game": "carcassonne", "seats": 2, "options": {"tile_order": order}})
     game_id = (await created.json())["id"]
     tokens = [(await (await node_a.post(f"/games/{game_id}/seats", json={"name": n})).json())["token"] for n in "ab"]
@@ -165,7 +167,7 @@ async def test_a_human_plays_a_real_game_against_its_bots_to_the_end_and_replay_
 
     engine = ENGINES[name]
     bot = sorted(bots_for(engine))[0]  # greedy or heuristic: the bot that thinks
-    node = await make_client(engines=ENGINES, **FAST)
+    node = await make_client(engines=ENGINES, **DEFAULT_LIMITS)
     seats = min(max(2, engine.min_seats), engine.max_seats)
     bots = {str(seat): bot for seat in range(1, seats)}
     created = await node.post("/games", json={"game": name, "seats": seats, "options": {}, "bots": bots})

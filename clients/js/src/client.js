@@ -1,0 +1,111 @@
+// DonjonClient: the lobby's HTTP routes, and the door to a game's websocket (GameConnection).
+
+import { CLIENT_CODES, DonjonError } from "./errors.js";
+import { GameConnection } from "./connection.js";
+
+function query(params) {
+  const pairs = Object.entries(params).filter(([, value]) => value !== undefined && value !== null);
+  return pairs.length ? `?${new URLSearchParams(pairs.map(([key, value]) => [key, String(value)]))}` : "";
+}
+
+function bearer(token) {
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+/** Only the fields given: the server refuses unknown fields, and defaults what is left out. */
+function definedFields(fields) {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+export class DonjonClient {
+  /**
+   * @param {string} [baseUrl] "http://127.0.0.1:8080"; "" (the default) is the page's own origin
+   * @param {{fetch?: typeof fetch, WebSocket?: typeof WebSocket}} [options]
+   */
+  constructor(baseUrl = "", options = {}) {
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
+    this.fetch = options.fetch ?? globalThis.fetch?.bind(globalThis);
+    this.WebSocket = options.WebSocket ?? globalThis.WebSocket;
+  }
+
+  /** The websocket URL of a game: the base URL's scheme turned into ws/wss. */
+  socketUrl(gameId) {
+    const path = `/games/${encodeURIComponent(gameId)}/ws`;
+    const origin = this.baseUrl || globalThis.location?.origin;
+    if (!origin) throw new DonjonError(CLIENT_CODES.NETWORK, "no base URL, and no page origin to use instead");
+    return `${origin.replace(/^http/, "ws")}${path}`;
+  }
+
+  async request(method, path, { body, token } = {}) {
+    const headers = { Accept: "application/json", ...bearer(token) };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let response;
+    try {
+      response = await this.fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (cause) {
+      throw new DonjonError(CLIENT_CODES.NETWORK, `${method} ${path} did not reach the service: ${cause}`, { cause });
+    }
+    const text = await response.text();
+    let data;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch {
+      data = undefined;
+    }
+    if (response.ok && data !== undefined) return data;
+    const error = data?.error;
+    if (error && typeof error.code === "string") {
+      throw new DonjonError(error.code, String(error.message ?? error.code), { status: response.status });
+    }
+    throw new DonjonError(CLIENT_CODES.HTTP, `${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`, {
+      status: response.status,
+    });
+  }
+
+  catalog() {
+    return this.request("GET", "/games/catalog");
+  }
+
+  createGame({ game, seats, options, bots, bots_only } = {}) {
+    return this.request("POST", "/games", { body: definedFields({ game, seats, options, bots, bots_only }) });
+  }
+
+  takeSeat(gameId, { name, seat } = {}) {
+    return this.request("POST", `/games/${encodeURIComponent(gameId)}/seats`, { body: definedFields({ name, seat }) });
+  }
+
+  listGames({ status, limit, offset } = {}) {
+    return this.request("GET", `/games${query({ status, limit, offset })}`);
+  }
+
+  getGame(gameId, { token } = {}) {
+    return this.request("GET", `/games/${encodeURIComponent(gameId)}`, { token });
+  }
+
+  events(gameId, { from, limit, token } = {}) {
+    return this.request("GET", `/games/${encodeURIComponent(gameId)}/events${query({ from, limit })}`, { token });
+  }
+
+  /** Every event the caller may see, page after page, from `from` (default 1). */
+  async *allEvents(gameId, { from, limit, token } = {}) {
+    let next = from ?? 1;
+    while (next !== null && next !== undefined) {
+      const page = await this.events(gameId, { from: next, limit, token });
+      yield* page.events;
+      next = page.next;
+    }
+  }
+
+  state(gameId, { at } = {}) {
+    return this.request("GET", `/games/${encodeURIComponent(gameId)}/state${query({ at })}`);
+  }
+
+  /** Open (and keep open) the game's websocket; see GameConnection. */
+  connect(gameId, options = {}) {
+    return new GameConnection(this, gameId, options);
+  }
+}

@@ -1,0 +1,25 @@
+// DonjonError: every refusal the client surfaces, from HTTP bodies, error frames and the client itself.
+
+/** Codes the client itself uses (the server's codes are listed in docs/protocol.md). */
+export const CLIENT_CODES = Object.freeze({
+  NETWORK: "network", // the HTTP request did not reach the service
+  HTTP: "http_error", // an HTTP answer without the documented error body
+  CLOSED: "closed", // the connection was closed for good (close(), or a close code that forbids retrying)
+  PROTOCOL: "protocol_error", // the server sent something the protocol does not allow
+});
+
+export class DonjonError extends Error {
+  /**
+   * @param {string} code stable code: the server's (docs/protocol.md) or one of CLIENT_CODES
+   * @param {string} message for humans
+   * @param {{status?: number, id?: string, closeCode?: number, cause?: unknown}} [extra]
+   */
+  constructor(code, message, extra = {}) {
+    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
+    this.name = "DonjonError";
+    this.code = code;
+    if (extra.status !== undefined) this.status = extra.status;
+    if (extra.id !== undefined) this.id = extra.id;
+    if (extra.closeCode !== undefined) this.closeCode = extra.closeCode;
+  }
+}

@@ -1,0 +1,402 @@
+// Types of @donjon/client: every HTTP body and websocket frame of docs/protocol.md (protocol v1.1),
+// and the client's own API. Objects may gain fields in later protocol versions (ignore unknown ones).
+
+// --- shared shapes --------------------------------------------------------------------------------
+
+export type GameStatus = "open" | "active" | "finished";
+
+/** A command object exactly as `legal` lists it and `command` frames carry it. */
+export interface Command {
+  type: string;
+  args?: Record<string, unknown>;
+}
+
+/** A viewer's view of a game: per game under docs/games/; always with `legal`. */
+export interface View {
+  legal: Command[];
+  [field: string]: unknown;
+}
+
+export interface SeatEntry {
+  seat: number;
+  /** null while the seat is free */
+  name: string | null;
+  /** since v1.1: the bot filling this seat */
+  bot?: string;
+}
+
+/** An event as a viewer sees it (redacted for that viewer). */
+export interface GameEvent {
+  version: number;
+  /** engine events never contain a dot; service events (`game.*`) do */
+  type: string;
+  payload: Record<string, unknown>;
+  /** the seat that produced it; null: the service */
+  actor: number | null;
+  /** milliseconds since the epoch */
+  ts: number;
+}
+
+/** Every stable error code of docs/protocol.md, rules' own codes, and the client's CLIENT_CODES. */
+export type ErrorCode =
+  | "bad_json" | "bad_frame" | "unknown_frame" | "hello_required" | "bad_request" | "unknown_command"
+  | "bad_command" | "not_your_turn" | "illegal_move" | "game_over" | "not_started" | "bad_options"
+  | "unknown_game" | "game_full" | "unauthorized" | "spectator" | "conflict" | "frame_too_large"
+  | "rate_limited" | "store_unavailable" | "not_found" | "internal" | "rule_violation"
+  | ClientErrorCode
+  | (string & {});
+
+export type ClientErrorCode = "network" | "http_error" | "closed" | "protocol_error";
+
+/** The body of every HTTP error response. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string };
+}
+
+// --- HTTP bodies ----------------------------------------------------------------------------------
+
+export interface OptionSpec {
+  type: "bool" | "int" | "choice" | "list";
+  default: unknown;
+  description: string;
+  choices?: unknown[];
+  [field: string]: unknown;
+}
+
+export interface CatalogEntry {
+  id: string;
+  title: string;
+  min_seats: number;
+  max_seats: number;
+  options: Record<string, OptionSpec>;
+  /** since v1.1 */
+  bots: string[];
+  [field: string]: unknown;
+}
+
+export interface CatalogBody {
+  games: CatalogEntry[];
+}
+
+export interface CreateGameRequest {
+  game: string;
+  seats?: number;
+  options?: Record<string, unknown>;
+  /** since v1.1: seat (decimal string) -> bot name */
+  bots?: Record<string, string>;
+  /** since v1.1 */
+  bots_only?: boolean;
+}
+
+export interface CreateGameBody {
+  id: string;
+  [field: string]: unknown;
+}
+
+export interface TakeSeatRequest {
+  name: string;
+  seat?: number;
+}
+
+export interface TakeSeatBody {
+  seat: number;
+  /** the seat's only credential, given once */
+  token: string;
+  version: number;
+  status: "open" | "active";
+  [field: string]: unknown;
+}
+
+export interface LobbyEntry {
+  id: string;
+  game: string;
+  status: GameStatus;
+  version: number;
+  seats: number;
+  taken: number;
+  names: (string | null)[];
+  created: number;
+  /** finished games: the engine's summary */
+  summary?: Record<string, unknown>;
+  /** since v1.1, games with bot seats: per seat the bot's name or null */
+  bots?: (string | null)[];
+  [field: string]: unknown;
+}
+
+export interface ListGamesQuery {
+  status?: GameStatus;
+  limit?: number;
+  offset?: number;
+}
+
+export interface ListGamesBody {
+  status: GameStatus;
+  offset: number;
+  limit: number;
+  games: LobbyEntry[];
+}
+
+export interface GameBody {
+  id: string;
+  game: string;
+  status: GameStatus;
+  version: number;
+  /** null: the spectator view */
+  seat: number | null;
+  seats: SeatEntry[];
+  view: View;
+}
+
+export interface EventsQuery {
+  from?: number;
+  limit?: number;
+  token?: string;
+}
+
+export interface EventsBody {
+  id: string;
+  version: number;
+  from: number;
+  events: GameEvent[];
+  /** the `from` of the next page; null when this page reached the end */
+  next: number | null;
+}
+
+export interface StateBody {
+  id: string;
+  game: string;
+  status: GameStatus;
+  version: number;
+  seats: SeatEntry[];
+  view: View;
+}
+
+export interface HealthBody {
+  status: "ok";
+}
+
+export interface ReadyBody {
+  status: "ready" | "unavailable";
+  error?: { code: "store_unavailable"; message: string };
+}
+
+// --- websocket frames -----------------------------------------------------------------------------
+
+export interface HelloFrame {
+  type: "hello";
+  token?: string;
+  since?: number;
+}
+
+export interface CommandFrame {
+  type: "command";
+  /** 1-128 characters; the idempotency key, scoped to the seat */
+  id: string;
+  command: Command;
+  expected_version?: number;
+}
+
+export type ClientFrame = HelloFrame | CommandFrame;
+
+export interface SnapshotFrame {
+  type: "snapshot";
+  game: string;
+  version: number;
+  status: GameStatus;
+  seat: number | null;
+  seats: SeatEntry[];
+  view: View;
+}
+
+export interface UpdateFrame {
+  type: "update";
+  game: string;
+  version: number;
+  status: GameStatus;
+  seats: SeatEntry[];
+  events: GameEvent[];
+  view: View;
+}
+
+export interface AckFrame {
+  type: "ack";
+  id: string;
+  version: number;
+  duplicate: boolean;
+}
+
+export interface ErrorFrame {
+  type: "error";
+  id?: string;
+  code: ErrorCode;
+  message: string;
+}
+
+export type ServerFrame = SnapshotFrame | UpdateFrame | AckFrame | ErrorFrame;
+
+/** Close codes the server uses (docs/protocol.md, "Close codes"); 1006: dropped without a close frame. */
+export type CloseCode = 1000 | 1001 | 1006 | 1008 | 1009 | 1011 | 1013 | (number & {});
+
+// --- the client -----------------------------------------------------------------------------------
+
+export declare const CLIENT_CODES: Readonly<{
+  NETWORK: "network";
+  HTTP: "http_error";
+  CLOSED: "closed";
+  PROTOCOL: "protocol_error";
+}>;
+
+export declare class DonjonError extends Error {
+  constructor(code: ErrorCode, message: string, extra?: { status?: number; id?: string; closeCode?: number; cause?: unknown });
+  readonly name: "DonjonError";
+  /** stable: switch on it */
+  code: ErrorCode;
+  /** HTTP status, for errors from a route */
+  status?: number;
+  /** the command id, for errors answering a command */
+  id?: string;
+  /** the socket's close code, for errors of code "closed" */
+  closeCode?: number;
+}
+
+export interface WebSocketLike {
+  readonly readyState: number;
+  binaryType: string;
+  send(data: string | Uint8Array): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: string, listener: (event: any) => void): void;
+}
+
+export type WebSocketConstructor = new (url: string, protocols?: string | string[]) => WebSocketLike;
+
+export interface ClientOptions {
+  fetch?: typeof fetch;
+  /** default: globalThis.WebSocket (Node 20: run with --experimental-websocket, or pass the `ws` package's) */
+  WebSocket?: WebSocketConstructor;
+}
+
+export interface ReconnectPolicy {
+  /** ms before the first retry (200) */
+  initialDelay?: number;
+  /** ms between retries at most (5000) */
+  maxDelay?: number;
+  /** growth per attempt (2) */
+  factor?: number;
+  /** +- this fraction at random (0.25) */
+  jitter?: number;
+}
+
+export interface ConnectOptions {
+  /** a seat token; absent: spectator */
+  token?: string;
+  /** the last version already seen: the first frame is then an update with what came after */
+  since?: number;
+  codec?: "json" | "msgpack";
+  /** frames per second this client sends at most (16; the server allows 20 by default) */
+  rate?: number;
+  /** frames sent back to back at most (20; the server allows 40 by default) */
+  burst?: number;
+  /** false: do not reconnect */
+  reconnect?: false | ReconnectPolicy;
+  /** times a command is sent again after rate_limited, store_unavailable or internal (8) */
+  maxResends?: number;
+  /** bytes a command frame may have; larger ones reject with frame_too_large unsent (65536, the server's default) */
+  maxFrame?: number;
+}
+
+export declare class DonjonClient {
+  constructor(baseUrl?: string, options?: ClientOptions);
+  readonly baseUrl: string;
+  socketUrl(gameId: string): string;
+  catalog(): Promise<CatalogBody>;
+  createGame(body: CreateGameRequest): Promise<CreateGameBody>;
+  takeSeat(gameId: string, body: TakeSeatRequest): Promise<TakeSeatBody>;
+  listGames(query?: ListGamesQuery): Promise<ListGamesBody>;
+  getGame(gameId: string, options?: { token?: string }): Promise<GameBody>;
+  events(gameId: string, query?: EventsQuery): Promise<EventsBody>;
+  allEvents(gameId: string, query?: EventsQuery): AsyncGenerator<GameEvent, void, undefined>;
+  state(gameId: string, query?: { at?: number }): Promise<StateBody>;
+  connect(gameId: string, options?: ConnectOptions): GameConnection;
+}
+
+export type ConnectionState = "connecting" | "open" | "reconnecting" | "closed";
+
+export interface ChangeDetail {
+  version: number;
+  status: GameStatus;
+  seats: SeatEntry[];
+  seat: number | null;
+  view: View;
+  /** the events since the previous change this viewer may see ([] in a snapshot) */
+  events: GameEvent[];
+  frame: SnapshotFrame | UpdateFrame;
+}
+
+export interface ConnectionDetail {
+  state: ConnectionState;
+  attempt: number;
+  /** the close code that caused a reconnect, if any */
+  code: CloseCode | null;
+  reason: string;
+}
+
+export interface ConnectionEvents {
+  change: ChangeDetail;
+  connection: ConnectionDetail;
+  error: DonjonError;
+}
+
+export interface Ack {
+  id: string;
+  version: number;
+  duplicate: boolean;
+}
+
+export interface SendOptions {
+  /** apply only at this version, else `conflict` */
+  expectedVersion?: number;
+  /** the command id (default: generated, unique); resends use it */
+  id?: string;
+}
+
+export declare class GameConnection extends EventTarget {
+  readonly gameId: string;
+  /** resolves after the first snapshot (or update, with `since`); rejects if the connection fails for good first */
+  readonly ready: Promise<GameConnection>;
+  /** the version of the last frame applied; null before the first */
+  readonly version: number | null;
+  readonly status: GameStatus | null;
+  readonly seats: SeatEntry[];
+  /** this connection's seat (from the snapshot; a connection opened with `since` gets none, so null); null: spectator */
+  readonly seat: number | null;
+  readonly view: View | null;
+  readonly game: string | null;
+  /** view.legal, or [] */
+  readonly legal: Command[];
+  readonly state: ConnectionState;
+  on<K extends keyof ConnectionEvents>(type: K, fn: (detail: ConnectionEvents[K]) => void): () => void;
+  send(command: Command, options?: SendOptions): Promise<Ack>;
+  close(): void;
+}
+
+export declare const MSGPACK_SUBPROTOCOL: "donjon.msgpack";
+
+export declare class TokenBucket {
+  constructor(rate: number, burst: number, now?: () => number);
+  take(): boolean;
+  wait(): number;
+}
+
+export declare namespace msgpack {
+  function encode(value: unknown): Uint8Array;
+  function decode(data: Uint8Array | ArrayBuffer): unknown;
+}
+
+/**
+ * Play a seat from `legal` alone until the game is finished (resolves with the connection);
+ * rejects with the first error other than a lost race (`conflict`). Default choice: at random.
+ */
+export declare function playFromLegal(
+  conn: GameConnection,
+  options?: { choose?: (legal: Command[], conn: GameConnection) => Command },
+): Promise<GameConnection>;

@@ -1,0 +1,38 @@
+// Type-checked by `npm test` (tsc --noEmit), never run: the API as a TypeScript client uses it.
+import { DonjonClient, DonjonError, msgpack } from "../src/index.js";
+import type { Ack, ChangeDetail, Command, GameEvent, ServerFrame, TakeSeatBody } from "../src/index.js";
+
+export async function playOneMove(baseUrl: string): Promise<number> {
+  const client = new DonjonClient(baseUrl);
+  const catalog = await client.catalog();
+  const game: string = catalog.games[0].id;
+  const { id } = await client.createGame({ game, seats: catalog.games[0].min_seats, options: {} });
+  const seat: TakeSeatBody = await client.takeSeat(id, { name: "Ada" });
+  const conn = client.connect(id, { token: seat.token, codec: "msgpack" });
+  const off = conn.on("change", (detail: ChangeDetail) => {
+    const versions: number[] = detail.events.map((event: GameEvent) => event.version);
+    void versions;
+  });
+  conn.on("connection", ({ state, code }) => void [state.toUpperCase(), code]);
+  conn.on("error", (error: DonjonError) => void error.code.length);
+  await conn.ready;
+  const move: Command | undefined = conn.legal[0];
+  let version = conn.version ?? 0;
+  if (move) {
+    try {
+      const ack: Ack = await conn.send(move, { expectedVersion: version });
+      version = ack.duplicate ? version : ack.version;
+    } catch (error) {
+      if (error instanceof DonjonError && error.code === "conflict") version = -1;
+    }
+  }
+  for await (const event of client.allEvents(id, { token: seat.token })) version = Math.max(version, event.version);
+  const page = await client.events(id, { from: 1, limit: 10 });
+  const state = await client.state(id, { at: page.version });
+  const lobby = await client.listGames({ status: "active", limit: 5 });
+  const frame = msgpack.decode(msgpack.encode({ type: "ack", id: "x", version: 1, duplicate: false })) as ServerFrame;
+  if (frame.type === "ack") version += frame.version;
+  off();
+  conn.close();
+  return version + state.version + lobby.games.length;
+}
