@@ -7,14 +7,19 @@ Checks, each reported as a problem (and a non-zero exit) when it fails:
    ``engine.evolve``, with no gap in versions;
 3. when the seed is known (revealed by ``game.finished`` with the secret options, or, for a game
    still running, read from the meta by an operator with store access): the commitment in
-   ``game.created`` matches them (:func:`service.seeds.commitment`), and every batch re-runs to the same events: the
-   functions of :mod:`service.decisions` that built it are called again on the state before it
-   (``seat_batch``: ``game.seat_taken`` with its seed contribution plus, for the last seat,
-   ``engine.setup`` with ``decision_rng`` on the version before; ``command_batch``: ``engine.decide``
-   with the same rng rule, plus ``game.finished`` when the game ended there; ``creation_batch``, for a
-   game with bots (its command is ``create_game``): a ``game.seat_taken`` per bot seat, plus
-   the setup when bots fill every seat);
-4. every move of a bot seat is the one its bot chooses with ``bot_rng(before, seed, seat)`` (:mod:`service.bots`), under the command id ``bot:<seat>:<version_before>``.
+   ``game.created`` matches them (:func:`service.seeds.commitment`); every seat's contribution
+   to the game seed is its ``client_seed`` or the value the server seed fixes; and every batch
+   re-runs to the same events: the functions of :mod:`service.decisions` that built it are
+   called again on the state before it (``seat_batch``: ``game.seat_taken`` with its seed
+   contribution plus, for the last seat, ``engine.setup`` with ``decision_rng`` on the version
+   before; ``command_batch``: ``engine.decide`` with the same rng rule, plus ``game.finished``
+   when the game ended there; ``creation_batch``, for a game with bots (its command is
+   ``create_game``): a ``game.seat_taken`` per bot seat, plus the setup when bots fill every seat);
+4. every move of a bot seat is the one its bot chooses with ``bot_rng(before, seed, seat)``
+   (:mod:`service.bots`), under the command id ``bot:<seat>:<version_before>``.
+
+:func:`check_log` runs checks 2-4 on decoded envelopes, which is what ``donjon verify`` runs on an
+export (:mod:`service.verify`).
 
 A batch begins at an envelope that carries its ``command`` (the store keeps it on the first
 event of each append); ``game.created`` begins a batch of its own (alone, or with the bot seats).
@@ -36,7 +41,7 @@ from service import decisions, seeds
 from service.bots import bot_command_id, bot_rng, bots_for
 from service.seed_vault import SealedSeedError, SeedVault, seed_of_meta
 
-__all__ = ["ReplayReport", "replay_game"]
+__all__ = ["ReplayReport", "check_log", "replay_game"]
 
 
 @dataclass(slots=True)
@@ -114,7 +119,18 @@ async def replay_game(
     except StoreError as exc:
         report.problems.append(f"events do not decode: {exc}")
         return report
+    check_log(report, engine, envelopes, meta, vault)
+    return report
 
+
+def check_log(
+    report: ReplayReport, engine: Engine, envelopes: list[Any], meta: dict[str, Any], vault: SeedVault | None = None
+) -> None:
+    """Every check after the chain, on a game's decoded ``envelopes`` (see the module docstring),
+    each problem added to ``report``: the fold, the seed commitment, every seat's contribution,
+    every batch and bot move re-run. ``meta`` is the store's (``{}`` for an export: the seed
+    is then only the one ``game.finished`` reveals)."""
+    game_id = report.game_id
     started = time.perf_counter()
     projection = GameProjection.empty(game_id, engine)
     try:
@@ -124,21 +140,42 @@ async def replay_game(
         final = None
     report.fold_seconds = time.perf_counter() - started
     if final is None:
-        return report
+        return
     report.version, report.status, report.summary = final.version, final.status.value, final.summary
     if final.status.value != "open" and final.engine_events:
         report.summary = final.summary or engine.summary(final.state)
 
     seed = _seed(report, final, meta, vault)
     if seed is None:
-        return report
+        return
     options = _full_options(final, meta)
     _public, secret = seeds.split_options(engine, options)
     if seeds.commitment(seed, secret) != final.seed_commitment:
         report.problems.append("the seed (and secret options) do not match game.created's seed_commitment")
-        return report
+        return
+    if not _check_contributions(report, seed, envelopes):
+        return
     _rerun(report, engine, game_id, seed, options, envelopes)
-    return report
+
+
+def _check_contributions(report: ReplayReport, seed: bytes, envelopes: list[Any]) -> bool:
+    """Each seat's contribution to the game seed is the ``client_seed`` its seat request sent, or
+    the value the server seed fixes for a seat that sent none; ``False`` at the first that is not."""
+    for batch in _batches(envelopes):
+        sent = (batch[0].command or {}).get("args", {}).get("client_seed") if batch[0].command else None
+        for envelope in batch:
+            if envelope.type != SEAT_TAKEN or "seed_contribution" not in envelope.payload:
+                continue
+            seat, value = envelope.payload.get("seat"), envelope.payload["seed_contribution"]
+            made_by = envelope.payload.get("seed_contribution_from")
+            expected = seeds.server_contribution(seed, seat) if made_by == "server" else sent
+            if made_by not in ("server", "seat") or value != expected:
+                source = "the one the server seed fixes" if made_by == "server" else "the client_seed its seat sent"
+                report.problems.append(
+                    f"version {envelope.version}: seat {seat}'s seed contribution {value!r} is not {source}"
+                )
+                return False
+    return True
 
 
 def _full_options(final: GameProjection, meta: dict[str, Any]) -> dict[str, Any]:

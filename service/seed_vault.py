@@ -18,7 +18,6 @@ True
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +25,8 @@ from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from service.key_files import setting_or_file_key
 
 __all__ = ["KEY_FILE", "SEALED_FIELD", "SealedSeedError", "SeedVault", "load_or_create_key", "seed_of_meta"]
 
@@ -88,25 +89,4 @@ def seed_of_meta(game_id: str, meta: Mapping[str, Any], vault: SeedVault | None)
 def load_or_create_key(setting: str | None, data_dir: Path) -> bytes:
     """The node's seed key: the setting's 64 hex digits, else ``data_dir/seed.key`` (made, mode
     0600, when missing). :class:`ValueError` naming the problem of a bad setting or file."""
-    if setting:
-        try:
-            key = bytes.fromhex(setting.strip())
-        except ValueError:
-            raise ValueError("DONJON_SEED_KEY must be 64 hex digits") from None
-        if len(key) != 32:
-            raise ValueError(f"DONJON_SEED_KEY must be 64 hex digits (32 bytes), got {len(key)} bytes")
-        return key
-    path = Path(data_dir) / KEY_FILE
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(secrets.token_hex(32) + "\n")
-    text = path.read_text().strip()
-    try:
-        key = bytes.fromhex(text)
-    except ValueError:
-        raise ValueError(f"{path} must hold 64 hex digits") from None
-    if len(key) != 32:
-        raise ValueError(f"{path} must hold 64 hex digits (32 bytes)")
-    return key
+    return setting_or_file_key(setting, "DONJON_SEED_KEY", Path(data_dir) / KEY_FILE)
