@@ -30,7 +30,7 @@ from games.base import Engine
 from service.bots import bots_for
 from service.game_service import GameService
 from service.http import error_middleware, json_errors_for_unreadable_requests, setup_routes
-from service.keys import EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SOCKETS, STORE, VAULT
+from service.keys import EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SIGNING_KEY, SOCKETS, STORE, VAULT
 from service.logs import get_logger
 from service.metrics import Metrics
 from service.node import Node
@@ -38,6 +38,7 @@ from service.origins import add_cors_headers, origin_middleware
 from service.served import served_engines
 from service.seed_vault import SeedVault, load_or_create_key
 from service.settings import Settings, SettingsError
+from service.signing import NodeKey, load_or_create_signing_key
 from service.ws import websocket_handler
 
 __all__ = ["create_app"]
@@ -57,6 +58,7 @@ def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] |
     app[METRICS] = Metrics(settings.node_id, {name: sorted(bots_for(engine)) for name, engine in app[ENGINES].items()})
     app[SOCKETS] = weakref.WeakSet()
     app[VAULT] = node_vault(settings)
+    app[SIGNING_KEY] = node_signing_key(settings)
     if settings.embedded:
         app.cleanup_ctx.append(_embedded_server)
     app.cleanup_ctx.append(_event_store)
@@ -75,6 +77,16 @@ def node_vault(settings: Settings) -> SeedVault:
         return SeedVault(load_or_create_key(setting, Path(settings.data_dir)))
     except (ValueError, OSError) as exc:
         raise SettingsError(f"seed key: {exc}") from None
+
+
+def node_signing_key(settings: Settings) -> NodeKey:
+    """The node's signing key, from ``DONJON_SIGNING_KEY`` or the data folder's key file;
+    :class:`SettingsError` naming the problem of a bad key."""
+    setting = settings.signing_key.reveal() if settings.signing_key is not None else None
+    try:
+        return load_or_create_signing_key(setting, Path(settings.data_dir))
+    except (ValueError, OSError) as exc:
+        raise SettingsError(f"signing key: {exc}") from None
 
 
 def _timed_routes(app: web.Application) -> list[tuple[str, str]]:

@@ -1,4 +1,4 @@
-"""The ``donjon`` command: ``serve``, ``replay GAME_ID``, ``bench``.
+"""The ``donjon`` command: ``serve``, ``replay GAME_ID``, ``export GAME_ID``, ``verify FILE``, ``bench``.
 
 ``donjon serve`` runs the service (the embedded Valkey in ``--data-dir`` unless
 ``DONJON_REDIS_URL`` names a server); it refuses to start (exit 2) when ``DONJON_CASTLE_DATA``
@@ -12,6 +12,11 @@ store (``DONJON_REDIS_URL``, else the embedded server of ``--data-dir``, attache
 or an unreachable store. ``donjon bench`` prints the performance figures (see
 :mod:`service.bench`).
 
+``donjon export GAME_ID`` writes the signed export of a finished game (:mod:`service.export`,
+:mod:`service.signing`); ``donjon verify FILE [--key PUBKEY]`` checks one with no store and no
+network (:mod:`service.verify`): exit 0 when every check passes, 1 naming the first mismatch, 2
+when the file cannot be read.
+
 The CLI writes its results to stdout through :func:`out`; the service itself only logs.
 """
 
@@ -22,8 +27,9 @@ import asyncio
 import gc
 import json
 import sys
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from games.base import Engine
 
@@ -57,6 +63,16 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--data-dir", type=Path, help="embedded server data folder (default ./donjon-data)")
     replay.add_argument("--json", action="store_true", help="print the report as JSON")
 
+    export = sub.add_parser("export", help="the signed export of a finished game, from the store")
+    export.add_argument("game_id")
+    export.add_argument("--data-dir", type=Path, help="embedded server data folder (default ./donjon-data)")
+    export.add_argument("-o", "--output", type=Path, help="write it to this file (default: stdout)")
+
+    verify = sub.add_parser("verify", help="check a game export offline: signature, chain, seed, every draw")
+    verify.add_argument("file", type=Path)
+    verify.add_argument("--key", help="the node's public key (64 hex digits, GET /keys) the file must be signed by")
+    verify.add_argument("--json", action="store_true", help="print the report as JSON")
+
     bench = sub.add_parser("bench", help="measure the service and the engines")
     bench.add_argument("--quick", action="store_true", help="small runs (a minute or less)")
     bench.add_argument(
@@ -86,6 +102,10 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
         return _serve(settings, engines)
     if args.command == "replay":
         return asyncio.run(_replay(settings, args.game_id, args.json, engines))
+    if args.command == "export":
+        return asyncio.run(_export(settings, args.game_id, args.output))
+    if args.command == "verify":
+        return _verify(args.file, args.key, args.json, engines)
     if args.command == "bench":
         from service.bench import run_bench
 
@@ -100,7 +120,6 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
     from events.errors import DataDirInUse
     from service.app import create_app
     from service.logs import configure_logging, get_logger
-
     from service.settings import SettingsError
 
     configure_logging(settings.log_format, settings.log_level, node_id=settings.node_id)
@@ -157,10 +176,40 @@ async def _settle_gc(_app: Any) -> None:
     get_logger().info("serve.gc_settled", frozen=gc.get_freeze_count(), threshold=list(gc.get_threshold()))
 
 
-async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[str, Engine] | None) -> int:
+async def _with_store(settings: Any, work: Callable[[Any], Awaitable[int]]) -> int:
+    """``work(store)`` on the store the settings name (``DONJON_REDIS_URL``, else the embedded
+    server of the data folder, attached to or started for the occasion); 2 when there is none."""
     from events.embedded import EmbeddedServer
     from events.errors import StoreError
     from events.store import EventStore
+
+    server = None
+    try:
+        if settings.embedded:
+            if not await asyncio.to_thread(Path(settings.data_dir).is_dir):
+                sys.stderr.write(f"donjon: no data folder {str(settings.data_dir)!r}\n")
+                return 2
+            # Started from this (the main) thread, so the server gets its parent-death signal
+            # and cannot outlive a killed command; only the wait for it to answer is async.
+            server = EmbeddedServer(settings.data_dir, settings.fsync, attach=True)
+            await server.start_async()
+            url = server.url
+        else:
+            url = settings.redis_url.reveal()
+        store = await EventStore.connect(url)
+        try:
+            return await work(store)
+        finally:
+            await store.close()
+    except StoreError as exc:
+        sys.stderr.write(f"donjon: the event store is unavailable: {exc}\n")
+        return 2
+    finally:
+        if server is not None:
+            await asyncio.to_thread(server.stop)
+
+
+async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[str, Engine] | None) -> int:
     from service.app import node_vault
     from service.replay import replay_game
     from service.served import served_engines
@@ -172,34 +221,72 @@ async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[s
     except SettingsError as exc:
         sys.stderr.write(f"donjon: {exc}\n")
         return 2
-    server = None
-    try:
-        if settings.embedded:
-            if not Path(settings.data_dir).is_dir():
-                sys.stderr.write(f"donjon: no data folder {str(settings.data_dir)!r}\n")
-                return 2
-            # Started from this (the main) thread, so the server gets its parent-death signal
-            # and cannot outlive a killed replay; only the wait for it to answer is async.
-            server = EmbeddedServer(settings.data_dir, settings.fsync, attach=True)
-            await server.start_async()
-            url = server.url
+
+    async def replay(store: Any) -> int:
+        report = await replay_game(store, game_id, engines, vault)
+        if as_json:
+            out(json.dumps(report.as_dict(), indent=2))
         else:
-            url = settings.redis_url.reveal()
-        store = await EventStore.connect(url)
-        try:
-            report = await replay_game(store, game_id, engines, vault)
-        finally:
-            await store.close()
-    except StoreError as exc:
-        sys.stderr.write(f"donjon: the event store is unavailable: {exc}\n")
+            _print_report(report)
+        return 0 if report.ok else 1
+
+    return await _with_store(settings, replay)
+
+
+async def _export(settings: Any, game_id: str, output: Path | None) -> int:
+    """``donjon export``: the signed export of a finished game, to ``output`` or stdout."""
+    from service.app import node_signing_key
+    from service.export import NotFinished, export_game
+    from service.settings import SettingsError
+
+    try:
+        key = node_signing_key(settings)
+    except SettingsError as exc:
+        sys.stderr.write(f"donjon: {exc}\n")
         return 2
-    finally:
-        if server is not None:
-            await asyncio.to_thread(server.stop)
+
+    async def export(store: Any) -> int:
+        meta = await store.get_meta(game_id)
+        if meta is None:
+            sys.stderr.write(f"donjon: no game {game_id!r} in the store\n")
+            return 1
+        try:
+            signed = key.sign_export(await export_game(store, game_id, str(meta.get("game", ""))))
+        except NotFinished as exc:
+            sys.stderr.write(f"donjon: {exc}\n")
+            return 1
+        text = json.dumps(signed, indent=1, ensure_ascii=False)
+        if output is None:
+            out(text)
+        else:
+            await asyncio.to_thread(output.write_text, text + "\n", encoding="utf-8")
+        return 0
+
+    return await _with_store(settings, export)
+
+
+def _verify(path: Path, key: str | None, as_json: bool, engines: Mapping[str, Engine] | None) -> int:
+    """``donjon verify``: check an export with no store and no network; 0 when every check passes."""
+    import games
+    from service.verify import verify_export
+
+    try:
+        export = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        sys.stderr.write(f"donjon: cannot read {str(path)!r} as JSON: {exc}\n")
+        return 2
+    report = verify_export(export, engines or games.default_engines(), key=key)
     if as_json:
         out(json.dumps(report.as_dict(), indent=2))
+    elif report.ok:
+        out(f"game      {report.game_id} ({report.game})   version {report.version}   batches re-run "
+            f"{report.batches_checked}")
+        out(f"summary   {json.dumps(report.summary, sort_keys=True)}")
+        pinned = "the key given" if key else "not pinned: pass --key with the node's key from GET /keys"
+        out(f"OK: signature (key {report.key_id}, {pinned}), chain, seed commitment, seat contributions, "
+            "every draw, decision and bot move")
     else:
-        _print_report(report)
+        out(f"MISMATCH  {report.problems[0]}")
     return 0 if report.ok else 1
 
 

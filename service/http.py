@@ -24,7 +24,7 @@ from projections import lobby
 from projections.game import Status
 from projections.views import events_for, view_for
 from service.errors import ErrorCode, ServiceError
-from service.keys import ENGINES, METRICS, SERVICE, SETTINGS, STORE
+from service.keys import ENGINES, METRICS, SERVICE, SETTINGS, SIGNING_KEY, STORE
 from service.logs import get_logger
 from service.metrics import CONTENT_TYPE
 from service.wire import decode_json, refuse_unknown_fields
@@ -331,6 +331,11 @@ def json_errors_for_unreadable_requests(app: web.Application) -> None:
 _CONTRACT_FILES = web.AppKey("contract_files", dict)
 
 
+async def keys(request: web.Request) -> web.Response:
+    """The public keys this node signs game exports with (``docs/fairness.md``)."""
+    return _json({"keys": [request.app[SIGNING_KEY].describe()]})
+
+
 def setup_routes(app: web.Application) -> None:
     files = resources.files("service.contract")
     app[_CONTRACT_FILES] = {route: files.joinpath(name).read_bytes() for route, name in CONTRACTS.items()}
@@ -340,6 +345,7 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/games/catalog", catalog)
+    app.router.add_get("/keys", keys)
     app.router.add_get("/games", list_games)
     app.router.add_post("/games", create_game)
     app.router.add_post("/games/{id}/seats", take_seat)

@@ -12,9 +12,10 @@ from service.game_service import GameService
 from service.metrics import Metrics
 from service.node import Node
 from service.seed_vault import SeedVault
+from service.signing import NodeKey
 from service.settings import Settings
 
-__all__ = ["SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS", "VAULT"]
+__all__ = ["SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS", "VAULT", "SIGNING_KEY"]
 
 SETTINGS = web.AppKey("settings", Settings)
 ENGINES = web.AppKey("engines", Mapping[str, Engine])
@@ -29,3 +30,5 @@ SOCKETS = web.AppKey("sockets", weakref.WeakSet)
 """Open websockets, closed with GOING_AWAY on shutdown."""
 VAULT = web.AppKey("vault", SeedVault)
 """Seals game seeds at rest with the node key (:mod:`service.seed_vault`)."""
+SIGNING_KEY = web.AppKey("signing_key", NodeKey)
+"""The node's Ed25519 key that signs exports; ``GET /keys`` lists its public half."""

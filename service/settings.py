@@ -38,6 +38,8 @@ variable                       default                     meaning
 ``DONJON_SEED_KEY``           (unset: ``seed.key`` in     64 hex digits: the node key that seals
                                the data folder)            game seeds at rest; the same on every
                                                            node sharing a store
+``DONJON_SIGNING_KEY``        (unset: ``signing.key`` in  64 hex digits: the node's Ed25519
+                               the data folder)            private key that signs exports
 ``DONJON_CORS_ORIGINS``        (empty: same-origin only)   origins whose pages may call the API
                                                            and open sockets (``*``: any)
 =============================  ==========================  =====================================
@@ -116,8 +118,8 @@ def _redis_url(raw: str) -> Secret | None:
     return Secret(raw.strip())
 
 
-def _seed_key(raw: str) -> Secret | None:
-    """The node key that seals seeds: 64 hex digits (checked here, so a typo stops the start)."""
+def _node_key(raw: str) -> Secret | None:
+    """A node key (seed sealing, signing): 64 hex digits (checked here, so a typo stops the start)."""
     if not raw.strip():
         return None
     try:
@@ -125,7 +127,7 @@ def _seed_key(raw: str) -> Secret | None:
     except ValueError:
         key = b""
     if len(key) != 32:
-        raise ValueError("the seed key must be 64 hex digits (32 bytes)")
+        raise ValueError("the key must be 64 hex digits (32 bytes)")
     return Secret(raw.strip())
 
 
@@ -169,7 +171,8 @@ class Settings:
     bot_takeover_ms: int = field(default=3000, metadata={"cast": int})
     store_timeout_ms: int = field(default=2000, metadata={"cast": int})
     ready_timeout_ms: int = field(default=1000, metadata={"cast": int})
-    seed_key: Secret | None = field(default=None, metadata={"cast": _seed_key, "secret": True})
+    seed_key: Secret | None = field(default=None, metadata={"cast": _node_key, "secret": True})
+    signing_key: Secret | None = field(default=None, metadata={"cast": _node_key, "secret": True})
     cors_origins: tuple[str, ...] = field(default=(), metadata={"cast": parse_origins})
 
     @classmethod

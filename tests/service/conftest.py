@@ -32,12 +32,23 @@ TEST_SEED_KEY = "5e" * 32
 (and no test writes a key file into the working folder)."""
 
 
+TEST_SIGNING_KEY = "51" * 32
+"""One Ed25519 private key for every test app (no test writes a key file into the working folder)."""
 TEST_VAULT = SeedVault(bytes.fromhex(TEST_SEED_KEY))
 """The test apps' vault, for a replay that reads a running game's sealed seed."""
 
 
+@pytest.fixture(autouse=True)
+def _node_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ``donjon`` command a test runs (in process or as a child) has the tests' node keys, so
+    none writes a key file into the working folder."""
+    monkeypatch.setenv("DONJON_SEED_KEY", TEST_SEED_KEY)
+    monkeypatch.setenv("DONJON_SIGNING_KEY", TEST_SIGNING_KEY)
+
+
 def settings_for(url: str, **overrides: Any) -> Settings:
     overrides.setdefault("seed_key", Secret(TEST_SEED_KEY))
+    overrides.setdefault("signing_key", Secret(TEST_SIGNING_KEY))
     return Settings(redis_url=Secret(url), read_block_ms=500, **overrides)
 
 
