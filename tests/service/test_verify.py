@@ -109,6 +109,12 @@ def test_the_javascript_verifiers_export_verifies_here(carcassonne_export):
     assert verify_export(carcassonne_export, ENGINES, key=NODE_PUBLIC).ok
 
 
+def test_the_javascript_verifiers_carcassonne_pile_is_the_rules_pile():
+    from tests.service.make_carcassonne_pile import OUT, source
+
+    assert OUT.read_text(encoding="utf-8") == source(), "run python -m tests.service.make_carcassonne_pile"
+
+
 def _flip_a_byte(export: dict[str, Any]) -> dict[str, Any]:
     tampered = copy.deepcopy(export)
     raw = bytearray(base64.b64decode(tampered["events"][5]["body"]))

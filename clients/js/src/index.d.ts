@@ -23,6 +23,8 @@ export interface SeatEntry {
   name: string | null;
   /** since v1.1: the bot filling this seat */
   bot?: string;
+  /** since v1.2: the seat's contribution to the game's seed, once taken */
+  seed_contribution?: string;
 }
 
 /** An event as a viewer sees it (redacted for that viewer). */
@@ -96,6 +98,8 @@ export interface CreateGameBody {
 export interface TakeSeatRequest {
   name: string;
   seat?: number;
+  /** this seat's contribution to the game's seed: 1-128 printable ASCII characters, no spaces (docs/fairness.md) */
+  client_seed?: string;
 }
 
 export interface TakeSeatBody {
@@ -104,6 +108,8 @@ export interface TakeSeatBody {
   token: string;
   version: number;
   status: "open" | "active";
+  /** the value this seat contributed to the game's seed (its client_seed, or one the service made) */
+  seed_contribution?: string;
   [field: string]: unknown;
 }
 
@@ -400,3 +406,33 @@ export declare function playFromLegal(
   conn: GameConnection,
   options?: { choose?: (legal: Command[], conn: GameConnection) => Command },
 ): Promise<GameConnection>;
+
+/** What {@link verifyFairness} found: `problem` names the first failed check (`"chain: ..."`). */
+export interface FairnessReport {
+  ok: boolean;
+  problem: string | null;
+  game: string | null;
+  version: number;
+  /** Carcassonne: how many tile draws were re-run with donjon-draw-1. */
+  draws: number;
+  keyId: string | null;
+}
+
+/**
+ * Check a signed game export (`donjon export`, docs/fairness.md) offline: the SHA-256 chain, the seed
+ * commitment, every seat's seed contribution, every tile draw of a Carcassonne game, then the
+ * Ed25519 signature (by `key`, the node's public key in hex from `GET /keys`, when given).
+ */
+export declare function verifyFairness(exp: unknown, options?: { key?: string }): Promise<FairnessReport>;
+
+/** One donjon-draw-1 stream: `new Draw(gameSeed, label, version)`. */
+export declare class Draw {
+  constructor(key: Uint8Array, label: string, version: number);
+  below(n: number | bigint): number | bigint;
+  randrange(start: number, stop?: number): number;
+  randint(low: number, high: number): number;
+  choice<T>(items: readonly T[]): T;
+  shuffle(items: unknown[]): void;
+  sample<T>(items: readonly T[], k: number): T[];
+  secretSalt(): string;
+}

@@ -5,3 +5,4 @@ export { DonjonError, CLIENT_CODES } from "./errors.js";
 export { TokenBucket } from "./bucket.js";
 export * as msgpack from "./msgpack.js";
 export { playFromLegal } from "./autoplay.js";
+export { Draw, verifyFairness } from "./fairness.js";
