@@ -35,8 +35,8 @@ from service.logs import get_logger
 from service.metrics import Metrics
 from service.node import Node
 from service.origins import add_cors_headers, origin_middleware
-from service.served import served_engines
 from service.seed_vault import SeedVault, load_or_create_key
+from service.served import served_engines
 from service.settings import Settings, SettingsError
 from service.signing import NodeKey, load_or_create_signing_key
 from service.ws import websocket_handler

@@ -62,7 +62,9 @@ class GameMeta:
 class GameCache:
     """Projections, metas and per-game locks of the games this node serves."""
 
-    def __init__(self, store: Any, engines: Mapping[str, Engine], metrics: Metrics, *, vault: SeedVault | None = None) -> None:
+    def __init__(
+        self, store: Any, engines: Mapping[str, Engine], metrics: Metrics, *, vault: SeedVault | None = None
+    ) -> None:
         self.store = store
         self.vault = vault
         """Seals the seeds of new games in their metas (``None``: kept in clear, as in tests)."""

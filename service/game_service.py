@@ -25,10 +25,10 @@ from service.auth import authenticate
 from service.bots import bots_for
 from service.bots.scheduler import BotScheduler
 from service.cache import GameCache
-from service.seed_vault import SeedVault
 from service.commands import CommandResult, CommandRunner
 from service.metrics import Metrics
 from service.seating import Seating
+from service.seed_vault import SeedVault
 
 __all__ = ["GameService", "now_ms"]
 

@@ -204,7 +204,8 @@ async def take_seat(request: web.Request) -> web.Response:
     seat, token, projection = await request.app[SERVICE].take_seat(
         request.match_info["id"], body.get("name"), body.get("client_seed")
     )
-    reply: dict[str, Any] = {"seat": seat, "token": token, "version": projection.version, "status": projection.status.value}
+    status = projection.status.value
+    reply: dict[str, Any] = {"seat": seat, "token": token, "version": projection.version, "status": status}
     if projection.contributions and projection.contributions[seat] is not None:
         reply["seed_contribution"] = projection.contributions[seat]
     return _json(reply)

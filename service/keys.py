@@ -12,8 +12,8 @@ from service.game_service import GameService
 from service.metrics import Metrics
 from service.node import Node
 from service.seed_vault import SeedVault
-from service.signing import NodeKey
 from service.settings import Settings
+from service.signing import NodeKey
 
 __all__ = ["SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS", "VAULT", "SIGNING_KEY"]
 

@@ -43,7 +43,8 @@ async def make(folder: Path) -> dict:
                     await service.execute(game_id, 0, f"ada-{moves}", command)
                 else:
                     await asyncio.sleep(0.01)  # the bot scheduler moves seat 1
-            return NodeKey(bytes.fromhex(TEST_SIGNING_KEY)).sign_export(await export_game(store, game_id, "carcassonne"))
+            export = await export_game(store, game_id, "carcassonne")
+            return NodeKey(bytes.fromhex(TEST_SIGNING_KEY)).sign_export(export)
         finally:
             await service.close()
             await store.close()

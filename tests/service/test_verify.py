@@ -86,9 +86,9 @@ async def test_a_finished_game_of_each_game_verifies_offline(make_client, name, 
     assert export["chain"]["algorithm"] == "sha256(prev_hash_hex || msgpack_body)"
     # donjon verify, in a process with no store and no key: nothing but the file
     bare = {k: v for k, v in os.environ.items() if not k.startswith("DONJON_")}
-    done = subprocess.run([sys.executable, "-m", "service", "verify", str(path), "--key", NODE_PUBLIC],
-                          cwd=tmp_path, env={**bare, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-                          timeout=120)
+    command = [sys.executable, "-m", "service", "verify", str(path), "--key", NODE_PUBLIC]
+    done = await asyncio.to_thread(subprocess.run, command, cwd=tmp_path, env={**bare, "PYTHONPATH": str(ROOT)},
+                                   capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "OK: signature" in done.stdout and not (tmp_path / "donjon-data").exists()
     report = verify_export(export, ENGINES, key=NODE_PUBLIC)
@@ -175,8 +175,9 @@ TAMPERINGS = {
     "swapped draws, chain rewritten": (_swap_and_rechain, "re-run: versions "),
     "a changed seed": (_change_seed, "re-run: the seed (and secret options) do not match game.created's"),
     "a wrong seat contribution": (_wrong_contribution, "re-run: version 2: seat 1's seed contribution '000"),
-    "a wrong client seed": (_wrong_client_seed, "re-run: version 3: seat 0's seed contribution 'loaded-dice' is not the "
-                                               "client_seed its seat sent"),
+    "a wrong client seed": (
+        _wrong_client_seed, "re-run: version 3: seat 0's seed contribution 'loaded-dice' is not the client_seed its seat sent"
+    ),
     "re-signed with another key": (_resigned, "signature: the file is signed by key "),
     "a field edited after signing": (_edited_field, "chain: game '{id}x': hash chain broken at version 1: body names"),
 }
