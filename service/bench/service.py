@@ -540,7 +540,7 @@ async def replay_figures(engines: Mapping[str, Any], quick: bool = False) -> dic
                     events = seconds = 0.0
                     checked = True
                     for index in range(games_each):
-                        game_id = await _play_random(service, name, seats, random.Random(index))
+                        game_id = await _play_random(service, name, seats, index)
                         # `donjon replay` runs in a fresh process: collect the garbage that playing
                         # left here, or one full collection lands inside the timed fold.
                         gc.collect()
@@ -662,8 +662,8 @@ class _RandomLegal:
 def engine_figures(engines: Mapping[str, Any], quick: bool = False) -> dict[str, str]:
     """For every engine, using only the Engine surface: random-legal games/s and mean legal_moves
     time. Games are :func:`games.base.play_out` with a random-legal bot in every seat and one
-    ``random.Random(game number)`` for every draw (a per-command ``derive_rng`` costs as much as a
-    light engine's command); ``legal_moves`` is timed both where it finds the seat that owes a
+    ``donjon-draw-1`` stream per game (``play_out``'s int seed) for every draw (a per-command
+    stream costs as much as a light engine's command); ``legal_moves`` is timed both where it finds the seat that owes a
     command and where the bot lists its choices."""
     from games.base import play_out
 
@@ -676,7 +676,7 @@ def engine_figures(engines: Mapping[str, Any], quick: bool = False) -> dict[str,
         played = commands = 0
         started = time.perf_counter()
         while time.perf_counter() - started < budget or played == 0:
-            _, moves = play_out(timed, seats, {}, bot, random.Random(played))
+            _, moves = play_out(timed, seats, {}, bot, played)
             commands += len(moves)
             played += 1
         elapsed = time.perf_counter() - started
