@@ -5,6 +5,7 @@
 - :mod:`events.chain` — the hash chain and how to verify an exported log
 - :mod:`events.store` — :class:`EventStore`: append, read, subscribe, read_many, verify_chain
 - :mod:`events.errors` — ``ConflictError``, ``StoreUnavailable`` and the rest
+- :mod:`events.due` — :class:`DueBots`: the due-bots index, the games whose bot owes a move
 - :mod:`events.embedded` — :class:`EmbeddedServer`, Valkey with append-only persistence
 - :mod:`events.bench` — the store's append rate beside a raw XADD rate
 

@@ -523,14 +523,17 @@ class EventStore:
             if entries
         }
 
-    async def verify_chain(self, game_id: str) -> str:
-        """Check every stored event's hash link; the last hash. :class:`ChainBroken` at the first bad one."""
-        raw = [
+    async def raw_entries(self, game_id: str) -> list[tuple[int, bytes, str, str]]:
+        """Every stored event as ``(version, body, prev_hash, hash)``: the exact bytes the chain covers."""
+        return [
             (codec.version_of_entry_id(entry), fields.get(b"b", b""), fields.get(b"p", b"").decode(),
              fields.get(b"h", b"").decode())
             async for entry, fields in self._raw_range(game_id, 1, None)
         ]
-        return verify_bodies(game_id, raw)
+
+    async def verify_chain(self, game_id: str) -> str:
+        """Check every stored event's hash link; the last hash. :class:`ChainBroken` at the first bad one."""
+        return verify_bodies(game_id, await self.raw_entries(game_id))
 
     # --- lobby index ----------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from service.served import served_engines
 from service.settings import Settings, SettingsError
 from service.signing import NodeKey, load_or_create_signing_key
 from service.ws import websocket_handler
+from service.web import setup_web
 
 __all__ = ["create_app"]
 
@@ -65,6 +66,7 @@ def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] |
     app.cleanup_ctx.append(_node)
     app.on_shutdown.append(_close_sockets)
     setup_routes(app)
+    setup_web(app)
     app[METRICS].touch_routes(_timed_routes(app))
     return app
 
@@ -136,12 +138,17 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
         retries=settings.command_retries,
         bot_delay=settings.bot_delay_ms / 1000,
         bot_takeover=settings.bot_takeover_ms / 1000,
+        bot_sweep=settings.bot_sweep_ms / 1000,
+        cache_games=settings.cache_games,
+        cache_bytes=settings.cache_bytes,
         vault=app[VAULT],
     )
     node = Node(app[STORE], service, app[METRICS], block_ms=settings.read_block_ms)
+    service.watched = node.games.__contains__
     app[SERVICE] = service
     app[NODE] = node
     node.start()
+    service.start()
     log.info("node.started", node_id=settings.node_id, games=sorted(app[ENGINES]))
     try:
         yield

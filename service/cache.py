@@ -3,15 +3,21 @@ through by this node's own appends.
 
 Projections are immutable, so the stream reader can :meth:`GameCache.offer` a newer one while a
 command decides on an older one and both stay correct: the command's append carries the version
-it decided on, and the store refuses it if the game moved (see :mod:`service.commands`). The
-cache keeps the :data:`CACHE_SIZE` most recently used games; a game it forgot is folded again
-from its stream when asked for.
+it decided on, and the store refuses it if the game moved (see :mod:`service.commands`).
+
+The cache is bounded by count (``max_games``, ``DONJON_CACHE_GAMES``) and by estimated bytes
+(``max_bytes``, ``DONJON_CACHE_BYTES``; :func:`estimated_bytes`). Over either bound it forgets
+the least recently used finished game first, then the least recently used other game, and
+never a game ``keep`` names (one with sockets on this node, or whose bots this node drives or
+watches): only such games can hold it above its bounds. A game it forgot is folded again from
+its stream when asked for.
 
 Every append of this node goes through :meth:`GameCache.commit`, which also records the lobby
-entry when the batch changed it (:mod:`projections.lobby`). Three hooks let the bot scheduler
-follow the games without the cache knowing about bots: ``on_appended`` (this node appended a
-batch, its lobby write done), ``on_loaded`` (a game this node did not have was loaded, as after
-a restart) and ``on_evicted`` (a game left the cache).
+entry when the batch changed it (:mod:`projections.lobby`) and lists the game in the due-bots
+index (:mod:`events.due`) before an append that leaves a bot owing a move. Three hooks let the
+bot scheduler follow the games without the cache knowing about bots: ``on_appended`` (this node
+appended a batch, its lobby write done), ``on_loaded`` (a game this node did not have was
+loaded, as after a restart) and ``on_evicted`` (a game left the cache).
 """
 
 from __future__ import annotations
@@ -20,29 +26,51 @@ import asyncio
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from events.due import DueBots
 from events.chain import LEGACY_CHAIN, genesis
 from games.base import Engine
 from projections import lobby
 from projections.game import GameProjection, Status
-from service.auth import seat_tokens
+from service.auth import seat_key, seat_tokens
+from service.bots import owes_bot
 from service.decisions import Batch
 from service.errors import ErrorCode, ServiceError
 from service.logs import get_logger
 from service.metrics import Metrics
 from service.seed_vault import SealedSeedError, SeedVault, seed_of_meta
 
-__all__ = ["CACHE_SIZE", "GAME_ID", "GameCache", "GameMeta"]
+__all__ = ["CACHE_BYTES", "CACHE_GAMES", "GAME_ID", "GameCache", "GameMeta", "estimated_bytes"]
 
-CACHE_SIZE = 10_000
+CACHE_GAMES = 5_000
+"""Default bound on the number of cached games (``DONJON_CACHE_GAMES``)."""
+CACHE_BYTES = 256 * 1024 * 1024
+"""Default bound on the cached games' estimated bytes (``DONJON_CACHE_BYTES``)."""
+BYTES_PER_GAME = 2048
+BYTES_PER_EVENT = 640
+"""The estimate's terms. Measured (the marginal size of one more finished game's projection,
+shared objects left out): Carcassonne ~143 KB for 233 events (~610 B each), The Castle ~113 KB
+for 277 events (~410 B), Castle Panic ~5 KB for 153 events. So the estimate fits the heaviest
+game and overstates the light ones, which only makes the bound stricter."""
+_MAX_PASSED = 64
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """What a game id may look like (the service makes 16 hex digits); anything else is not found."""
 
 
 def _ignore(_: Any) -> None:
     """A hook nobody set."""
+
+
+def _keep_none(_: str) -> bool:
+    """The ``keep`` hook nobody set: every game may be forgotten."""
+    return False
+
+
+def estimated_bytes(projection: GameProjection) -> int:
+    """What a cached projection is taken to weigh: grows with the events folded into it."""
+    return BYTES_PER_GAME + BYTES_PER_EVENT * projection.version
 
 
 @dataclass(slots=True)
@@ -54,6 +82,8 @@ class GameMeta:
     options: dict[str, Any] | None = None
     """The full normalized options, secret ones included (``None`` in metas that predate them)."""
     tokens: dict[str, int] = field(default_factory=dict)
+    seat_key: bytes = b""
+    """The key the tokens of seat requests with a ``request_id`` derive from (see :mod:`service.auth`)."""
 
     def full_options(self, projection: GameProjection) -> dict[str, Any]:
         return self.options if self.options is not None else dict(projection.options)
@@ -63,14 +93,30 @@ class GameCache:
     """Projections, metas and per-game locks of the games this node serves."""
 
     def __init__(
-        self, store: Any, engines: Mapping[str, Engine], metrics: Metrics, *, vault: SeedVault | None = None
+        self,
+        store: Any,
+        engines: Mapping[str, Engine],
+        metrics: Metrics,
+        *,
+        max_games: int = CACHE_GAMES,
+        max_bytes: int = CACHE_BYTES,
+        vault: SeedVault | None = None,
     ) -> None:
         self.store = store
         self.vault = vault
         """Seals the seeds of new games in their metas (``None``: kept in clear, as in tests)."""
         self.engines = engines
         self.metrics = metrics
-        self._projections: OrderedDict[str, GameProjection] = OrderedDict()
+        self.due = DueBots(store)
+        self.max_games = max_games
+        self.max_bytes = max_bytes
+        self._projections: dict[str, GameProjection] = {}
+        self._finished: OrderedDict[str, int] = OrderedDict()
+        self._others: OrderedDict[str, int] = OrderedDict()
+        """Game -> its estimated bytes, least recently used first, finished games apart, so the
+        first to forget is found at once."""
+        self.bytes = 0
+        """The estimated bytes of every cached projection."""
         self._meta: dict[str, GameMeta] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self.log = get_logger()
@@ -80,11 +126,19 @@ class GameCache:
         """Called with a game this node did not have, once loaded from its stream."""
         self.on_evicted: Callable[[str], None] = _ignore
         """Called with the id of a game the cache forgot."""
+        self.keep: Callable[[str], bool] = _keep_none
+        """True for a game the cache must not forget (sockets on this node, bots it drives)."""
 
     # --- projections -------------------------------------------------------------------------
 
     def cached(self, game_id: str) -> GameProjection | None:
         return self._projections.get(game_id)
+
+    def _touch(self, game_id: str) -> None:
+        """The game was used: it is the last to forget now."""
+        for listing in (self._finished, self._others):
+            if game_id in listing:
+                listing.move_to_end(game_id)
 
     def offer(self, projection: GameProjection) -> None:
         """Keep ``projection`` if it is newer than the cached one (the stream reader calls this)."""
@@ -92,14 +146,53 @@ class GameCache:
         if current is None or projection.version > current.version:
             self._remember(projection)
 
+    def __len__(self) -> int:
+        return len(self._projections)
+
     def _remember(self, projection: GameProjection) -> None:
-        self._projections[projection.game_id] = projection
-        self._projections.move_to_end(projection.game_id)
-        while len(self._projections) > CACHE_SIZE:
-            old, _ = self._projections.popitem(last=False)
-            self._meta.pop(old, None)
-            self._locks.pop(old, None)
-            self.on_evicted(old)
+        game_id = projection.game_id
+        self._unlist(game_id)
+        size = estimated_bytes(projection)
+        self._projections[game_id] = projection
+        (self._finished if projection.status is Status.FINISHED else self._others)[game_id] = size
+        self.bytes += size
+        self._trim()
+
+    def _unlist(self, game_id: str) -> None:
+        """Take the game out of the recency lists and the byte count (not out of the cache)."""
+        for listing in (self._finished, self._others):
+            size = listing.pop(game_id, None)
+            if size is not None:
+                self.bytes -= size
+
+    def _over_bound(self) -> bool:
+        return len(self._projections) > self.max_games or self.bytes > self.max_bytes
+
+    def _trim(self) -> None:
+        """Forget games until the cache is within its bounds, finished ones first. Games that
+        must stay go to the recent end of their list, and at most ``_MAX_PASSED`` are passed
+        over per list and call, so a cache held above its bounds by such games costs little
+        per call, and the next calls look at the ones after them."""
+        for listing in (self._finished, self._others):
+            passes = min(len(listing), _MAX_PASSED)
+            while self._over_bound() and listing and passes > 0:
+                passes -= 1
+                game_id = next(iter(listing))
+                lock = self._locks.get(game_id)
+                if self.keep(game_id) or (lock is not None and lock.locked()):
+                    listing.move_to_end(game_id)
+                    continue
+                self._forget(game_id)
+        self.metrics.cache_games.set(len(self._projections))
+        self.metrics.cache_bytes.set(self.bytes)
+
+    def _forget(self, game_id: str) -> None:
+        self._unlist(game_id)
+        del self._projections[game_id]
+        self._meta.pop(game_id, None)
+        self._locks.pop(game_id, None)
+        self.metrics.cache_evictions.inc()
+        self.on_evicted(game_id)
 
     async def load(self, game_id: str) -> GameProjection:
         """The game folded to the stream's latest version (cache, then catch up from the stream)."""
@@ -113,6 +206,7 @@ class GameCache:
         if projection.version == 0:
             raise ServiceError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
         self.offer(projection)
+        self._touch(game_id)
         if fresh:
             await self._repair_lobby(projection)
             self.on_loaded(projection)
@@ -120,7 +214,11 @@ class GameCache:
 
     async def current(self, game_id: str) -> GameProjection:
         """The cached projection, or the game loaded when the cache does not have it."""
-        return self._projections.get(game_id) or await self.load(game_id)
+        projection = self._projections.get(game_id)
+        if projection is None:
+            return await self.load(game_id)
+        self._touch(game_id)
+        return projection
 
     async def _repair_lobby(self, projection: GameProjection) -> None:
         """Record the lobby entry if a node died between an append and its lobby write."""
@@ -149,6 +247,10 @@ class GameCache:
         Returns the store's result and the new projection, which is ``None`` when the store had
         applied the batch's command id already (nothing appended). Raises the store's
         ``ConflictError`` when another writer moved the game first."""
+        after = batch.applied_to(before)
+        if owes_bot(after) and not owes_bot(before):
+            # Listed before the append, so a crash in between lists too much, never too little.
+            await self.due.mark(batch.game_id, batch.ts)
         result = await self.store.append(
             batch.game_id,
             batch.events,
@@ -161,7 +263,8 @@ class GameCache:
         )
         if result.duplicate:
             return result, None
-        after = batch.applied_to(before, result.head)
+        if result.head:
+            after = replace(after, head_hash=result.head)
         self.offer(after)
         self.metrics.events_appended.inc(len(batch.events))
         finished = after.status is Status.FINISHED
@@ -221,6 +324,7 @@ class GameCache:
             seed=seed,
             options=dict(options) if isinstance(options, dict) else None,
             tokens=seat_tokens(raw),
+            seat_key=seat_key(raw, seed),
         )
         self._meta[game_id] = meta
         return meta

@@ -76,7 +76,9 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure the service and the engines")
     bench.add_argument("--quick", action="store_true", help="small runs (a minute or less)")
     bench.add_argument(
-        "--only", default="", help="comma-separated sections: service,replay,bots,store,engines,games (default: all)"
+        "--only",
+        default="",
+        help="comma-separated sections: service,replay,bots,store,engines,games,memory (default: all)",
     )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     return parser
@@ -236,7 +238,8 @@ async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[s
 async def _export(settings: Any, game_id: str, output: Path | None) -> int:
     """``donjon export``: the signed export of a finished game, to ``output`` or stdout."""
     from service.app import node_signing_key
-    from service.export import NotFinished, export_game
+    from service.errors import ServiceError
+    from service.export import signed_export
     from service.settings import SettingsError
 
     try:
@@ -251,9 +254,9 @@ async def _export(settings: Any, game_id: str, output: Path | None) -> int:
             sys.stderr.write(f"donjon: no game {game_id!r} in the store\n")
             return 1
         try:
-            signed = key.sign_export(await export_game(store, game_id, str(meta.get("game", ""))))
-        except NotFinished as exc:
-            sys.stderr.write(f"donjon: {exc}\n")
+            signed = await signed_export(store, game_id, str(meta.get("game", "")), key)
+        except ServiceError as exc:  # not_finished
+            sys.stderr.write(f"donjon: {exc.message}\n")
             return 1
         text = json.dumps(signed, indent=1, ensure_ascii=False)
         if output is None:

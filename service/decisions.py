@@ -84,12 +84,10 @@ class Batch:
     command: Command | None = None
     command_id: str | None = None
 
-    def applied_to(self, projection: GameProjection, head_hash: str = "") -> GameProjection:
-        """``projection`` (at ``expected_version``) with this batch folded in, as the stream will
-        have it; ``head_hash`` is the chain hash of its last event, when the store told it."""
+    def applied_to(self, projection: GameProjection) -> GameProjection:
+        """``projection`` (at ``expected_version``) with this batch folded in, as the stream will have it."""
         return projection.apply_all(
-            _Appended(self.expected_version + i + 1, event.type, event.payload, self.ts, self.actor,
-                      head_hash if i == len(self.events) - 1 else "")
+            _Appended(self.expected_version + i + 1, event.type, event.payload, self.ts, self.actor)
             for i, event in enumerate(self.events)
         )
 
@@ -103,7 +101,6 @@ class _Appended:
     payload: dict[str, Any]
     ts: int
     actor: int | None = None
-    hash: str = ""
 
 
 def bot_seat_name(bot: str) -> str:

@@ -39,6 +39,8 @@ class ErrorCode(str, enum.Enum):
     """The game is finished; nothing more is accepted."""
     NOT_STARTED = "not_started"
     """Seats are still open; commands are accepted once every seat is taken."""
+    NOT_FINISHED = "not_finished"
+    """The game has not finished; its full log (``GET /games/{id}/export``) is given only after the end."""
     BAD_OPTIONS = "bad_options"
     """Options or seat count the game does not support."""
     UNKNOWN_GAME = "unknown_game"
@@ -79,6 +81,7 @@ _HTTP_STATUS = {
     ErrorCode.CONFLICT: 409,
     ErrorCode.GAME_OVER: 409,
     ErrorCode.NOT_STARTED: 409,
+    ErrorCode.NOT_FINISHED: 409,
     ErrorCode.NOT_YOUR_TURN: 409,
     ErrorCode.ILLEGAL_MOVE: 422,
     ErrorCode.FRAME_TOO_LARGE: 413,

@@ -1,31 +1,36 @@
-"""A finished game's whole log as one JSON file an auditor can check offline (``donjon export``).
+"""``GET /games/{id}/export``: a finished game's whole log as one JSON file an auditor can check.
 
-Every event comes with its stored msgpack body (base64), ``prev_hash`` and ``hash``, exactly the
-bytes the chain hashed (:mod:`events.chain`), so a verifier in any language re-computes the chain
+Every event comes with its stored msgpack body (base64), ``prev_hash`` and ``hash``, exactly the bytes
+the append script hashed (:mod:`events.chain`), so a verifier in any language re-computes the chain
 without trusting the service's decoding; ``seed`` and ``secret_options`` are copied from the log's
-``game.finished`` body (a verifier reads them from that body, which the chain covers). The node
-signs it (:mod:`service.signing`): ``signature`` is one more top-level field, over the canonical
-JSON of every other field (:func:`service.signing.signed_bytes`).
+``game.finished`` body (a verifier should read them from that body, which the chain covers). The node
+signs it (:func:`signed_export`, :mod:`service.signing`): ``signature`` is one more top-level field,
+computed over the canonical JSON of every other field (:func:`signed_bytes`), so verifiers of the
+unsigned shape keep working. ``chain.algorithm`` and ``chain.genesis`` are the game's own (SHA-256
+for games created since v1.2, SHA-1 before; ``docs/fairness.md``).
 
-A game that has not finished is refused (:class:`NotFinished`): before the end the seed is secret
-and the stored bodies hold what some viewers may not see (hands, the Overlord's tokens).
+A game that has not finished is refused with ``not_finished``: before the end the seed is secret and
+the stored bodies hold what some viewers may not see (hands, the Overlord's tokens, bot commands).
 """
 
 from __future__ import annotations
 
 import base64
-from typing import Any
+import json
+from typing import TYPE_CHECKING, Any
 
-from events.chain import LEGACY_CHAIN, chain_of_body, genesis
-from events.codec import encode_body
+import msgpack
 
-__all__ = ["EXPORT_FORMAT", "NotFinished", "chain_description", "export_game"]
+from events.chain import chain_of_body, genesis
+from events.store import EventStore
+from service.errors import ErrorCode, ServiceError
+
+if TYPE_CHECKING:
+    from service.signing import NodeKey
+
+__all__ = ["EXPORT_FORMAT", "chain_description", "export_game", "signed_bytes", "signed_export"]
 
 EXPORT_FORMAT = "donjon.export/1"
-
-
-class NotFinished(ValueError):
-    """The game has not finished: its log is exported only after the end."""
 
 
 def chain_description(algorithm: str) -> str:
@@ -33,32 +38,41 @@ def chain_description(algorithm: str) -> str:
     return f"{algorithm}(prev_hash_hex || msgpack_body)"
 
 
-async def export_game(store: Any, game_id: str, game: str) -> dict[str, Any]:
-    """The unsigned export of a finished game; :class:`NotFinished` for any other."""
-    envelopes = await store.read(game_id, upcast=False)
-    if not envelopes or envelopes[-1].type != "game.finished":
-        raise NotFinished(f"game {game_id!r} has not finished: its log is exported only after the end")
-    bodies = [encode_body(envelope) for envelope in envelopes]
-    algorithm = chain_of_body(bodies[0]) if bodies else LEGACY_CHAIN
-    revealed = envelopes[-1].payload
+async def export_game(store: EventStore, game_id: str, game: str) -> dict[str, Any]:
+    """The export of a finished game; :class:`ServiceError` ``not_finished`` for any other."""
+    entries = await store.raw_entries(game_id)
+    last = msgpack.unpackb(entries[-1][1], raw=False) if entries else {}
+    if last.get("type") != "game.finished":
+        raise ServiceError(
+            ErrorCode.NOT_FINISHED, f"game {game_id!r} has not finished: its log is exported only after the end"
+        )
+    revealed = last.get("payload") or {}
+    version, head = entries[-1][0], entries[-1][3]
+    algorithm = chain_of_body(entries[0][1])
     export: dict[str, Any] = {
         "format": EXPORT_FORMAT,
         "id": game_id,
         "game": game,
         "status": "finished",
-        "chain": {
-            "algorithm": chain_description(algorithm),
-            "genesis": genesis(algorithm),
-            "version": envelopes[-1].version,
-            "head": envelopes[-1].hash,
-        },
+        "chain": {"algorithm": chain_description(algorithm), "genesis": genesis(algorithm), "version": version,
+                  "head": head},
         "seed": revealed.get("seed"),
         "events": [
-            {"version": e.version, "body": base64.b64encode(body).decode("ascii"), "prev_hash": e.prev_hash,
-             "hash": e.hash}
-            for e, body in zip(envelopes, bodies, strict=True)
+            {"version": v, "body": base64.b64encode(body).decode("ascii"), "prev_hash": prev, "hash": hash_}
+            for v, body, prev, hash_ in entries
         ],
     }
     if "secret_options" in revealed:
         export["secret_options"] = revealed["secret_options"]
     return export
+
+
+async def signed_export(store: EventStore, game_id: str, game: str, key: NodeKey) -> dict[str, Any]:
+    """The export of a finished game, signed with the node's ``key``."""
+    return key.sign_export(await export_game(store, game_id, game))
+
+
+def signed_bytes(export: dict[str, Any]) -> bytes:
+    """The bytes a signature covers: canonical JSON (sorted keys, no spaces) without ``signature``."""
+    unsigned = {key: value for key, value in export.items() if key != "signature"}
+    return json.dumps(unsigned, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()

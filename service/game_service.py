@@ -7,7 +7,9 @@ It wires one node's parts together and does nothing of its own:
 * :class:`~service.seating.Seating` creates games and seats players;
 * :func:`~service.auth.authenticate` finds the seat a token holds;
 * :class:`~service.commands.CommandRunner` runs a seat's command, with its retries;
-* :class:`~service.bots.scheduler.BotScheduler` makes the bots' moves.
+* :class:`~service.bots.scheduler.BotScheduler` makes the bots' moves;
+* :class:`~service.bots.sweep.DueBotsSweep` finds the bot games nobody drives (after a full
+  restart, say) in the store's due-bots index.
 
 What each append holds is decided by :mod:`service.decisions`, the one pure module that
 ``donjon replay`` re-runs too.
@@ -24,13 +26,19 @@ from projections.game import GameProjection
 from service.auth import authenticate
 from service.bots import bots_for
 from service.bots.scheduler import BotScheduler
-from service.cache import GameCache
+from service.bots.sweep import DueBotsSweep
+from service.cache import CACHE_BYTES, CACHE_GAMES, GameCache
 from service.commands import CommandResult, CommandRunner
 from service.metrics import Metrics
 from service.seating import Seating
 from service.seed_vault import SeedVault
 
 __all__ = ["GameService", "now_ms"]
+
+
+def _nobody(_: str) -> bool:
+    """The ``watched`` hook before the app wires it: no game has sockets."""
+    return False
 
 
 def now_ms() -> int:
@@ -51,6 +59,9 @@ class GameService:
         clock: Callable[[], int] = now_ms,
         bot_delay: float = 0.0,
         bot_takeover: float = 3.0,
+        bot_sweep: float = 0.0,
+        cache_games: int = CACHE_GAMES,
+        cache_bytes: int = CACHE_BYTES,
         vault: SeedVault | None = None,
     ) -> None:
         self.store = store
@@ -58,7 +69,9 @@ class GameService:
         self.metrics = metrics or Metrics()
         self.bots: dict[str, dict[str, Bot]] = {name: bots_for(engine) for name, engine in self.engines.items()}
         """Game -> the bots it offers, by name."""
-        self.cache = GameCache(store, self.engines, self.metrics, vault=vault)
+        self.cache = GameCache(
+            store, self.engines, self.metrics, max_games=cache_games, max_bytes=cache_bytes, vault=vault
+        )
         self.seating = Seating(self.cache, self.bots, self.metrics, retries=retries, clock=clock)
         self.commands = CommandRunner(self.cache, self.metrics, retries=retries, clock=clock)
         self.bot_scheduler = BotScheduler(
@@ -67,9 +80,24 @@ class GameService:
         self.cache.on_appended = self.bot_scheduler.appended
         self.cache.on_loaded = self.bot_scheduler.watch
         self.cache.on_evicted = self.bot_scheduler.forget
+        self.cache.keep = self._keep
+        self.sweep = DueBotsSweep(
+            self.cache.due, self.cache, self.bot_scheduler, self.metrics, clock=clock, period=bot_sweep
+        )
+        self.watched: Callable[[str], bool] = _nobody
+        """True for a game with sockets on this node (the app wires it to the node's reader)."""
+
+    def _keep(self, game_id: str) -> bool:
+        """The cache keeps games with sockets here and games whose bots this node moves or watches."""
+        return self.watched(game_id) or self.bot_scheduler.busy(game_id)
+
+    def start(self) -> None:
+        """Start the due-bots sweep (every ``bot_sweep`` seconds; 0: never)."""
+        self.sweep.start()
 
     async def close(self) -> None:
-        """Stop the bot tasks."""
+        """Stop the sweep and the bot tasks."""
+        await self.sweep.stop()
         await self.bot_scheduler.close()
 
     # --- games ---------------------------------------------------------------------------------
@@ -100,9 +128,11 @@ class GameService:
         """See :meth:`Seating.create_game`."""
         return await self.seating.create_game(game, options, seats, bots, bots_only)
 
-    async def take_seat(self, game_id: str, name: Any, client_seed: Any = None) -> tuple[int, str, GameProjection]:
+    async def take_seat(
+        self, game_id: str, name: Any, request_id: Any = None, client_seed: Any = None
+    ) -> tuple[int, str, GameProjection]:
         """See :meth:`Seating.take_seat`."""
-        return await self.seating.take_seat(game_id, name, client_seed)
+        return await self.seating.take_seat(game_id, name, request_id, client_seed)
 
     async def authenticate(self, game_id: str, token: str | None) -> int | None:
         """See :func:`service.auth.authenticate`."""

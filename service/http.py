@@ -24,6 +24,7 @@ from projections import lobby
 from projections.game import Status
 from projections.views import events_for, view_for
 from service.errors import ErrorCode, ServiceError
+from service.export import signed_export
 from service.keys import ENGINES, METRICS, SERVICE, SETTINGS, SIGNING_KEY, STORE
 from service.logs import get_logger
 from service.metrics import CONTENT_TYPE
@@ -38,11 +39,12 @@ MAX_VERSION = 2**53 - 1
 """Bounds of ``offset`` and version parameters: far above any lobby or stream, and within what
 the store's ranges and a JSON number carry exactly (the store refuses ranges beyond int64)."""
 CREATE_FIELDS = frozenset({"game", "options", "seats", "bots", "bots_only"})
-SEAT_FIELDS = frozenset({"name", "client_seed"})
+SEAT_FIELDS = frozenset({"name", "request_id", "client_seed"})
 CONTRACTS = {"/openapi.json": "openapi.json", "/asyncapi.json": "asyncapi.json"}
 """The machine-readable contract, route -> file of the ``service.contract`` package."""
-_QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics", "/games/{id}/ws"})
-"""Not logged per request: probes and scrapes (frequent, in the metrics anyway) and sockets (logged by ws)."""
+_QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics", "/games/{id}/ws", "/app/static/{path}", "/app/client/{path}"})
+"""Not logged per request: probes and scrapes (frequent, in the metrics anyway), sockets (logged by ws) and
+the web app's static files (a dozen per page load; counted in the metrics under their prefix)."""
 log = get_logger()
 
 
@@ -191,6 +193,16 @@ async def contract(request: web.Request) -> web.Response:
     return web.Response(body=request.app[_CONTRACT_FILES][request.path], content_type="application/json")
 
 
+async def game_assets(request: web.Request) -> web.Response:
+    """What a client needs to draw a game (tile designs), from the served engine's own data."""
+    game = request.match_info["game"]
+    engine = request.app[ENGINES].get(game)
+    if engine is None:
+        raise ServiceError(ErrorCode.NOT_FOUND, f"no game {game!r} in the catalog")
+    build = getattr(engine, "assets", None)
+    return _json(build() if build is not None else {"game": game})
+
+
 async def create_game(request: web.Request) -> web.Response:
     body = await _body(request, CREATE_FIELDS)
     projection = await request.app[SERVICE].create_game(
@@ -202,7 +214,7 @@ async def create_game(request: web.Request) -> web.Response:
 async def take_seat(request: web.Request) -> web.Response:
     body = await _body(request, SEAT_FIELDS)
     seat, token, projection = await request.app[SERVICE].take_seat(
-        request.match_info["id"], body.get("name"), body.get("client_seed")
+        request.match_info["id"], body.get("name"), body.get("request_id"), body.get("client_seed")
     )
     status = projection.status.value
     reply: dict[str, Any] = {"seat": seat, "token": token, "version": projection.version, "status": status}
@@ -283,6 +295,13 @@ async def get_state(request: web.Request) -> web.Response:
     )
 
 
+async def get_export(request: web.Request) -> web.Response:
+    """A finished game's whole log with the stored bodies and hashes, signed by the node (:mod:`service.export`)."""
+    game_id = request.match_info["id"]
+    projection = await request.app[SERVICE].load(game_id)
+    return _json(await signed_export(request.app[STORE], game_id, projection.game, request.app[SIGNING_KEY]))
+
+
 # --- requests aiohttp cannot read ----------------------------------------------------------------
 
 
@@ -346,11 +365,13 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/games/catalog", catalog)
+    app.router.add_get("/games/catalog/{game}/assets", game_assets)
     app.router.add_get("/keys", keys)
     app.router.add_get("/games", list_games)
     app.router.add_post("/games", create_game)
     app.router.add_post("/games/{id}/seats", take_seat)
     app.router.add_get("/games/{id}/events", get_events)
     app.router.add_get("/games/{id}/state", get_state)
+    app.router.add_get("/games/{id}/export", get_export)
     app.router.add_get("/games/{id}/ws", websocket_handler)
     app.router.add_get("/games/{id}", get_game)

@@ -218,6 +218,11 @@ class Metrics:
             buckets=QUEUE_BUCKETS,
         )
         self.games_watched = gauge("donjon_games_watched", "Games with live sockets on this node.")
+        self.cache_games = gauge("donjon_cache_games", "Game projections in this node's cache.")
+        self.cache_bytes = gauge("donjon_cache_bytes", "Estimated bytes of the projections in this node's cache.")
+        self.cache_evictions = counter(
+            "donjon_cache_evictions_total", "Games this node's cache forgot to stay within its bounds."
+        )
         self.stream_reads = counter("donjon_stream_reads_total", "Node stream reader XREAD calls.")
         self.store_unavailable = counter(
             "donjon_store_unavailable_total", "Store calls that failed because the store was unreachable."

@@ -5,6 +5,12 @@ creation batch (:func:`service.decisions.creation_batch`): ``game.created``, the
 request asks for, and the setup when bots fill every seat. A seat is the lowest free one; its
 token's hash goes into the meta before the seat batch is appended, so a seat is never taken
 without its token being valid. The last seat's batch carries the setup and starts the game.
+
+A seat request may carry a client-chosen ``request_id``, its idempotency key: the token is then
+derived from it (:func:`service.auth.request_token`) and the seat batch is appended under the
+command id :func:`service.auth.seat_command_id`, so the store answers a retry whose first try
+landed (its reply lost, its node killed) with that first try's versions, and the retry returns
+the same seat and the same token. A different request id takes another seat.
 """
 
 from __future__ import annotations
@@ -15,10 +21,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from events.errors import ConflictError, GameExists
+from events.store import AppendResult
 from games.base import Bot, RuleError
 from projections.game import LEGACY_DRAW, GameProjection, Status
 from service import decisions, seeds
-from service.auth import TOKEN_FIELD, hash_token
+from service.auth import REQUEST_ID, SEAT_KEY_FIELD, TOKEN_FIELD, hash_token, request_token, seat_command_id
 from service.cache import GameCache, GameMeta
 from service.errors import ErrorCode, ServiceError, from_rule_error
 from service.logs import get_logger
@@ -84,11 +91,12 @@ class Seating:
         bot_seats = self._bot_seats(game, seats, bots, bots_only)
         seed = seeds.new_seed()
         ts = self.clock()
-        game_id = await self._new_game(game, seed, normalized, seats, bot_seats, ts)
+        key = secrets.token_bytes(32)
+        game_id = await self._new_game(game, seed, key, normalized, seats, bot_seats, ts)
         created = decisions.game_created(game, engine, normalized, seats, seed)
         events = decisions.creation_batch(engine, created, bot_seats, seed=seed, game_id=game_id, options=normalized)
         batch = decisions.Batch(game_id, events, 0, ts, command=decisions.creation_command(bot_seats))
-        self.cache.remember_meta(game_id, GameMeta(game=game, seed=seed, options=normalized))
+        self.cache.remember_meta(game_id, GameMeta(game=game, seed=seed, options=normalized, seat_key=key))
         _, projection = await self.cache.commit(GameProjection.empty(game_id, engine), batch, lobby_changed=True)
         assert projection is not None  # a creation batch has no command id to be a duplicate of
         self.metrics.games_created.inc(game=game)
@@ -98,10 +106,23 @@ class Seating:
         return projection
 
     async def _new_game(
-        self, game: str, seed: bytes, options: dict[str, Any], seats: int, bots: Mapping[int, str], ts: int
+        self,
+        game: str,
+        seed: bytes,
+        key: bytes,
+        options: dict[str, Any],
+        seats: int,
+        bots: Mapping[int, str],
+        ts: int,
     ) -> str:
         """Store the meta of a new game under a fresh random id; that id."""
-        fields: dict[str, Any] = {"game": game, "options": options, "seats": seats, "created": ts}
+        fields: dict[str, Any] = {
+            "game": game,
+            "options": options,
+            "seats": seats,
+            "created": ts,
+            SEAT_KEY_FIELD: key.hex(),
+        }
         if bots:
             fields["bots"] = {str(seat): name for seat, name in bots.items()}
         for _ in range(_ID_ATTEMPTS):
@@ -142,28 +163,32 @@ class Seating:
             )
         return dict(sorted(chosen.items()))
 
-    async def take_seat(self, game_id: str, name: Any, client_seed: Any = None) -> tuple[int, str, GameProjection]:
+    async def take_seat(
+        self, game_id: str, name: Any, request_id: Any = None, client_seed: Any = None
+    ) -> tuple[int, str, GameProjection]:
         """Seat a player in the lowest free seat; start the game when it was the last one.
 
-        Returns ``(seat, token, projection)``. The token is returned once and stored only as
-        its sha256, bound to this game and seat. ``client_seed`` is the seat's contribution to
-        the game's seed (``docs/fairness.md``); without one the service makes it.
+        Returns ``(seat, token, projection)``. The token is stored only as its sha256, bound to
+        this game and seat. Without a ``request_id`` it is random and returned once; with one,
+        a retry of the request returns the seat and token of its first try that landed.
+        ``client_seed`` is the seat's contribution to the game's seed (``docs/fairness.md``);
+        without one the service makes it.
         """
-        if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME:
-            raise ServiceError(
-                ErrorCode.BAD_REQUEST, f"'name' must be a string of 1-{MAX_NAME} characters, got {name!r}"
-            )
-        if client_seed is not None and (not isinstance(client_seed, str) or not seeds.CLIENT_SEED.fullmatch(client_seed)):
-            raise ServiceError(
-                ErrorCode.BAD_REQUEST,
-                f"'client_seed' must be 1-128 printable ASCII characters without spaces, got {client_seed!r}",
-            )
-        name = name.strip()
+        name = _checked_name(name)
+        request_id = _checked_request_id(request_id)
+        client_seed = _checked_client_seed(client_seed)
         meta = await self.cache.meta(game_id)
-        token = secrets.token_urlsafe(32)
+        if request_id is None:
+            token, command_id = secrets.token_urlsafe(32), None
+        else:
+            token, command_id = request_token(meta.seat_key, game_id, request_id), seat_command_id(request_id)
         digest = hash_token(token)
         async with self.cache.lock(game_id):
             for _attempt in range(self.retries):
+                if command_id is not None:
+                    earlier = await self.store.command_result(game_id, command_id)
+                    if earlier is not None:
+                        return await self._earlier_seat(game_id, name, token, earlier)
                 before = await self.cache.load(game_id)
                 if before.status is not Status.OPEN or not before.free_seats:
                     raise ServiceError(ErrorCode.GAME_FULL, f"every seat of game {game_id!r} is taken")
@@ -185,17 +210,67 @@ class Seating:
                     self.clock(),
                     actor=seat,
                     command=decisions.seat_command(name, client_seed),
+                    command_id=command_id,
                 )
                 try:
-                    _, projection = await self.cache.commit(before, batch, lobby_changed=True)
+                    result, projection = await self.cache.commit(before, batch, lobby_changed=True)
                 except ConflictError:
                     self.metrics.command_conflicts.inc()
                     continue
-                assert projection is not None  # a seat batch has no command id to be a duplicate of
+                if projection is None:  # the request's first try landed while this one decided
+                    return await self._earlier_seat(game_id, name, token, result)
                 meta.tokens[digest] = seat
                 self.log.info("seat.taken", game_id=game_id, seat=seat, version=projection.version)
                 return seat, token, projection
         raise ServiceError(ErrorCode.CONFLICT, f"game {game_id!r} kept changing; try again")
+
+    async def _earlier_seat(
+        self, game_id: str, name: str, token: str, earlier: AppendResult
+    ) -> tuple[int, str, GameProjection]:
+        """The seat a retried request's first try took, with the request's token bound to it
+        again (a later try may have pointed it at the seat it meant to take)."""
+        taken = await self.store.read(game_id, earlier.first_version, earlier.first_version)
+        seat = int(taken[0].payload["seat"])
+        projection = await self.cache.load(game_id)
+        if projection.names[seat] != name:
+            raise ServiceError(
+                ErrorCode.BAD_REQUEST,
+                f"that request_id took seat {seat} of game {game_id!r} under another name; use a new request_id",
+            )
+        digest = hash_token(token)
+        await self.store.update_meta(game_id, {TOKEN_FIELD + digest: seat})
+        (await self.cache.meta(game_id)).tokens[digest] = seat
+        self.log.info("seat.retried", game_id=game_id, seat=seat, version=earlier.first_version)
+        return seat, token, projection
+
+
+def _checked_client_seed(client_seed: Any) -> str | None:
+    """``POST /games/{id}/seats``'s ``client_seed``, checked (``None`` when not sent)."""
+    if client_seed is not None and (not isinstance(client_seed, str) or not seeds.CLIENT_SEED.fullmatch(client_seed)):
+        raise ServiceError(
+            ErrorCode.BAD_REQUEST,
+            f"'client_seed' must be 1-128 printable ASCII characters without spaces, got {client_seed!r}",
+        )
+    return client_seed
+
+
+def _checked_name(name: Any) -> str:
+    if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME:
+        raise ServiceError(
+            ErrorCode.BAD_REQUEST, f"'name' must be a string of 1-{MAX_NAME} characters, got {name!r}"
+        )
+    return name.strip()
+
+
+def _checked_request_id(request_id: Any) -> str | None:
+    if request_id is None:
+        return None
+    if not isinstance(request_id, str) or not REQUEST_ID.fullmatch(request_id):
+        raise ServiceError(
+            ErrorCode.BAD_REQUEST,
+            "'request_id' must be 16-128 characters of A-Z a-z 0-9 _ - (a random one, such as a UUID)",
+        )
+    return request_id
 
 
 def _seat_number(key: Any) -> int:

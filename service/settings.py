@@ -42,6 +42,11 @@ variable                       default                     meaning
                                the data folder)            private key that signs exports
 ``DONJON_CORS_ORIGINS``        (empty: same-origin only)   origins whose pages may call the API
                                                            and open sockets (``*``: any)
+``DONJON_BOT_SWEEP_MS``        ``1000``                    how often a node looks in the store's
+                                                           due-bots index for bot games nobody
+                                                           drives (0: never)
+``DONJON_CACHE_GAMES``         ``5000``                    most games a node keeps folded in memory
+``DONJON_CACHE_BYTES``         ``268435456``               most estimated bytes of those games
 =============================  ==========================  =====================================
 
 ``DONJON_CASTLE_DATA`` names a corrected dataset file for The Castle (``games.castle.DATA_ENV``).
@@ -174,6 +179,9 @@ class Settings:
     seed_key: Secret | None = field(default=None, metadata={"cast": _node_key, "secret": True})
     signing_key: Secret | None = field(default=None, metadata={"cast": _node_key, "secret": True})
     cors_origins: tuple[str, ...] = field(default=(), metadata={"cast": parse_origins})
+    bot_sweep_ms: int = field(default=1000, metadata={"cast": int})
+    cache_games: int = field(default=5000, metadata={"cast": int})
+    cache_bytes: int = field(default=256 * 1024 * 1024, metadata={"cast": int})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
@@ -199,7 +207,10 @@ class Settings:
 
     def check(self) -> None:
         """Raise :class:`SettingsError` naming the first value out of range."""
-        positive = ("ws_max_frame", "ws_rate", "ws_burst", "ws_outbox", "http_max_body", "command_retries")
+        positive = (
+            "ws_max_frame", "ws_rate", "ws_burst", "ws_outbox", "http_max_body", "command_retries", "cache_games",
+            "cache_bytes",
+        )
         for name in positive:
             if getattr(self, name) <= 0:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be positive, not {getattr(self, name)!r}")
@@ -212,6 +223,8 @@ class Settings:
             raise SettingsError(f"{PREFIX}READ_BLOCK_MS must be at least 1, not {self.read_block_ms!r}")
         if self.bot_delay_ms < 0:
             raise SettingsError(f"{PREFIX}BOT_DELAY_MS must be 0 or more, not {self.bot_delay_ms!r}")
+        if self.bot_sweep_ms < 0:
+            raise SettingsError(f"{PREFIX}BOT_SWEEP_MS must be 0 or more, not {self.bot_sweep_ms!r}")
         if self.bot_takeover_ms < 1:
             raise SettingsError(f"{PREFIX}BOT_TAKEOVER_MS must be at least 1, not {self.bot_takeover_ms!r}")
 

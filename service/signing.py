@@ -7,8 +7,8 @@ digits of ``sha256(raw public key)``. An export's ``signature`` is::
     {"algorithm": "ed25519", "key_id": "<16 hex>", "public_key": "<64 hex>", "value": "<base64>"}
 
 over the canonical JSON of every other top-level field of the export (sorted keys, no spaces,
-UTF-8; :func:`signed_bytes`), so one byte changed anywhere in the file breaks it, and a verifier
-given the node's public key (``donjon verify --key``) refuses a file signed by any other key.
+UTF-8; :func:`service.export.signed_bytes`), so one byte changed anywhere in the file breaks it,
+and a verifier given the node's public key (``donjon verify --key``) refuses a file signed by any other key.
 
 >>> key = NodeKey(bytes(32))
 >>> signed = key.sign_export({"format": "x", "events": []})
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from service.export import signed_bytes
 from service.key_files import setting_or_file_key
 
 __all__ = [
@@ -37,18 +37,11 @@ __all__ = [
     "check_signature",
     "key_id",
     "load_or_create_signing_key",
-    "signed_bytes",
 ]
 
 ALGORITHM = "ed25519"
 KEY_FILE = "signing.key"
 SIGNATURE = "signature"
-
-
-def signed_bytes(export: dict[str, Any]) -> bytes:
-    """The bytes a signature covers: canonical JSON (sorted keys, no spaces) without ``signature``."""
-    unsigned = {key: value for key, value in export.items() if key != SIGNATURE}
-    return json.dumps(unsigned, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def key_id(public_key: bytes) -> str:

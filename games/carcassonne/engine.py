@@ -15,6 +15,7 @@ from typing import Any
 
 from games.base import EngineBase, Event, OptionSpec, Rng
 from games.carcassonne import rules, views
+from games.carcassonne.assets import assets as tile_assets
 from games.carcassonne.board import CarcassonneBoardRules, board_rules, start_board
 from games.carcassonne.evolve import evolve
 from games.carcassonne.state import OPTIONS, SECRET_OPTIONS, Options, Phase, State, options_from
@@ -85,6 +86,10 @@ class CarcassonneEngine(EngineBase):
 
     def is_terminal(self, state: State) -> bool:
         return state.phase is Phase.OVER
+
+    def assets(self) -> dict[str, Any]:
+        """The tile designs clients draw (``GET /games/catalog/carcassonne/assets``)."""
+        return tile_assets()
 
     def summary(self, state: State) -> dict[str, Any]:
         return views.summary(state)

@@ -19,6 +19,7 @@ from typing import Any
 
 from games.base import BadOptions, EngineBase, Event, OptionSpec, Rng, RuleError, Viewer
 from games.castle import rules, views
+from games.castle.assets import assets as dataset_assets
 from games.castle.board import CastleRules, initial_board
 from games.castle.data import Dataset, WallTileKind
 from games.castle.evolve import evolve
@@ -167,6 +168,10 @@ class CastleEngine(EngineBase):
 
     def redact(self, event: Event, viewer: Viewer) -> Event | None:
         return views.redact(self, event, viewer)
+
+    def assets(self) -> dict[str, Any]:
+        """The tile designs and start spaces clients draw (``GET /games/catalog/castle/assets``)."""
+        return dataset_assets(self.dataset)
 
     def summary(self, state: CastleState) -> dict[str, Any]:
         return views.summary(state)

@@ -27,10 +27,10 @@ from typing import Any
 
 from games import GAME_MODULES
 from games.base import Bot, Engine, Rng
-from projections.game import GameProjection
+from projections.game import GameProjection, Status
 from service.decisions import decision_rng
 
-__all__ = ["Bot", "bot_command_id", "bot_rng", "bots_for", "due_bot"]
+__all__ = ["Bot", "bot_command_id", "bot_rng", "bots_for", "due_bot", "owes_bot"]
 
 
 def bots_for(engine: Engine) -> dict[str, Bot]:
@@ -64,3 +64,12 @@ def due_bot(engine: Engine, state: Any, bots: tuple[str | None, ...]) -> tuple[i
         return None
     seat = candidates[0]
     return seat, bots[seat]  # type: ignore[return-value]
+
+
+def owes_bot(projection: GameProjection) -> bool:
+    """True when the game is under way and one of its bot seats owes the next command."""
+    return (
+        projection.has_bots
+        and projection.status is Status.ACTIVE
+        and due_bot(projection.engine, projection.state, projection.bots) is not None
+    )

@@ -5,10 +5,13 @@ command (with ``bot_rng(projection, seed, seat)``) and appends it like any comma
 the envelope, with the command id ``bot:<seat>:<v>``: two nodes racing to make the same bot move
 decide the same command under the same id on the same expected version, so the store applies it
 once. A node that loses such a race steps back. Any other node that sees a bot's move overdue by
-``DONJON_BOT_TAKEOVER_MS`` (through its stream reader, or when it loads the game, as after a
-restart) makes it; a game moved by someone else in the meantime is left to them. One task per
-game and node drives its bots, a move at a time under the game's lock, pausing
-``DONJON_BOT_DELAY_MS`` (at least one event-loop turn) between moves.
+``DONJON_BOT_TAKEOVER_MS`` makes it: its stream reader shows it every version of the games it
+watches, and each one re-arms the watch, so the move owed after the last event is made whatever
+the history before it; a node that only loaded the game (a request, or the due-bots sweep of
+:mod:`service.bots.sweep`) makes the move overdue at the version it loaded and leaves a game
+that moved on to its writers. One task per game and node drives its bots, a move at a time
+under the game's lock, pausing ``DONJON_BOT_DELAY_MS`` (at least one event-loop turn) between
+moves.
 """
 
 from __future__ import annotations
@@ -39,13 +42,15 @@ _BACKOFF_MAX = 2.0
 @dataclass(slots=True)
 class _BotTask:
     """A game's bot task on this node: it either drives (makes the owed bot moves now) or
-    watches (waits until a move is overdue, then drives unless the game moved meanwhile)."""
+    watches (waits until a move is overdue, then drives)."""
 
     task: asyncio.Task[None]
     driving: bool
-    expect: int | None = None
-    """While driving: the version the game is at if only this node appended since the
-    driver's last look; anything else means another node moved the game."""
+    version: int
+    """While driving: the version the game is at if only this node appended since the driver's
+    last look; anything else means another node moved the game. While watching: the latest
+    version this node was shown (by its stream reader or a load); a game found further on was
+    moved by writers this node does not follow, and the due-bots sweep looks after it."""
 
 
 class BotScheduler:
@@ -90,9 +95,15 @@ class BotScheduler:
         """The cache forgot the game: so does the record of its failed bot."""
         self._failed.pop(game_id, None)
 
+    def busy(self, game_id: str) -> bool:
+        """True while this node drives or watches the game's bots (the cache keeps such a game)."""
+        entry = self._tasks.get(game_id)
+        return entry is not None and not entry.task.done()
+
     def watch(self, projection: GameProjection) -> None:
         """A bot of this game may owe a move that another node should make: make it here if it
-        is still owed once overdue (the node's reader and a fresh load call this)."""
+        is still owed once overdue (the node's reader calls this on every version it sees, and
+        a fresh load on the version it found)."""
         self.kick(projection, now=False)
 
     def appended(self, projection: GameProjection) -> None:
@@ -101,10 +112,12 @@ class BotScheduler:
 
     def kick(self, projection: GameProjection, *, now: bool) -> None:
         """See that a bot owing a command gets to move: at once (``now``: this node appended
-        the last event), else once the move is overdue, unless the game has moved by then.
+        the last event), else once the move is overdue.
 
-        Called with the game's lock held (or on a game no one else knows yet), so a driver seen
-        here has not yet decided, under the lock, that nothing is owed: it will look again.
+        A watch already running is re-armed at the new version: it looks again when a move
+        owed since that version's event would be overdue, whatever came before. Called with
+        the game's lock held, or from the stream reader: a task seen here has not yet decided
+        (synchronously, right after its last load) that nothing is owed, so it looks again.
         """
         if self._closed or not projection.has_bots or projection.status is not Status.ACTIVE:
             return
@@ -115,16 +128,16 @@ class BotScheduler:
         if entry is not None and not entry.task.done():
             if entry.driving:
                 if now:
-                    entry.expect = projection.version  # this node's append, not a rival's
+                    entry.version = projection.version  # this node's append, not a rival's
                 return
             if not now:
+                entry.version = max(entry.version, projection.version)
                 return
             entry.task.cancel()  # a watch; this node drives now
         if due_bot(projection.engine, projection.state, projection.bots) is None:
             return
-        watched = None if now else projection.version
-        task = asyncio.create_task(self._drive(game_id, watched), name=f"donjon-bots-{game_id}")
-        self._tasks[game_id] = _BotTask(task, driving=now, expect=projection.version if now else None)
+        task = asyncio.create_task(self._run(game_id), name=f"donjon-bots-{game_id}")
+        self._tasks[game_id] = _BotTask(task, driving=now, version=projection.version)
 
     def _forget_task(self, game_id: str, task: asyncio.Task[Any] | None) -> None:
         entry = self._tasks.get(game_id)
@@ -139,51 +152,37 @@ class BotScheduler:
         waited = 0.0 if projection is None else max(0.0, (self.clock() - projection.last_ts) / 1000)
         return max(0.0, self.takeover - waited) + random.uniform(0.0, self.takeover / 2)
 
-    async def _drive(self, game_id: str, watched: int | None) -> None:
-        """Make the bot moves owed in ``game_id``, one per turn of the loop, until a human owes
-        the next command or the game ends.
+    def overdue(self, projection: GameProjection) -> bool:
+        """True when the game's last event is older than the takeover delay."""
+        return self.clock() - projection.last_ts >= self.takeover * 1000
 
-        With ``watched`` (a version) the task first watches: it waits until the move is overdue
-        and leaves the game to others if it moved past ``watched`` meanwhile. A driver that
-        finds the game moved by another node (it lost a race for a move, or the game changed
-        during its pause) goes back to watching: that node drives now.
-        """
+    async def _run(self, game_id: str) -> None:
+        """Make the bot moves owed in ``game_id``, one per turn of the loop, until a human owes
+        the next command or the game ends; or, while watching, wait until a move is overdue
+        and then make it.
+
+        A driver that finds the game moved by another node (it lost a race for a move, or the
+        game changed during its pause) goes back to watching: that node drives now."""
         me = asyncio.current_task()
         backoff = _BACKOFF_START
-        pause = False
+        first = True
         try:
             while not self._closed:
-                if watched is not None:
+                entry = self._tasks.get(game_id)
+                if entry is None or entry.task is not me:
+                    return  # replaced by a driver of this node's own
+                if not entry.driving:
                     await asyncio.sleep(self._overdue_in(self.cache.cached(game_id)))
-                elif pause:
+                elif not first:
                     await asyncio.sleep(self.delay)  # also yields to the loop between moves
-                pause = True
+                first = False
                 try:
                     async with self.cache.lock(game_id):
-                        entry = self._tasks.get(game_id)
-                        if entry is None or entry.task is not me:
-                            return  # replaced by a driver of this node's own
-                        projection = await self.cache.load(game_id)
-                        if watched is not None:
-                            if projection.version != watched:
-                                self._forget_task(game_id, me)  # whoever moved it drives its bots
-                                return
-                            self.log.info("bot.takeover", game_id=game_id, version=projection.version)
-                            watched = None
-                        elif entry.expect is not None and projection.version != entry.expect:
-                            watched, entry.driving = projection.version, False  # another node moved it
-                            continue
-                        entry.driving = True
-                        due = due_bot(projection.engine, projection.state, projection.bots)
-                        if due is None or projection.status is not Status.ACTIVE:
+                        if self._tasks.get(game_id) is not entry:
+                            return
+                        if not await self._turn(game_id, entry):
                             self._forget_task(game_id, me)
                             return
-                        after = await self.move(projection, *due)
-                        if after is not None:
-                            entry.expect = after
-                        else:
-                            # Another writer appended first, so it drives; watch in case it dies.
-                            watched, entry.driving = (await self.cache.load(game_id)).version, False
                 except StoreUnavailable as exc:
                     self.metrics.store_unavailable.inc()
                     self.log.warning("bot.store_unavailable", game_id=game_id, error=str(exc))
@@ -200,6 +199,31 @@ class BotScheduler:
             self.log.error("bot.failed", game_id=game_id, error=repr(exc), exc_info=True)
         finally:
             self._forget_task(game_id, me)
+
+    async def _turn(self, game_id: str, entry: _BotTask) -> bool:
+        """One look at the game, under its lock: make the owed bot move if this task should;
+        ``False`` when the task has nothing more to do (no bot owes, or a watch lost track)."""
+        projection = await self.cache.load(game_id)
+        due = due_bot(projection.engine, projection.state, projection.bots)
+        if due is None or projection.status is not Status.ACTIVE:
+            return False
+        if not entry.driving:
+            if projection.version > entry.version:
+                return False  # moved by writers this node does not follow
+            if not self.overdue(projection):
+                return True  # re-armed since: watch again from the latest event
+            self.log.info("bot.takeover", game_id=game_id, version=projection.version)
+            entry.driving = True
+        elif projection.version != entry.version:
+            entry.driving, entry.version = False, projection.version  # another node moved it
+            return True
+        after = await self.move(projection, *due)
+        if after is None:
+            # Another writer appended first, so it drives; watch in case it dies.
+            entry.driving, entry.version = False, (await self.cache.load(game_id)).version
+        else:
+            entry.version = after
+        return True
 
     async def move(self, projection: GameProjection, seat: int, name: str) -> int | None:
         """Decide and append the move of the bot ``name`` in ``seat``: the version after it, or

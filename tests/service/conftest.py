@@ -49,6 +49,9 @@ def _node_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 def settings_for(url: str, **overrides: Any) -> Settings:
     overrides.setdefault("seed_key", Secret(TEST_SEED_KEY))
     overrides.setdefault("signing_key", Secret(TEST_SIGNING_KEY))
+    # Every test shares the session's server and so its due-bots index: a node sweeping it would
+    # move bot games other tests left owing on purpose. Tests that sweep run their own server.
+    overrides.setdefault("bot_sweep_ms", 0)
     return Settings(redis_url=Secret(url), read_block_ms=500, **overrides)
 
 

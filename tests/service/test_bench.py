@@ -42,3 +42,16 @@ async def test_the_bots_section_plays_bot_only_games_of_each_bot():
         "bots: tiny random x3 game(s) at once, bot moves/s",
     ]
     assert all("moves/game; loop lag max" in value for value in figures.values())
+
+
+async def test_the_memory_section_measures_a_fresh_node_bounded_and_unbounded():
+    import games
+    from service.bench.memory import memory_figures
+
+    engines = {"castle_panic": games.default_engines()["castle_panic"]}  # the quickest games to play
+    figures = await memory_figures(engines, games=40)
+    assert sorted(figures) == [
+        "memory: RSS after loading 40 finished games, cache default bounds",
+        "memory: RSS after loading 40 finished games, cache unbounded (as before)",
+    ]
+    assert all(" MiB (fresh process " in value and "40 games cached" in value for value in figures.values())

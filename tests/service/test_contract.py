@@ -162,10 +162,8 @@ async def test_the_documents_are_served_as_the_package_has_them(client):
 def served(embedded_redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real ``donjon serve`` (every real game) on the session's embedded Valkey."""
     port = free_port()
-    folder = tmp_path_factory.mktemp("serve")
-    variables = {**env(), "DONJON_REDIS_URL": embedded_redis_url, "DONJON_LOG_LEVEL": "warning",
-                 "DONJON_DATA_DIR": str(folder)}  # its node keys go there, not into the work tree
-    log = (folder / "serve.log").open("wb")
+    variables = {**env(), "DONJON_REDIS_URL": embedded_redis_url, "DONJON_LOG_LEVEL": "warning"}
+    log = (tmp_path_factory.mktemp("serve") / "serve.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "service", "serve", "--port", str(port)], cwd=ROOT, env=variables, stdout=log, stderr=log
     )

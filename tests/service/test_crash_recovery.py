@@ -20,6 +20,7 @@ import pytest
 from events.embedded import EmbeddedServer
 from events.store import EventStore
 from service.draw_schemes import LegacyRandom
+from tests.service.conftest import TEST_SEED_KEY, TEST_SIGNING_KEY
 from tests.service.contract import CheckedWebSocket, openapi_trace
 from tests.service.players import Player
 
@@ -38,6 +39,8 @@ def env() -> dict[str, str]:
     environ["DONJON_LOG_FORMAT"] = "json"
     environ["DONJON_WS_RATE"] = "1000"
     environ["DONJON_WS_BURST"] = "1000"
+    # The tests' node keys: a node shares the store with the test apps, and writes no key file.
+    environ["DONJON_SEED_KEY"], environ["DONJON_SIGNING_KEY"] = TEST_SEED_KEY, TEST_SIGNING_KEY
     return environ
 
 

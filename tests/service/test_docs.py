@@ -123,7 +123,7 @@ def app_routes() -> set[str]:
 
 def documented_routes() -> set[str]:
     # A heading may name several routes that share one answer: ### `GET /a`, `GET /b`
-    headings = re.findall(r"^### (`[A-Z]+ .*)$", PROTOCOL.read_text(encoding="utf-8"), flags=re.M)
+    headings = re.findall(r"^### (.*`[A-Z]+ /.*)$", PROTOCOL.read_text(encoding="utf-8"), flags=re.M)
     routes = (re.findall(r"`([A-Z]+) ([^`?\s]+)[^`]*`", heading) for heading in headings)
     return {f"{method} {path}" for found in routes for method, path in found}
 

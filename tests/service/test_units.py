@@ -45,7 +45,9 @@ def test_settings_cast_the_environment_and_flags_win():
 @pytest.mark.parametrize(
     "env, key",
     [({"DONJON_PORT": "eighty"}, "DONJON_PORT"), ({"DONJON_FSYNC": "never"}, "DONJON_FSYNC"),
-     ({"DONJON_WS_RATE": "0"}, "DONJON_WS_RATE"), ({"DONJON_PORT": "70000"}, "DONJON_PORT")],
+     ({"DONJON_WS_RATE": "0"}, "DONJON_WS_RATE"), ({"DONJON_PORT": "70000"}, "DONJON_PORT"),
+     ({"DONJON_BOT_SWEEP_MS": "-1"}, "DONJON_BOT_SWEEP_MS"), ({"DONJON_CACHE_GAMES": "0"}, "DONJON_CACHE_GAMES"),
+     ({"DONJON_CACHE_BYTES": "lots"}, "DONJON_CACHE_BYTES")],
 )
 def test_a_bad_setting_names_its_variable(env, key):
     with pytest.raises(SettingsError, match=key):

@@ -20,7 +20,8 @@ import games
 from events.chain import link_hash
 from service.cli import main
 from service.draw_schemes import LegacyRandom
-from service.export import NotFinished, export_game
+from service.errors import ServiceError
+from service.export import export_game
 from service.keys import SIGNING_KEY, STORE
 from service.signing import NodeKey, check_signature
 from service.verify import verify_export
@@ -83,6 +84,7 @@ async def test_a_finished_game_of_each_game_verifies_offline(make_client, name, 
     assert await asyncio.to_thread(main, ["export", game_id, "-o", str(path)]) == 0
     export = json.loads(path.read_text())
     assert export == await signed_export(client, game_id, name)
+    assert export == await (await client.get(f"/games/{game_id}/export")).json()  # the route signs it too
     assert export["chain"]["algorithm"] == "sha256(prev_hash_hex || msgpack_body)"
     # donjon verify, in a process with no store and no key: nothing but the file
     bare = {k: v for k, v in os.environ.items() if not k.startswith("DONJON_")}
@@ -218,8 +220,9 @@ async def test_a_running_game_is_not_exported(client, monkeypatch, embedded_redi
     from tests.service.conftest import started_tiny
 
     game_id, _ = await started_tiny(client)
-    with pytest.raises(NotFinished):
+    with pytest.raises(ServiceError, match="has not finished"):
         await export_game(client.app[STORE], game_id, "tiny")
+    assert (await client.get(f"/games/{game_id}/export")).status == 409
     monkeypatch.setenv("DONJON_REDIS_URL", embedded_redis_url)
     assert await asyncio.to_thread(main, ["export", game_id]) == 1
     assert "has not finished" in capsys.readouterr().err

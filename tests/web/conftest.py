@@ -165,3 +165,135 @@ def page(browser: Any) -> Iterator[Any]:
 def shots() -> Path:
     SHOTS.mkdir(parents=True, exist_ok=True)
     return SHOTS
+
+
+# --- helpers for the web app's tests -------------------------------------------------------------
+
+
+def new_served(tmp_path: Path, name: str = "data", **env: str) -> ServedDonjon:
+    """A started ``donjon serve`` with extra ``DONJON_*`` settings (the caller stops it)."""
+    donjon = ServedDonjon(tmp_path / name, free_port(), env=env)
+    donjon.start()
+    return donjon
+
+
+@pytest.fixture
+def slow_bots(tmp_path: Path) -> Iterator[ServedDonjon]:
+    """A service whose bots pause 25 ms between moves, so a bot-only game can be watched live."""
+    donjon = new_served(tmp_path, "slow", DONJON_BOT_DELAY_MS="25")
+    try:
+        yield donjon
+    finally:
+        donjon.stop()
+
+
+def game_root(page: Any) -> Any:
+    return page.locator("#game")
+
+
+def version_of(page: Any) -> int:
+    return int(page.get_attribute("#game", "data-game-version") or 0)
+
+
+def status_of(page: Any) -> str:
+    return page.get_attribute("#game", "data-game-status") or ""
+
+
+def open_game(page: Any, served: ServedDonjon, game_id: str, query: str = "") -> None:
+    page.goto(f"{served.base}/app/games/{game_id}{query}")
+    page.wait_for_function("Number(document.querySelector('#game')?.dataset.gameVersion) > 0", timeout=15000)
+
+
+def seat_in_browser(page: Any, served: ServedDonjon, game_id: str, name: str = "Ada") -> dict[str, Any]:
+    """Take a seat over HTTP and keep its token as the lobby would (this origin's localStorage)."""
+    taken = served.request("POST", f"/games/{game_id}/seats", {"name": name})
+    page.goto(f"{served.base}/")
+    page.evaluate(
+        "([id, seat]) => localStorage.setItem(`donjon.seat.${id}`, JSON.stringify(seat))",
+        [game_id, {"seat": taken["seat"], "token": taken["token"], "name": name}],
+    )
+    return taken
+
+
+def _usable(locator: Any) -> list[Any]:
+    return [c for c in locator.all() if c.is_visible() and c.is_enabled()]
+
+
+def visible_commands(page: Any, *, plain_list: bool = True) -> list[Any]:
+    """The controls the page shows that send a command: the board's, else (``plain_list``) the plain list's."""
+    on_board = _usable(page.locator("#board [data-command]"))
+    if on_board or not plain_list:
+        return on_board
+    box = page.locator("#legal-box")
+    if box.count() and box.get_attribute("open") is None and page.locator("#legal [data-command]").count():
+        page.locator("#legal-box > summary").click()
+    return _usable(page.locator("#legal [data-command]"))
+
+
+OFFERS = "() => donjonApp.drawnState.legal.length > 0"
+
+
+def board_commands(page: Any, rng: Any, attempts: int = 10) -> list[Any]:
+    """The board's command controls, after narrowing with one of its selectors if need be. Boards draw on
+    an animation frame after each update, so a moment without controls is retried a few times."""
+    for _ in range(attempts):
+        if not page.evaluate(OFFERS):
+            return []
+        commands = visible_commands(page, plain_list=False)
+        if commands:
+            return commands
+        unpressed = _usable(page.locator("#board [data-select]:not([aria-pressed=true])"))
+        keys = [c.get_attribute("data-select") for c in unpressed]
+        if keys:
+            with contextlib.suppress(Exception):  # the board may redraw under the click
+                page.locator(f"#board [data-select={json.dumps(rng.choice(keys))}]").first.click(timeout=2000)
+        page.wait_for_timeout(50)
+    return []
+
+
+def click_one(page: Any, rng: Any) -> str | None:
+    """Click one control the page offers: the board's (narrowing a choice first when the board asks for it),
+    else the plain list's. Which one it was (``"board"``, ``"list"``), or None when nothing is offered."""
+    if not page.evaluate(OFFERS):
+        return None
+    commands, where = board_commands(page, rng), "board"
+    if not commands and page.evaluate(OFFERS):
+        commands, where = visible_commands(page), "list"
+    if not commands:
+        return None
+    before = version_of(page)
+    key = rng.choice(commands).get_attribute("data-command") or "null"
+    legal = page.evaluate("() => donjonApp.drawnState.legal")
+    assert json.loads(key) in legal, f"a control sends {key}, which legal does not offer"
+    scope = "#board" if where == "board" else "#legal"
+    try:
+        # By what it sends, not by position: the board may have redrawn since it was read.
+        page.locator(f"{scope} [data-command={json.dumps(key)}]").first.click(timeout=5000)
+    except Exception:
+        if version_of(page) == before and page.evaluate(OFFERS):
+            raise
+        return None  # the game moved on under the click (a bot's update redrew the board): look again
+    page.wait_for_function(
+        f"() => Number(document.querySelector('#game').dataset.gameVersion) > {before}"
+        " || !document.querySelector('#game .alert[role=alert]').hidden",
+        timeout=15000,
+    )
+    return where
+
+
+def wait_for_status(page: Any, status: str, timeout: float = 60000) -> None:
+    page.wait_for_function(f"document.querySelector('#game').dataset.gameStatus === '{status}'", timeout=timeout)
+
+
+def finished_bot_game(served: ServedDonjon, game: str, seats: int = 2, timeout: float = 60.0, **options: Any) -> str:
+    """Create a bot-only game and wait for its end over HTTP; its id."""
+    bots = {str(seat): "random" for seat in range(seats)}
+    created = served.request(
+        "POST", "/games", {"game": game, "seats": seats, "bots": bots, "bots_only": True, "options": options}
+    )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if served.request("GET", f"/games/{created['id']}")["status"] == "finished":
+            return str(created["id"])
+        time.sleep(0.1)
+    raise AssertionError(f"bot game {created['id']} did not finish in {timeout} s")

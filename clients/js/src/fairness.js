@@ -1,18 +1,15 @@
-// An independent verifier of a signed game export (`donjon export`, docs/fairness.md), written from
-// the specification and not from the Python code: the SHA-256 hash chain over the stored bodies,
-// the seed commitment, every seat's contribution to the game seed, every draw of a Carcassonne
-// game's tile order re-run with donjon-draw-1, and the node's Ed25519 signature. `donjon verify`
-// re-runs every rule besides; this one needs no rules engine.
+// The fairness checks of a signed game export (`donjon export`, GET /games/{id}/export), written from
+// docs/fairness.md and not from the Python code: donjon-draw-1, every seat's contribution to the game
+// seed, every draw of a Carcassonne game's tile order re-run, and the node's Ed25519 signature. The
+// audit (audit.js: verifyExport, what the web app's audit panel runs) adds them to its chain and
+// commitment checks. `donjon verify` re-runs every rule besides; this needs no rules engine.
 //
 // SHA-256 and HMAC are computed here (WebCrypto's crypto.subtle exists only in secure contexts, and
 // is asynchronous); the signature needs crypto.subtle's Ed25519 (Node 20+, current browsers).
 
 import { CARCASSONNE_PILES } from "./carcassonne-pile.js";
-import { decode } from "./msgpack.js";
 
-export const EXPORT_FORMAT = "donjon.export/1";
 export const DRAW_VERSION = "donjon-draw-1";
-export const CHAIN_ALGORITHM = "sha256(prev_hash_hex || msgpack_body)";
 
 const encoder = new TextEncoder();
 const TWO_64 = 1n << 64n;
@@ -28,7 +25,7 @@ export function fromHex(text) {
   return Uint8Array.from(text.match(/../g) ?? [], (pair) => parseInt(pair, 16));
 }
 
-function concat(...parts) {
+export function concat(...parts) {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const part of parts) {
@@ -38,7 +35,7 @@ function concat(...parts) {
   return out;
 }
 
-function fromBase64(text) {
+export function fromBase64(text) {
   const binary = atob(text);
   return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
@@ -188,81 +185,22 @@ export function gameSeed(serverSeed, contributions) {
 
 /** Canonical JSON: keys sorted at every level, no spaces (what the signature and commitments cover). */
 export function canonicalJson(value) {
-  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  if (value === null || value === undefined || typeof value !== "object") return JSON.stringify(value ?? null);
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(",")}}`;
 }
 
-// --- the verifier -------------------------------------------------------------------------------------
+// --- the checks (each throws FairnessError naming what failed) -----------------------------------------
 
-class Refused extends Error {}
+export class FairnessError extends Error {}
 
-function refuse(check, why) {
-  throw new Refused(`${check}: ${why}`);
-}
-
-function chainOf(exp) {
-  if (!exp || typeof exp !== "object" || exp.format !== EXPORT_FORMAT) refuse("format", `not a ${EXPORT_FORMAT} file`);
-  if (!Array.isArray(exp.events) || !exp.events.length) refuse("format", "'events' is not a non-empty list");
-  const genesis = "0".repeat(64);
-  let prev = genesis;
-  const bodies = exp.events.map((event, i) => {
-    let raw;
-    try {
-      raw = fromBase64(event.body);
-    } catch {
-      refuse("format", `the body of event ${i + 1} is not base64`);
-    }
-    const version = i + 1;
-    if (event.version !== version) refuse("chain", `found version ${event.version} in the place of ${version}`);
-    if (event.prev_hash !== prev) refuse("chain", `version ${version}: prev_hash is not the hash of the event before`);
-    if (toHex(sha256(concat(encoder.encode(prev), raw))) !== event.hash) {
-      refuse("chain", `version ${version}: hash does not match the event's bytes`);
-    }
-    let body;
-    try {
-      body = decode(raw);
-    } catch (error) {
-      refuse("chain", `version ${version}: the body is not msgpack (${error.message})`);
-    }
-    if (body.game_id !== exp.id || body.version !== version) refuse("chain", `version ${version}: body names another game or version`);
-    if (version === 1 && body.payload?.chain !== "sha256") refuse("chain", "this verifier checks SHA-256 games (game.created names no sha256 chain)");
-    prev = event.hash;
-    return body;
-  });
-  const chain = exp.chain ?? {};
-  const expected = { algorithm: CHAIN_ALGORITHM, genesis, version: bodies.length, head: prev };
-  for (const [name, value] of Object.entries(expected)) {
-    if (chain[name] !== value) refuse("chain", `chain.${name} is ${JSON.stringify(chain[name])}, the events give ${JSON.stringify(value)}`);
-  }
-  return bodies;
-}
-
-function revealed(exp, bodies) {
-  const created = bodies[0];
-  const finished = bodies[bodies.length - 1];
-  if (created.type !== "game.created" || created.payload.game !== exp.game) refuse("revealed", "the first event is not this game's game.created");
-  if (finished.type !== "game.finished") refuse("revealed", "the last event is not game.finished: only a finished game can be verified");
-  for (const name of ["seed", "secret_options"]) {
-    if (canonicalJson(exp[name]) !== canonicalJson(finished.payload[name])) {
-      refuse("revealed", `the file's ${name} is not the one its game.finished reveals`);
-    }
-  }
-  if (created.payload.draw !== DRAW_VERSION) refuse("revealed", `the game draws with ${created.payload.draw}, not ${DRAW_VERSION}`);
-  return { created, finished, seed: fromHex(finished.payload.seed), secret: finished.payload.secret_options };
-}
-
-function checkCommitment({ created, seed, secret }) {
-  const hasSecret = secret && Object.keys(secret).length > 0;
-  const bytes = hasSecret ? concat(seed, [0], encoder.encode(canonicalJson(secret))) : seed;
-  if (toHex(sha256(bytes)) !== created.payload.seed_commitment) {
-    refuse("commitment", "the seed (and secret options) do not match game.created's seed_commitment");
-  }
+function refuse(why) {
+  throw new FairnessError(why);
 }
 
 /** The events of each append: a batch starts at an event that records its command, and at game.created. */
-function batchesOf(bodies) {
+export function batchesOf(bodies) {
   const batches = [];
   for (const body of bodies) {
     if (!batches.length || body.command != null || body.type === "game.created") batches.push([body]);
@@ -271,22 +209,24 @@ function batchesOf(bodies) {
   return batches;
 }
 
-function contributionsOf(bodies, batches, { created, seed }) {
-  const contributions = new Array(created.payload.seats).fill(null);
-  for (const batch of batches) {
+/** Every seat's contribution to the game seed, each checked: a "server" one is the value the
+ * server seed fixes, a "seat" one the client_seed its recorded seat request sent. */
+export function checkContributions(bodies, serverSeed) {
+  const contributions = new Array(bodies[0].payload.seats).fill(null);
+  for (const batch of batchesOf(bodies)) {
     const sent = batch[0].command?.args?.client_seed;
     for (const body of batch) {
       if (body.type !== "game.seat_taken") continue;
       const { seat, seed_contribution: value, seed_contribution_from: from } = body.payload;
-      const expected = from === "server" ? serverContribution(seed, seat) : from === "seat" ? sent : undefined;
+      const expected = from === "server" ? serverContribution(serverSeed, seat) : from === "seat" ? sent : undefined;
       if (value !== expected) {
         const source = from === "server" ? "the one the server seed fixes" : "the client_seed its seat sent";
-        refuse("contribution", `version ${body.version}: seat ${seat}'s seed contribution ${JSON.stringify(value)} is not ${source}`);
+        refuse(`version ${body.version}: seat ${seat}'s seed contribution ${JSON.stringify(value)} is not ${source}`);
       }
       contributions[seat] = value;
     }
   }
-  if (contributions.includes(null)) refuse("contribution", "a seat has no seed contribution");
+  if (contributions.includes(null)) refuse("a seat has no seed contribution");
   return contributions;
 }
 
@@ -297,29 +237,32 @@ function drawVersion(batch) {
   return (seats.length ? seats[seats.length - 1].version : batch[0].version) - 1;
 }
 
-function checkTileDraws(exp, batches, key, secret) {
-  const started = batches.flat().find((body) => body.type === "game_started");
-  if (!started) refuse("draw", "the game never started");
-  const pool = CARCASSONNE_PILES[started.payload.options.inns_cathedrals ? "inns_cathedrals" : "base"].map(([id, n]) => [id, n]);
+/** Re-run every tile draw of a Carcassonne game (`pick(pile, randrange(total))` per draw, or the
+ * revealed scripted tile_order); the number of draws. */
+export function checkTileDraws(gameId, bodies, gameSeedKey, secretOptions) {
+  const started = bodies.find((body) => body.type === "game_started");
+  if (!started) refuse("the game never started");
+  const tiles = started.payload.options.inns_cathedrals ? "inns_cathedrals" : "base";
+  const pool = CARCASSONNE_PILES[tiles].map(([id, n]) => [id, n]);
   let total = pool.reduce((n, [, count]) => n + count, 0);
-  const order = secret?.tile_order ?? null;
+  const order = secretOptions?.tile_order ?? null;
   let drawn = 0;
-  for (const batch of batches) {
+  for (const batch of batchesOf(bodies)) {
     let stream = null;
     for (const body of batch) {
       if (body.type !== "tile_drawn" && body.type !== "tile_discarded") continue;
       let expected;
       if (order) expected = order[drawn];
       else {
-        stream ??= new Draw(key, exp.id, drawVersion(batch));
+        stream ??= new Draw(gameSeedKey, gameId, drawVersion(batch));
         let index = stream.below(total);
         expected = pool.find(([, count]) => (index -= count) < 0)[0];
       }
       if (body.payload.tile !== expected) {
-        refuse("draw", `version ${body.version}: ${body.type} ${JSON.stringify(body.payload.tile)}, the seed draws ${JSON.stringify(expected)}`);
+        refuse(`version ${body.version}: ${body.type} ${JSON.stringify(body.payload.tile)}, the seed draws ${JSON.stringify(expected)}`);
       }
       const entry = pool.find(([id]) => id === expected);
-      if (!entry || entry[1] < 1) refuse("draw", `version ${body.version}: tile ${expected} is not left in the pile`);
+      if (!entry || entry[1] < 1) refuse(`version ${body.version}: tile ${expected} is not left in the pile`);
       entry[1] -= 1;
       total -= 1;
       drawn += 1;
@@ -328,13 +271,14 @@ function checkTileDraws(exp, batches, key, secret) {
   return drawn;
 }
 
-async function checkSignature(exp, pinnedKey) {
-  const signature = exp.signature;
-  if (!signature || typeof signature !== "object") refuse("signature", "the file is not signed");
-  if (signature.algorithm !== "ed25519") refuse("signature", `the signature's algorithm is ${signature.algorithm}, not ed25519`);
-  const subtle = globalThis.crypto?.subtle;
-  if (!subtle) refuse("signature", "this environment has no WebCrypto to check Ed25519 (use https or localhost)");
-  const { signature: _, ...unsigned } = exp;
+/** The node's Ed25519 signature over the canonical JSON of the rest of the file, by `pinnedKey`
+ * (hex, from GET /keys) when given; the signing key's id. */
+export async function checkSignature(exported, pinnedKey, subtle = globalThis.crypto?.subtle) {
+  const signature = exported.signature;
+  if (!signature || typeof signature !== "object") refuse("the file is not signed");
+  if (signature.algorithm !== "ed25519") refuse(`the signature's algorithm is ${signature.algorithm}, not ed25519`);
+  if (!subtle) refuse("this page has no WebCrypto to check Ed25519 (open it over https or localhost)");
+  const { signature: _, ...unsigned } = exported;
   let valid = false;
   try {
     const key = await subtle.importKey("raw", fromHex(signature.public_key), { name: "Ed25519" }, false, ["verify"]);
@@ -342,33 +286,9 @@ async function checkSignature(exp, pinnedKey) {
   } catch {
     valid = false;
   }
-  if (!valid) refuse("signature", "the signature does not match the file's contents");
+  if (!valid) refuse("the signature does not match the file's contents");
   if (pinnedKey && signature.public_key !== pinnedKey.toLowerCase()) {
-    refuse("signature", `the file is signed by key ${signature.key_id}, not by the key given`);
+    refuse(`the file is signed by key ${signature.key_id}, not by the key given`);
   }
-}
-
-/**
- * Check an export: format, chain, revealed values, seed commitment, seat contributions, every tile
- * draw (Carcassonne), then the signature (by `key`, the node's public key in hex, when given).
- * Resolves to `{ok, problem, game, version, draws, keyId}`; `problem` names the first failed check.
- */
-export async function verifyFairness(exp, { key } = {}) {
-  const result = { ok: false, problem: null, game: exp?.game ?? null, version: 0, draws: 0, keyId: null };
-  try {
-    const bodies = chainOf(exp);
-    result.version = bodies.length;
-    const secrets = revealed(exp, bodies);
-    checkCommitment(secrets);
-    const batches = batchesOf(bodies);
-    const seedKey = gameSeed(secrets.seed, contributionsOf(bodies, batches, secrets));
-    if (exp.game === "carcassonne") result.draws = checkTileDraws(exp, batches, seedKey, secrets.secret);
-    await checkSignature(exp, key);
-    result.keyId = exp.signature.key_id;
-    result.ok = true;
-  } catch (error) {
-    if (!(error instanceof Refused)) throw error;
-    result.problem = error.message;
-  }
-  return result;
+  return signature.key_id;
 }

@@ -407,23 +407,22 @@ export declare function playFromLegal(
   options?: { choose?: (legal: Command[], conn: GameConnection) => Command },
 ): Promise<GameConnection>;
 
-/** What {@link verifyFairness} found: `problem` names the first failed check (`"chain: ..."`). */
-export interface FairnessReport {
+/** One check of {@link verifyExport}: `name` is "format", "hash chain", "seed commitment", "seat contributions", "tile draws" or "signature". */
+export interface ExportCheck {
+  name: string;
   ok: boolean;
-  problem: string | null;
-  game: string | null;
-  version: number;
-  /** Carcassonne: how many tile draws were re-run with donjon-draw-1. */
-  draws: number;
-  keyId: string | null;
+  detail: string;
 }
 
 /**
- * Check a signed game export (`donjon export`, docs/fairness.md) offline: the SHA-256 chain, the seed
- * commitment, every seat's seed contribution, every tile draw of a Carcassonne game, then the
- * Ed25519 signature (by `key`, the node's public key in hex from `GET /keys`, when given).
+ * Check a game export (GET /games/{id}/export, `donjon export`; docs/fairness.md) offline: the hash
+ * chain, the seed commitment, every seat's seed contribution, every tile draw of a Carcassonne game,
+ * the node's Ed25519 signature (by `key`, its public key in hex from `GET /keys`, when given).
  */
-export declare function verifyFairness(exp: unknown, options?: { key?: string }): Promise<FairnessReport>;
+export declare function verifyExport(
+  exported: unknown,
+  options?: { key?: string; subtle?: SubtleCrypto | null },
+): Promise<{ ok: boolean; hashes: "webcrypto" | "fallback"; checks: ExportCheck[]; events: number; bodies: object[] }>;
 
 /** One donjon-draw-1 stream: `new Draw(gameSeed, label, version)`. */
 export declare class Draw {

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
 import { CLIENT_CODES, DonjonClient, DonjonError } from "../src/index.js";
+import { Proxy } from "./support/proxy.js";
 import { freePort, DonjonServer } from "./support/server.js";
 import { record, seatedGame, waitFor } from "./support/watch.js";
 
@@ -21,8 +22,11 @@ async function rejectsWith(promise, code, extra = {}) {
 
 async function errorCount(server, code) {
   const text = await (await fetch(`${server.url}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`donjon_ws_errors_total{code="${code}"}`));
-  return line ? Number(line.split(" ").at(-1)) : 0;
+  const line = text
+    .split("\n")
+    .find((l) => l.startsWith("donjon_ws_errors_total{") && l.includes(`code="${code}"`));
+  assert.ok(line, `no donjon_ws_errors_total series for ${code}`);
+  return Number(line.split(" ").at(-1));
 }
 
 describe("errors", () => {
@@ -121,22 +125,37 @@ describe("flooding", () => {
   // A server that gives a socket one frame and no refill, so the 100th frame over the limit (and
   // the close, 1008) comes at a known frame, with nothing of the client's still unread behind it
   // (unread bytes would turn the server's close into a reset, which the client rightly retries).
+  // Only frames sent before the answer to the previous one count, so the flood goes through a
+  // proxy that hands it to the server in one write: the first frame is free (nothing was
+  // waiting), the second takes the one token, the next 99 are limited and the 102nd closes the socket.
   let server;
+  let proxy;
   before(async () => {
     server = await new DonjonServer({ env: { DONJON_WS_RATE: "0.001", DONJON_WS_BURST: "1" } }).start();
+    proxy = await new Proxy(server.port).listen();
   });
-  after(() => server?.dispose());
+  after(async () => {
+    await proxy?.close();
+    await server?.dispose();
+  });
 
   test("1008 (flooding, with pacing turned off) ends the connection instead of looping", { timeout: 30_000 }, async () => {
-    const client = new DonjonClient(server.url);
+    const client = new DonjonClient(proxy.url);
     const { id, tokens } = await seatedGame(client, "castle_panic", 1);
     const conn = client.connect(id, { token: tokens[0], rate: 1e6, burst: 1e6, maxResends: 0 });
     const seen = record(conn);
     await conn.ready;
-    const sent = Array.from({ length: 100 }, (_, i) => conn.send({ type: "frobnicate" }, { id: `flood-${i}` }));
+    proxy.hold();
+    const sent = Array.from({ length: 102 }, (_, i) => conn.send({ type: "frobnicate" }, { id: `flood-${i}` }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    proxy.release();
     const outcomes = await Promise.allSettled(sent);
     const codes = outcomes.map((outcome) => outcome.reason?.code);
-    assert.deepEqual(codes, [...Array(99).fill("rate_limited"), CLIENT_CODES.CLOSED]);
+    assert.deepEqual(codes, [
+      ...Array(2).fill("unknown_command"),
+      ...Array(99).fill("rate_limited"),
+      CLIENT_CODES.CLOSED,
+    ]);
     await waitFor(() => conn.state === "closed", 5000, "the connection to close");
     assert.equal(seen.errors.at(-1).closeCode, 1008);
     await new Promise((resolve) => setTimeout(resolve, 500));

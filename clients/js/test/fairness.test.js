@@ -1,5 +1,5 @@
-// The JavaScript verifier (src/fairness.js) against the specification's test vectors and a signed
-// Carcassonne export made by the Python side (test/data, written by
+// The JavaScript verifier (src/audit.js verifyExport with src/fairness.js, what the web app's audit
+// panel runs) against the specification's test vectors and a signed Carcassonne export made by the Python side (test/data, written by
 // `python -m tests.service.make_export_fixture`): it verifies, and every tampering is refused with
 // its reason, by this verifier and by `donjon verify` alike.
 
@@ -11,7 +11,8 @@ import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { canonicalJson, Draw, fromHex, gameSeed, hmacSha256, serverContribution, sha256, toHex, verifyFairness } from "../src/fairness.js";
+import { verifyExport } from "../src/audit.js";
+import { canonicalJson, Draw, fromHex, gameSeed, hmacSha256, serverContribution, sha256, toHex } from "../src/fairness.js";
 import { decode, encode } from "../src/msgpack.js";
 import { PYTHON } from "./support/server.js";
 
@@ -110,7 +111,7 @@ const TAMPERINGS = {
       tampered.events[5].body = toBase64(raw);
       return tampered;
     },
-    "chain: version 6: hash does not match the event's bytes",
+    "hash chain: event 6: hash ",
     "chain: game '{id}': hash chain broken at version 6: hash does not match",
   ],
   "a swapped event": [
@@ -119,7 +120,7 @@ const TAMPERINGS = {
       [tampered.events[6], tampered.events[7]] = [tampered.events[7], tampered.events[6]];
       return tampered;
     },
-    "chain: found version 8 in the place of 7",
+    "hash chain: event 7: found version 8 in its place",
     "chain: game '{id}': hash chain broken at version 7: found version 8",
   ],
   "two draws swapped, the chain rewritten": [
@@ -128,7 +129,7 @@ const TAMPERINGS = {
         const [a, b] = bodies.filter((body) => body.type === "tile_drawn").slice(1, 3);
         [a.payload, b.payload] = [b.payload, a.payload];
       }),
-    "draw: version ",
+    "tile draws: version ",
     "re-run: versions ",
   ],
   "a changed seed": [
@@ -139,7 +140,7 @@ const TAMPERINGS = {
       tampered.seed = "00".repeat(32);
       return tampered;
     },
-    "commitment: the seed (and secret options) do not match game.created's seed_commitment",
+    "seed commitment: the revealed seed hashes to ",
     "re-run: the seed (and secret options) do not match game.created's seed_commitment",
   ],
   "a wrong seat contribution": [
@@ -147,7 +148,7 @@ const TAMPERINGS = {
       rechained(exp, (bodies) => {
         bodies.find((body) => body.type === "game.seat_taken" && body.payload.seat === 1).payload.seed_contribution = "0".repeat(64);
       }),
-    "contribution: version 2: seat 1's seed contribution",
+    "seat contributions: version 2: seat 1's seed contribution",
     "re-run: version 2: seat 1's seed contribution",
   ],
   "a re-signed file with another key": [
@@ -157,23 +158,34 @@ const TAMPERINGS = {
   ],
 };
 
+/** The first failed check of verifyExport, as "name: detail" (null when every check passed). */
+async function firstFailure(exp, options) {
+  const { checks } = await verifyExport(exp, options);
+  const failed = checks.find((check) => !check.ok);
+  return failed ? `${failed.name}: ${failed.detail}` : null;
+}
+
 describe("the verifier on an export made by the Python side", () => {
   const folder = mkdtempSync(join(tmpdir(), "donjon-fairness-"));
   after(() => rmSync(folder, { recursive: true, force: true }));
 
   test("the export verifies: chain, commitment, contributions, every tile draw, signature", async () => {
-    const result = await verifyFairness(EXPORT, { key: NODE_KEY });
-    assert.deepEqual([result.ok, result.problem, result.version], [true, null, EXPORT.events.length]);
-    assert.equal(result.draws, 71); // every tile but the start tile
-    assert.equal(result.keyId, EXPORT.signature.key_id);
+    for (const subtle of [undefined, null]) { // WebCrypto's hashes, and the fallbacks of a page without it
+      const result = await verifyExport(EXPORT, { key: NODE_KEY, subtle });
+      assert.equal(result.events, EXPORT.events.length);
+      const names = ["format", "hash chain", "seed commitment", "seat contributions", "tile draws", "signature"];
+      assert.deepEqual(result.checks.map((c) => [c.name, c.ok]), names.map((name) => [name, true]));
+      assert.equal(result.hashes, subtle === null ? "fallback" : "webcrypto");
+    }
+    const draws = (await verifyExport(EXPORT)).checks.find((c) => c.name === "tile draws");
+    assert.equal(draws.detail, "71 tiles, each the one donjon-draw-1 gives"); // every tile but the start tile
   });
 
   for (const [name, [tamper, reason, pythonReason]] of Object.entries(TAMPERINGS)) {
     test(`${name} is refused, here and by donjon verify`, async () => {
       const tampered = await tamper(EXPORT);
-      const result = await verifyFairness(tampered, { key: NODE_KEY });
-      assert.equal(result.ok, false);
-      assert.ok(result.problem.startsWith(reason), result.problem);
+      const problem = await firstFailure(tampered, { key: NODE_KEY });
+      assert.ok(problem?.startsWith(reason), problem);
       const path = join(folder, "tampered.json");
       writeFileSync(path, JSON.stringify(tampered));
       let output = "";
@@ -191,8 +203,8 @@ describe("the verifier on an export made by the Python side", () => {
 
   test("an unsigned file and a file signed over other contents are refused", async () => {
     const { signature, ...unsigned } = EXPORT;
-    assert.equal((await verifyFairness(unsigned)).problem, "signature: the file is not signed");
+    assert.equal(await firstFailure(unsigned), "signature: the file is not signed");
     const forged = { ...copy(EXPORT), signature: { ...signature, value: toBase64(new Uint8Array(64)) } };
-    assert.equal((await verifyFairness(forged)).problem, "signature: the signature does not match the file's contents");
+    assert.equal(await firstFailure(forged), "signature: the signature does not match the file's contents");
   });
 });

@@ -1,0 +1,246 @@
+// The in-browser (and Node) verifier of a game export (GET /games/{id}/export, docs/protocol.md):
+// the hash chain over the stored event bodies (SHA-256, or SHA-1 in games created before v1.2), the
+// seed commitment against the revealed seed, and, for games that draw with donjon-draw-1, every
+// seat's seed contribution, every tile draw of a Carcassonne game and the node's signature
+// (fairness.js, docs/fairness.md).
+//
+// WebCrypto's crypto.subtle exists only in secure contexts (https, http://127.0.0.1, localhost), so a
+// page served from http://some-host has none; the small SHA-1 and SHA-256 below are used there, and
+// results are the same either way (the tests compare both on the same export).
+
+import {
+  canonicalJson, checkContributions, checkSignature, checkTileDraws, concat, DRAW_VERSION, FairnessError, fromBase64,
+  fromHex, gameSeed, sha256, toHex,
+} from "./fairness.js";
+import { decode } from "./msgpack.js";
+
+export { canonicalJson };
+
+export const EXPORT_FORMAT = "donjon.export/1";
+export const GENESIS_HASH = "0".repeat(40);
+/** The chain's genesis and description per algorithm (a game's game.created names its own). */
+const CHAINS = Object.freeze({
+  sha1: { genesis: GENESIS_HASH, algorithm: "sha1(prev_hash_hex || msgpack_body)" },
+  sha256: { genesis: "0".repeat(64), algorithm: "sha256(prev_hash_hex || msgpack_body)" },
+});
+
+/** What `donjon replay` checks beyond this verifier (shown by the audit panel). */
+export const REPLAY_CHECKS_BEYOND = Object.freeze([
+  "every event decodes and folds through the game's rules engine, in order",
+  "every decision re-runs with the revealed seed and yields exactly the stored events (each shuffle and draw)",
+  "every bot move re-runs and chooses exactly the stored command under the same command id",
+  "the final summary (scores, winners) is what the folded state says",
+]);
+
+const encoder = new TextEncoder();
+
+// --- hashes -------------------------------------------------------------------------------------
+
+function rotl(x, n) {
+  return (x << n) | (x >>> (32 - n));
+}
+
+/** The message padded to 64-byte blocks with its bit length, big-endian (SHA-1 and SHA-256 alike). */
+function padded(bytes) {
+  const length = Math.ceil((bytes.length + 9) / 64) * 64;
+  const out = new Uint8Array(length);
+  out.set(bytes);
+  out[bytes.length] = 0x80;
+  const view = new DataView(out.buffer);
+  const bits = bytes.length * 8;
+  view.setUint32(length - 8, Math.floor(bits / 2 ** 32));
+  view.setUint32(length - 4, bits >>> 0);
+  return view;
+}
+
+function hex(words) {
+  return words.map((w) => (w >>> 0).toString(16).padStart(8, "0")).join("");
+}
+
+/** SHA-1 of bytes, lowercase hex (FIPS 180-4). */
+export function sha1Fallback(bytes) {
+  const view = padded(bytes);
+  const h = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0];
+  const w = new Int32Array(80);
+  for (let block = 0; block < view.byteLength; block += 64) {
+    for (let i = 0; i < 16; i++) w[i] = view.getInt32(block + i * 4);
+    for (let i = 16; i < 80; i++) w[i] = rotl(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+    let [a, b, c, d, e] = h;
+    for (let i = 0; i < 80; i++) {
+      let f, k;
+      if (i < 20) [f, k] = [(b & c) | (~b & d), 0x5a827999];
+      else if (i < 40) [f, k] = [b ^ c ^ d, 0x6ed9eba1];
+      else if (i < 60) [f, k] = [(b & c) | (b & d) | (c & d), 0x8f1bbcdc];
+      else [f, k] = [b ^ c ^ d, 0xca62c1d6];
+      const t = (rotl(a, 5) + f + e + k + w[i]) | 0;
+      [e, d, c, b, a] = [d, c, rotl(b, 30), a, t];
+    }
+    [a, b, c, d, e].forEach((v, i) => { h[i] = (h[i] + v) | 0; });
+  }
+  return hex(h);
+}
+
+/** SHA-256 of bytes, lowercase hex (fairness.js's, FIPS 180-4). */
+export function sha256Fallback(bytes) {
+  return toHex(sha256(bytes));
+}
+
+/** The hash functions to use: WebCrypto when this context has it, else the fallbacks above. */
+export function hashers(subtle = globalThis.crypto?.subtle) {
+  if (!subtle) return { source: "fallback", sha1: async (b) => sha1Fallback(b), sha256: async (b) => sha256Fallback(b) };
+  const digest = async (name, bytes) =>
+    [...new Uint8Array(await subtle.digest(name, bytes))].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return { source: "webcrypto", sha1: (b) => digest("SHA-1", b), sha256: (b) => digest("SHA-256", b) };
+}
+
+// --- helpers ------------------------------------------------------------------------------------
+
+// --- the checks ---------------------------------------------------------------------------------
+
+class Failure extends Error {}
+
+function check(condition, message) {
+  if (!condition) throw new Failure(message);
+}
+
+/** The chain algorithm the game's first event (game.created) names: sha256, or sha1 when it names none. */
+function chainOf(exported) {
+  let created = null;
+  try {
+    created = decode(fromBase64(exported.events[0].body));
+  } catch {
+    // a damaged first event: the link check below names it
+  }
+  return created?.payload?.chain === "sha256" ? "sha256" : "sha1";
+}
+
+/** Verify every link; the decoded bodies. Throws Failure naming the first bad event. */
+async function verifyChain(exported, hashes) {
+  check(Array.isArray(exported.events) && exported.events.length > 0, "the export holds no events");
+  const name = chainOf(exported);
+  const { genesis, algorithm } = CHAINS[name];
+  const digest = hashes[name];
+  let prev = exported.chain?.genesis ?? genesis;
+  check(prev === genesis, `the chain's genesis is ${prev}, not ${genesis.length} zeros`);
+  check((exported.chain?.algorithm ?? algorithm) === algorithm, `the chain says ${exported.chain?.algorithm}, the game hashes ${algorithm}`);
+  const bodies = [];
+  for (const [index, event] of exported.events.entries()) {
+    const version = index + 1;
+    check(event.version === version, `event ${version}: found version ${event.version} in its place`);
+    check(event.prev_hash === prev, `event ${version}: prev_hash ${event.prev_hash} is not the hash before, ${prev}`);
+    let bytes;
+    try {
+      bytes = fromBase64(event.body);
+    } catch {
+      throw new Failure(`event ${version}: body is not base64`);
+    }
+    const hash = await digest(concat(encoder.encode(prev), bytes));
+    check(hash === event.hash, `event ${version}: hash ${event.hash} does not match its bytes (${hash})`);
+    let body;
+    try {
+      body = decode(bytes);
+    } catch (error) {
+      throw new Failure(`event ${version}: body is not msgpack (${error.message})`);
+    }
+    check(body && body.version === version && body.game_id === exported.id, `event ${version}: body names another game or version`);
+    bodies.push(body);
+    prev = hash;
+  }
+  check(exported.chain?.head === prev, `the chain head ${exported.chain?.head} is not the last event's hash ${prev}`);
+  check(exported.chain?.version === bodies.length, `the chain says ${exported.chain?.version} events, the log has ${bodies.length}`);
+  return bodies;
+}
+
+/** The seed commitment of game.created against the seed (and secret options) game.finished reveals. */
+async function verifySeed(exported, bodies, sha256) {
+  const created = bodies[0];
+  const finished = bodies[bodies.length - 1];
+  check(created.type === "game.created", "the first event is not game.created");
+  check(finished.type === "game.finished", "the last event is not game.finished: the seed is not revealed");
+  const seed = finished.payload?.seed;
+  check(exported.seed === seed, "the export's seed is not the one game.finished reveals");
+  let seedBytes;
+  try {
+    seedBytes = fromHex(seed);
+  } catch {
+    throw new Failure(`the revealed seed ${seed} is not hex`);
+  }
+  const secret = finished.payload?.secret_options;
+  const hidden = secret ? concat(seedBytes, Uint8Array.of(0), encoder.encode(canonicalJson(secret))) : seedBytes;
+  const commitment = await sha256(hidden);
+  const promised = created.payload?.seed_commitment;
+  check(commitment === promised, `the revealed seed hashes to ${commitment}, game.created committed to ${promised}`);
+  return { seed, commitment, secretOptions: secret ?? null, seedBytes };
+}
+
+/** Run a check of fairness.js as a Failure of this verifier. */
+async function fairness(fn) {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof FairnessError) throw new Failure(error.message);
+    throw error;
+  }
+}
+
+/**
+ * Verify an export. Never throws for a bad file: the result says what failed. `key` is the node's
+ * public key (hex, from GET /keys) the signature must be by; without it, the file's own key.
+ * `subtle` (tests: `null`) picks the hashes; the signature always needs the page's WebCrypto.
+ * @returns {Promise<{ok: boolean, hashes: "webcrypto"|"fallback", checks: {name: string, ok: boolean, detail: string}[],
+ *                    events: number, bodies: object[]}>}
+ */
+export async function verifyExport(exported, { subtle, key } = {}) {
+  const crypto = subtle === undefined ? globalThis.crypto?.subtle : subtle;
+  const hashes = hashers(crypto);
+  const checks = [];
+  let bodies = [];
+  const run = async (name, fn) => {
+    try {
+      const detail = await fn();
+      checks.push({ name, ok: true, detail });
+      return true;
+    } catch (error) {
+      checks.push({ name, ok: false, detail: error instanceof Failure ? error.message : `unreadable: ${error}` });
+      return false;
+    }
+  };
+  const readable = await run("format", async () => {
+    check(exported && typeof exported === "object", "the file is not a JSON object");
+    check(exported.format === EXPORT_FORMAT, `unknown format ${exported.format} (expected ${EXPORT_FORMAT})`);
+    return `${EXPORT_FORMAT}, game ${exported.id} (${exported.game})`;
+  });
+  const chained = readable && (await run("hash chain", async () => {
+    bodies = await verifyChain(exported, hashes);
+    return `${bodies.length} events, each linked to the one before (${chainOf(exported)}); head ${exported.chain.head}`;
+  }));
+  let revealed = null;
+  const committed = chained && (await run("seed commitment", async () => {
+    revealed = await verifySeed(exported, bodies, hashes.sha256);
+    const { commitment, secretOptions } = revealed;
+    return `sha256 of the revealed seed${secretOptions ? " and secret options" : ""} is ${commitment}, as committed at creation`;
+  }));
+  if (committed && bodies[0].payload?.draw === DRAW_VERSION) {
+    let seedKey = null;
+    const contributed = await run("seat contributions", () => fairness(() => {
+      const contributions = checkContributions(bodies, revealed.seedBytes);
+      seedKey = gameSeed(revealed.seedBytes, contributions);
+      return `${contributions.length} seats, each contribution in the game seed ${toHex(seedKey)}`;
+    }));
+    if (contributed && exported.game === "carcassonne") {
+      await run("tile draws", () => fairness(() => {
+        const drawn = checkTileDraws(exported.id, bodies, seedKey, revealed.secretOptions);
+        return `${drawn} tiles, each the one ${revealed.secretOptions?.tile_order ? "the revealed tile_order" : "donjon-draw-1"} gives`;
+      }));
+    }
+  }
+  if (committed) {
+    await run("signature", () => fairness(async () => {
+      // Ed25519 comes from the page's own WebCrypto (the `subtle` option picks only the hashes).
+      const id = await checkSignature(exported, key);
+      return `Ed25519 by the node's key ${id}${key ? ", the one given" : ""}`;
+    }));
+  }
+  const ok = checks.length >= 3 && checks.every((c) => c.ok);
+  return { ok, hashes: hashes.source, checks, events: bodies.length, bodies };
+}

@@ -1,0 +1,430 @@
+// A game's page: the live board through the game's module (static/games/<game>.js), the scoreboard,
+// whose turn it is, the log in words, the legal commands (the board's own controls, and a plain list
+// of every legal command as a fallback), a banner while the connection is down, the replay scrubber
+// (GET /games/{id}/state?at=N) and, once the game is finished, the audit panel.
+//
+// Testing hooks: the root carries data-game-id, data-game-version (the version drawn) and
+// data-game-status; every control that sends carries data-command (the exact command from legal).
+
+import { REPLAY_CHECKS_BEYOND, verifyExport } from "../client/audit.js";
+import { h, loadSeatStyle, seatMark, seatName, seatStyle, storedSeat } from "./ui.js";
+
+const SPEEDS = [0.5, 1, 2, 4, 8];
+
+// --- the game module, or a plain stand-in -------------------------------------------------------
+
+function plainBoard(container) {
+  const pre = h("pre", { class: "plain-view", tabindex: 0, "aria-label": "The game's view as data" });
+  container.append(h("p", {}, "No board drawing for this game here; its view as data:"), pre);
+  return {
+    update(state) {
+      const { legal, ...rest } = state.view ?? {};
+      pre.textContent = JSON.stringify(rest, null, 1);
+    },
+    destroy() { pre.remove(); },
+  };
+}
+
+function plainDescribe(event, ctx) {
+  const who = event.actor === null || event.actor === undefined ? "the service" : seatName(ctx.seats(), event.actor);
+  const args = Object.entries(event.payload ?? {})
+    .filter(([, v]) => typeof v !== "object")
+    .map(([k, v]) => `${k} ${v}`).join(", ");
+  return `${who}: ${event.type.replaceAll("_", " ")}${args ? ` (${args})` : ""}`;
+}
+
+function plainSummary(view) {
+  const raw = view?.scores;
+  const scores = Array.isArray(raw)
+    ? raw.map((s, seat) => (typeof s === "object" ? { seat: s.seat ?? seat, points: s.vp ?? s.points ?? s.score ?? 0 } : { seat, points: s }))
+    : [];
+  const turn = view?.current ?? view?.active ?? view?.turn_seat ?? null;
+  return { scores, turn: Number.isInteger(turn) ? turn : null, text: view?.phase ? `phase: ${view.phase}` : "" };
+}
+
+async function loadModule(game) {
+  try {
+    const module = await import(`./games/${game}.js`);
+    return {
+      createBoard: module.createBoard ?? plainBoard,
+      describeEvent: module.describeEvent ?? plainDescribe,
+      summary: module.summary ?? plainSummary,
+      drawn: Boolean(module.createBoard),
+    };
+  } catch (error) {
+    console.warn(`no board module for ${game}:`, error);
+    return { createBoard: plainBoard, describeEvent: plainDescribe, summary: plainSummary, drawn: false };
+  }
+}
+
+async function loadAssets(game) {
+  try {
+    const response = await fetch(`/games/catalog/${encodeURIComponent(game)}/assets`);
+    return response.ok ? await response.json() : null;
+  } catch {
+    return null;
+  }
+}
+
+function safely(fn, fallback) {
+  try {
+    return fn();
+  } catch (error) {
+    console.error(error);
+    return fallback;
+  }
+}
+
+// --- the page -----------------------------------------------------------------------------------
+
+export async function showGame(root, client, gameId, { at = null } = {}) {
+  const page = new GamePage(root, client, gameId);
+  await page.start(at);
+  globalThis.donjonApp = page; // for people poking at it in the console, and for the browser tests
+  return page;
+}
+
+class GamePage {
+  constructor(root, client, gameId) {
+    this.root = root;
+    this.client = client;
+    this.gameId = gameId;
+    this.mine = storedSeat(gameId);
+    this.conn = null;
+    this.board = null;
+    this.previousView = null;
+    this.events = new Map(); // version -> event, as this viewer may see it
+    this.replayAt = null; // null: live; else the version shown
+    this.replayCache = new Map();
+    this.playTimer = null;
+    this.sending = false;
+    this.drawnState = null;
+  }
+
+  // -- set-up --
+
+  async start(at) {
+    const first = await this.client.getGame(this.gameId, { token: this.mine?.token }).catch((error) => {
+      if (error.code === "unauthorized" && this.mine) return this.client.getGame(this.gameId);
+      throw error;
+    });
+    this.game = first.game;
+    const [catalog, module, assets] = await Promise.all([this.client.catalog(), loadModule(first.game), loadAssets(first.game), loadSeatStyle()]);
+    this.entry = catalog.games.find((g) => g.id === first.game) ?? { id: first.game, title: first.game };
+    this.module = module;
+    this.seat = first.seat ?? null;
+    this.seats = first.seats;
+    this.latest = first.version;
+    this.status = first.status;
+    document.title = `${this.entry.title} — donjon`;
+    this.layout();
+    this.ctx = {
+      game: first.game,
+      entry: this.entry,
+      assets,
+      seat: this.seat,
+      send: (command) => this.send(command),
+      seatStyle,
+      seats: () => this.seats,
+    };
+    this.board = safely(() => module.createBoard(this.boardBox, this.ctx), null) ?? plainBoard(this.boardBox);
+    await this.connect();
+    this.loadHistory();
+    if (at !== null) await this.showReplay(Math.min(at, this.latest));
+  }
+
+  layout() {
+    const title = h("h1", { id: "game-title" }, this.entry.title);
+    this.statusLine = h("p", { class: "status-line", "aria-live": "polite" });
+    this.banner = h("div", { class: "banner", id: "connection-banner", role: "status", hidden: true });
+    this.alert = h("p", { class: "alert", role: "alert", hidden: true });
+    this.boardBox = h("div", { class: "board", id: "board", "aria-label": "Board" });
+    this.scoreboard = h("ol", { class: "scoreboard", id: "scoreboard" });
+    this.turnLine = h("p", { class: "turn", id: "turn", "aria-live": "polite" });
+    this.legalList = h("ul", { class: "legal", id: "legal" });
+    // Spectators get no controls, so no list of them either.
+    this.legalBox = h("details", { class: "card legal-box", id: "legal-box", open: !this.module.drawn, hidden: this.seat === null },
+      h("summary", {}, "Every legal command, as a list"), this.legalList);
+    this.log = h("ol", { class: "log", id: "log", "aria-label": "What happened, newest last" });
+    this.replayBox = this.replayControls();
+    this.auditBox = h("section", { class: "card audit", id: "audit", "aria-labelledby": "audit-title", hidden: true });
+    this.legalList.addEventListener("click", (event) => this.onLegalClick(event));
+    this.rootEl = h("section", { class: "game-page", id: "game", "data-game-id": this.gameId, "data-game-version": 0,
+      "data-game-status": this.status, "data-game": this.game, "data-seat": this.seat ?? "spectator" },
+      h("div", { class: "game-head" }, title, h("a", { href: "/", class: "button secondary" }, "Lobby"),
+        h("span", { class: "who" }, this.seat === null ? "You are watching." : h("span", {}, seatMark(this.seat), ` You play ${seatStyle(this.seat).label}.`))),
+      this.banner, this.statusLine, this.alert,
+      h("div", { class: "game-layout" },
+        h("div", { class: "main-col" }, this.boardBox, this.replayBox),
+        h("aside", { class: "side-col" },
+          h("section", { class: "card", "aria-labelledby": "score-title" }, h("h2", { id: "score-title" }, "Scores"), this.turnLine, this.scoreboard),
+          this.legalBox,
+          h("section", { class: "card", "aria-labelledby": "log-title" }, h("h2", { id: "log-title" }, "Log"), this.log),
+          this.auditBox)));
+    this.root.append(this.rootEl);
+  }
+
+  // -- live --
+
+  async connect() {
+    this.conn = this.client.connect(this.gameId, { token: this.seat === null ? undefined : this.mine?.token });
+    this.conn.on("connection", (detail) => this.onConnection(detail));
+    this.conn.on("change", (detail) => this.onChange(detail));
+    this.conn.on("error", (error) => this.say(`${error.code}: ${error.message}`));
+    await this.conn.ready;
+  }
+
+  onConnection({ state, attempt }) {
+    const down = state === "reconnecting" || state === "closed" || (state === "connecting" && attempt > 0);
+    this.banner.hidden = !down;
+    this.banner.textContent = state === "closed"
+      ? "The connection is closed. Reload the page to follow the game again."
+      : `The connection is down; reconnecting${attempt ? ` (attempt ${attempt})` : ""}… Nothing is lost meanwhile.`;
+    this.rootEl.dataset.connection = state;
+  }
+
+  onChange({ version, status, seats, view, events }) {
+    for (const event of events ?? []) this.addEvent(event);
+    this.seats = seats ?? this.seats;
+    this.status = status;
+    this.latest = Math.max(this.latest, version);
+    this.liveView = view;
+    this.updateScrubber();
+    if (status === "finished") this.showAudit();
+    if (this.replayAt === null) this.draw({ view, status, seats: this.seats, version, live: true, legal: view?.legal ?? [] });
+  }
+
+  async loadHistory() {
+    try {
+      for await (const event of this.client.allEvents(this.gameId, { token: this.seat === null ? undefined : this.mine?.token })) {
+        this.addEvent(event);
+      }
+    } catch (error) {
+      this.say(`The log could not be read: ${error.message}`);
+    }
+    this.historyLoaded = true;
+  }
+
+  addEvent(event) {
+    if (this.events.has(event.version)) return;
+    this.events.set(event.version, event);
+    const text = safely(() => this.module.describeEvent(event, this.ctx), null) ?? plainDescribe(event, this.ctx);
+    const item = h("li", { "data-version": event.version }, h("span", { class: "v" }, `${event.version}`), " ", text);
+    const after = [...this.log.children].find((li) => Number(li.dataset.version) > event.version);
+    if (this.historyLoaded && !after) item.classList.add("fresh"); // a live arrival: fades in (app.css)
+    this.log.insertBefore(item, after ?? null);
+    this.markLog();
+    if (this.replayAt === null && !after) item.scrollIntoView?.({ block: "nearest" });
+  }
+
+  markLog() {
+    const shown = this.replayAt ?? this.latest;
+    for (const li of this.log.children) li.classList.toggle("future", Number(li.dataset.version) > shown);
+  }
+
+  // -- drawing --
+
+  draw(state) {
+    const full = { ...state, previousView: this.previousView, legal: state.live ? state.legal : [] };
+    safely(() => this.board.update(full), null);
+    this.previousView = state.view;
+    this.drawnState = full;
+    this.rootEl.dataset.gameVersion = String(state.version);
+    this.rootEl.dataset.gameStatus = state.status;
+    this.rootEl.dataset.mode = state.live ? "live" : "replay";
+    this.drawScores(state.view);
+    this.drawLegal(full.legal);
+    this.statusLine.textContent = `${state.live ? "Live" : "Replay"} · version ${state.version} of ${this.latest} · ${state.status}`;
+    this.markLog();
+  }
+
+  drawScores(view) {
+    const summary = safely(() => this.module.summary(view, this.ctx), null) ?? plainSummary(view);
+    const points = new Map((summary.scores ?? []).map((s) => [s.seat, s.points]));
+    this.scoreboard.replaceChildren(...(this.seats ?? []).map(({ seat, name, bot }) =>
+      h("li", { class: seat === summary.turn ? "to-play" : "", "data-seat": seat, "aria-current": seat === summary.turn ? "true" : undefined },
+        seatMark(seat), " ", h("span", { class: "name" }, name ?? "free seat"), bot ? h("small", {}, " (bot)") : null,
+        h("span", { class: "points" }, points.has(seat) ? String(points.get(seat)) : "–"),
+        seat === summary.turn ? h("span", { class: "badge" }, "to play") : null)));
+    // The game module's text says whose turn it is in the game's words; the names are the fallback.
+    const hasTurn = summary.turn !== null && summary.turn !== undefined;
+    const turn = summary.text || (hasTurn ? `${seatName(this.seats, summary.turn)} to play.` : "");
+    const mine = this.seat !== null && summary.turn === this.seat && this.replayAt === null ? "Your turn. " : "";
+    this.turnLine.textContent = `${mine}${turn}`.trim() || (this.status === "finished" ? "The game is over." : "");
+  }
+
+  drawLegal(legal) {
+    this.legalList.replaceChildren(...legal.map((command) =>
+      h("li", {}, h("button", { type: "button", "data-command": JSON.stringify(command), disabled: this.sending },
+        `${command.type.replaceAll("_", " ")} ${Object.entries(command.args ?? {}).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(", ")}`))));
+    if (!legal.length) {
+      const why = this.seat === null ? "Spectators have no commands." : this.replayAt !== null ? "Replay: go live to play." : "Nothing to do now.";
+      this.legalList.append(h("li", { class: "empty" }, why));
+    }
+  }
+
+  // -- commands --
+
+  onLegalClick(event) {
+    const button = event.target.closest("[data-command]");
+    if (button && !button.disabled) this.send(JSON.parse(button.dataset.command));
+  }
+
+  async send(command) {
+    if (this.seat === null || this.replayAt !== null) throw new Error("only a seat's live page sends commands");
+    this.sending = true;
+    for (const b of this.legalList.querySelectorAll("button")) b.disabled = true;
+    this.say("");
+    try {
+      return await this.conn.send(command, { expectedVersion: this.conn.version });
+    } catch (error) {
+      this.say(`Refused: ${error.code}: ${error.message}`);
+      throw error;
+    } finally {
+      this.sending = false;
+      for (const b of this.legalList.querySelectorAll("button")) b.disabled = false;
+    }
+  }
+
+  say(message) {
+    this.alert.textContent = message;
+    this.alert.hidden = !message;
+  }
+
+  // -- replay --
+
+  replayControls() {
+    const button = (label, action, key) => h("button", { type: "button", "data-replay": key, onclick: action }, label);
+    this.slider = h("input", { type: "range", id: "replay-slider", min: 1, max: 1, value: 1, "aria-label": "Version shown" });
+    this.slider.addEventListener("input", () => this.showReplay(Number(this.slider.value)));
+    this.speed = h("select", { id: "replay-speed", "aria-label": "Playback speed" },
+      SPEEDS.map((s) => h("option", { value: s, selected: s === 2 }, `${s}× (${Math.round(1000 / s)} ms a step)`)));
+    this.playButton = button("Play", () => this.togglePlay(), "play");
+    this.sliderLabel = h("output", { for: "replay-slider", id: "replay-at" }, "live");
+    return h("section", { class: "card replay", "aria-labelledby": "replay-title" },
+      h("h2", { id: "replay-title" }, "Replay"),
+      h("div", { class: "replay-buttons" },
+        button("First", () => this.showReplay(1), "first"),
+        button("Previous", () => this.showReplay(Math.max(1, (this.replayAt ?? this.latest) - 1)), "previous"),
+        this.playButton,
+        button("Next", () => this.showReplay(Math.min(this.latest, (this.replayAt ?? this.latest) + 1)), "next"),
+        button("Last", () => this.showReplay(this.latest), "last"),
+        button("Live", () => this.goLive(), "live")),
+      h("div", { class: "replay-slider" }, this.slider, this.sliderLabel),
+      h("label", { for: "replay-speed" }, "Speed "), this.speed,
+      h("p", { class: "help" }, "Share a moment: the address bar keeps ?at=N while you scrub."));
+  }
+
+  updateScrubber() {
+    this.slider.max = String(this.latest);
+    if (this.replayAt === null) this.slider.value = String(this.latest);
+  }
+
+  async stateAt(version) {
+    if (!this.replayCache.has(version)) this.replayCache.set(version, this.client.state(this.gameId, { at: version }));
+    try {
+      return await this.replayCache.get(version);
+    } catch (error) {
+      this.replayCache.delete(version);
+      throw error;
+    }
+  }
+
+  async showReplay(version) {
+    this.replayAt = version;
+    this.slider.value = String(version);
+    this.sliderLabel.textContent = `version ${version}`;
+    history.replaceState(null, "", `${location.pathname}?at=${version}`);
+    try {
+      const state = await this.stateAt(version);
+      if (this.replayAt !== version) return; // scrubbed on meanwhile
+      this.draw({ view: state.view, status: state.status, seats: state.seats, version: state.version, live: false, legal: [] });
+    } catch (error) {
+      this.say(`Version ${version} could not be shown: ${error.message}`);
+    }
+  }
+
+  goLive() {
+    this.stopPlay();
+    this.replayAt = null;
+    this.sliderLabel.textContent = "live";
+    history.replaceState(null, "", location.pathname);
+    this.updateScrubber();
+    this.draw({ view: this.conn.view, status: this.conn.status, seats: this.seats, version: this.conn.version, live: true,
+      legal: this.conn.legal ?? [] });
+  }
+
+  togglePlay() {
+    if (this.playTimer) return this.stopPlay();
+    if (this.replayAt === null || this.replayAt >= this.latest) this.showReplay(1);
+    this.playButton.textContent = "Pause";
+    this.playButton.setAttribute("aria-pressed", "true");
+    const step = async () => {
+      if (this.replayAt === null || this.replayAt >= this.latest) return this.stopPlay();
+      await this.showReplay(this.replayAt + 1);
+      this.playTimer = setTimeout(step, 1000 / Number(this.speed.value));
+    };
+    this.playTimer = setTimeout(step, 1000 / Number(this.speed.value));
+    return undefined;
+  }
+
+  stopPlay() {
+    clearTimeout(this.playTimer);
+    this.playTimer = null;
+    this.playButton.textContent = "Play";
+    this.playButton.setAttribute("aria-pressed", "false");
+  }
+
+  // -- audit --
+
+  showAudit() {
+    if (!this.auditBox.hidden) return;
+    this.auditBox.hidden = false;
+    const secure = Boolean(globalThis.crypto?.subtle);
+    this.auditResult = h("div", { class: "audit-result", id: "audit-result", "aria-live": "polite" });
+    const file = h("input", { type: "file", id: "audit-file", accept: "application/json,.json" });
+    file.addEventListener("change", async () => {
+      const chosen = file.files?.[0];
+      if (!chosen) return;
+      let parsed;
+      try {
+        parsed = JSON.parse(await chosen.text());
+      } catch (error) {
+        return this.showVerdict({ ok: false, checks: [{ name: "format", ok: false, detail: `not JSON: ${error.message}` }] }, chosen.name);
+      }
+      return this.showVerdict(await verifyExport(parsed), chosen.name);
+    });
+    this.auditBox.replaceChildren(
+      h("h2", { id: "audit-title" }, "Audit"),
+      h("p", {}, "Re-check this game here, in your browser: the hash chain over every stored event and the seed ",
+        "commitment made at the start against the seed revealed at the end."),
+      h("p", { class: "help" }, secure
+        ? "Hashes: WebCrypto (this page is a secure context)."
+        : "Hashes: this page is not a secure context (plain http to a host other than localhost), so the browser offers no WebCrypto; the built-in SHA-1 and SHA-256 compute the same digests."),
+      h("button", { type: "button", id: "audit-run", onclick: () => this.auditServed() }, "Verify this game's export"),
+      " ",
+      h("a", { class: "button secondary", href: `/games/${encodeURIComponent(this.gameId)}/export`, download: `${this.gameId}.json` }, "Download the export"),
+      h("div", { class: "field" }, h("label", { for: "audit-file" }, "Or verify a file you have: "), file),
+      this.auditResult,
+      h("details", {}, h("summary", {}, "What ", h("code", {}, "donjon replay"), " checks beyond this"),
+        h("ul", {}, REPLAY_CHECKS_BEYOND.map((line) => h("li", {}, line))),
+        h("p", {}, "Run it where the store is: ", h("code", {}, `donjon replay ${this.gameId}`))));
+  }
+
+  async auditServed() {
+    try {
+      const exported = await this.client.request("GET", `/games/${encodeURIComponent(this.gameId)}/export`);
+      this.showVerdict(await verifyExport(exported), "this game's export");
+    } catch (error) {
+      this.showVerdict({ ok: false, checks: [{ name: "export", ok: false, detail: `${error.code}: ${error.message}` }] }, "this game's export");
+    }
+  }
+
+  showVerdict(result, what) {
+    this.auditBox.dataset.auditResult = result.ok ? "pass" : "fail";
+    this.auditResult.replaceChildren(
+      h("p", { class: result.ok ? "pass" : "fail" }, result.ok ? `✔ ${what} verifies.` : `✘ ${what} does not verify.`),
+      h("ul", {}, result.checks.map((c) => h("li", { class: c.ok ? "pass" : "fail", "data-check": c.name },
+        `${c.ok ? "✔" : "✘"} ${c.name}: ${c.detail}`))));
+  }
+}

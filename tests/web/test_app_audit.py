@@ -1,0 +1,110 @@
+"""The audit panel re-checks a finished game's export in the browser: passes on an honest game, fails on
+a tampered file (a changed byte; a re-chained log whose revealed seed no longer matches its commitment)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import msgpack
+
+from events.chain import link_hash
+from tests.web.conftest import finished_bot_game, open_game
+
+ORDER = ["D", "E", "B", "K", "H", "E", "L", "J"]
+
+
+def verdict(page):
+    page.wait_for_function("document.querySelector('#audit')?.dataset.auditResult")
+    return page.get_attribute("#audit", "data-audit-result"), page.inner_text("#audit-result")
+
+
+def load_file(page, exported, name):
+    page.set_input_files("#audit-file", {"name": name, "mimeType": "application/json",
+                                         "buffer": json.dumps(exported).encode()})
+
+
+def rechained(exported, change):
+    """The export with ``change(bodies)`` applied to the decoded bodies and every hash recomputed."""
+    bodies = [msgpack.unpackb(base64.b64decode(e["body"]), raw=False) for e in exported["events"]]
+    change(bodies)
+    prev, events = exported["chain"]["genesis"], []
+    for body in bodies:
+        raw = msgpack.packb(body, use_bin_type=True)
+        digest = link_hash(prev, raw, "sha256" if len(prev) == 64 else "sha1")
+        encoded = base64.b64encode(raw).decode()
+        events.append({"version": body["version"], "body": encoded, "prev_hash": prev, "hash": digest})
+        prev = digest
+    return {**exported, "events": events, "chain": {**exported["chain"], "head": prev}}
+
+
+def test_the_audit_panel_passes_an_honest_game_with_secret_options_and_fails_tampered_files(served, page, shots):
+    game_id = finished_bot_game(served, "carcassonne", tile_order=ORDER)
+    exported = served.request("GET", f"/games/{game_id}/export")
+    assert exported["secret_options"] == {"tile_order": ORDER}
+    open_game(page, served, game_id)
+    page.get_by_role("button", name="Verify this game's export").click()
+    result, text = verdict(page)
+    assert result == "pass", text
+    # format, hash chain, seed commitment, seat contributions, tile draws (the revealed order), signature
+    assert page.locator("#audit-result li.pass").count() == 6
+    page.locator("#audit").screenshot(path=str(shots / "audit-pass.png"))
+
+    flipped = json.loads(json.dumps(exported))
+    raw = bytearray(base64.b64decode(flipped["events"][5]["body"]))
+    raw[-3] ^= 0x01
+    flipped["events"][5]["body"] = base64.b64encode(bytes(raw)).decode()
+    load_file(page, flipped, "one-byte.json")
+    page.wait_for_function("document.querySelector('#audit-result').innerText.includes('one-byte.json')")
+    result, text = verdict(page)
+    assert result == "fail" and "event 6: hash" in text, text
+
+    def new_seed(bodies):
+        bodies[-1]["payload"]["seed"] = "11" * 32
+
+    forged = rechained(exported, new_seed)
+    forged["seed"] = "11" * 32
+    load_file(page, forged, "forged-seed.json")
+    page.wait_for_function("document.querySelector('#audit-result').innerText.includes('forged-seed.json')")
+    result, text = verdict(page)
+    assert result == "fail" and "seed commitment" in text and "committed" in text, text
+    assert page.locator("#audit-result li.pass[data-check='hash chain']").count() == 1
+    page.locator("#audit").screenshot(path=str(shots / "audit-fail.png"))
+
+    def swap(bodies):
+        bodies[3]["version"], bodies[4]["version"] = 5, 4
+        bodies[3], bodies[4] = bodies[4], bodies[3]
+
+    load_file(page, rechained(exported, lambda b: b.__setitem__(2, {**b[2], "game_id": "other"})), "other-game.json")
+    page.wait_for_function("document.querySelector('#audit-result').innerText.includes('other-game.json')")
+    assert "event 3: body names another game" in verdict(page)[1]
+    swapped = rechained(exported, swap)
+    swapped["events"][3], swapped["events"][4] = swapped["events"][4], swapped["events"][3]
+    load_file(page, swapped, "swapped.json")
+    page.wait_for_function("document.querySelector('#audit-result').innerText.includes('swapped.json')")
+    assert "event 4: found version 5" in verdict(page)[1]
+
+
+def test_the_verifier_without_webcrypto_gives_the_same_results(served, page):
+    game_id = finished_bot_game(served, "castle_panic")
+    exported = served.request("GET", f"/games/{game_id}/export")
+    open_game(page, served, game_id)
+    results = page.evaluate(
+        """async (exported) => {
+            const { verifyExport } = await import("/app/client/audit.js");
+            const tampered = structuredClone(exported);
+            tampered.seed = "00".repeat(32);
+            const run = async (file, subtle) => {
+                const r = await verifyExport(file, { subtle });
+                return [r.ok, r.hashes, r.checks.map((c) => c.detail)];
+            };
+            return [await run(exported, undefined), await run(exported, null),
+                    await run(tampered, undefined), await run(tampered, null)];
+        }""",
+        exported,
+    )
+    (ok_web, src_web, detail_web), (ok_js, src_js, detail_js) = results[0], results[1]
+    assert (ok_web, src_web, ok_js, src_js) == (True, "webcrypto", True, "fallback") and detail_web == detail_js
+    assert results[2][0] is False and results[3][0] is False and results[2][2] == results[3][2]
+    secure = page.evaluate("() => window.isSecureContext")
+    assert secure and "WebCrypto" in page.inner_text("#audit")
