@@ -21,10 +21,21 @@ from events.store import cmds_key, events_key, meta_key
 from projections.game import GameProjection
 from service import decisions, seeds
 from service.cli import main
+from service.export import signed_export
 from service.keys import SERVICE, STORE
 from service.replay import replay_game
 from service.seed_vault import SEALED_FIELD, SealedSeedError, SeedVault, load_or_create_key, seed_of_meta
-from tests.service.conftest import ENGINES, TEST_SEED_KEY, TEST_VAULT, create_tiny, kept_seed, started_tiny
+from service.signing import NodeKey
+from service.verify import verify_export
+from tests.service.conftest import (
+    ENGINES,
+    TEST_SEED_KEY,
+    TEST_SIGNING_KEY,
+    TEST_VAULT,
+    create_tiny,
+    kept_seed,
+    started_tiny,
+)
 from tests.tinygame import TINY
 
 DATA = Path(__file__).parent / "data"
@@ -200,6 +211,16 @@ async def test_a_game_recorded_before_donjon_draw_1_still_replays(store, name):
     report = await replay_game(store, game_id, games.default_engines())
     assert report.problems == [] and report.status == "finished"
     assert report.batches_checked == len({e["version"] for e in recorded["events"] if e["command"] is not None})
+
+
+@pytest.mark.parametrize("name", LEGACY_GAMES)
+async def test_an_old_game_exports_signed_and_verifies_offline(store, name):
+    recorded = await _load_legacy(store, name)
+    key = NodeKey(bytes.fromhex(TEST_SIGNING_KEY))
+    exported = await signed_export(store, recorded["game_id"], recorded["game"], key)
+    assert exported["chain"]["algorithm"].startswith("sha1(") and exported["chain"]["genesis"] == "0" * 40
+    report = verify_export(json.loads(json.dumps(exported)), games.default_engines(), key=key.public_hex)
+    assert report.ok, report.problems
 
 
 async def test_donjon_replay_checks_an_old_game_in_the_store(store, embedded_redis_url, monkeypatch, capsys, tmp_path):
