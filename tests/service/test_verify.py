@@ -178,7 +178,8 @@ TAMPERINGS = {
     "a changed seed": (_change_seed, "re-run: the seed (and secret options) do not match game.created's"),
     "a wrong seat contribution": (_wrong_contribution, "re-run: version 2: seat 1's seed contribution '000"),
     "a wrong client seed": (
-        _wrong_client_seed, "re-run: version 3: seat 0's seed contribution 'loaded-dice' is not the client_seed its seat sent"
+        _wrong_client_seed,
+        "re-run: version 3: seat 0's seed contribution 'loaded-dice' is not the client_seed its seat sent",
     ),
     "re-signed with another key": (_resigned, "signature: the file is signed by key "),
     "a field edited after signing": (_edited_field, "chain: game '{id}x': hash chain broken at version 1: body names"),
