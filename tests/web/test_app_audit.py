@@ -48,6 +48,7 @@ def test_the_audit_panel_passes_an_honest_game_with_secret_options_and_fails_tam
     assert result == "pass", text
     # format, hash chain, seed commitment, seat contributions, tile draws (the revealed order), signature
     assert page.locator("#audit-result li.pass").count() == 6
+    assert "the one given" in page.inner_text("#audit-result li[data-check='signature']")  # pinned: GET /keys
     page.locator("#audit").screenshot(path=str(shots / "audit-pass.png"))
 
     flipped = json.loads(json.dumps(exported))
