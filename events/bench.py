@@ -39,7 +39,9 @@ async def append_vs_xadd(url: str, n: int, *, concurrency: int = 1, batch_append
     """
     if n < 1 or concurrency < 1:
         raise ValueError("n and concurrency must be >= 1")
-    store = await EventStore.connect(url, max_connections=max(8, concurrency * 2), batch_appends=batch_appends)
+    store = await EventStore.connect(
+        url, max_connections=max(8, concurrency * 2), batch_appends=batch_appends, cluster=None
+    )
     run = uuid.uuid4().hex[:12]
     games = [f"bench-{run}-{i}" for i in range(concurrency)]
     raw_keys = [f"bench:{{{run}-{i}}}:xadd" for i in range(concurrency)]

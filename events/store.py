@@ -6,7 +6,14 @@ append script stays atomic on Redis Cluster)::
     game:{ID}:events   stream; entry id "<version>-0"; fields b (msgpack body), p (prev hash), h (hash)
     game:{ID}:meta     hash; each value msgpack-encoded, so ints and lists come back as they went in
     game:{ID}:cmds     hash; command id -> "first,last" versions it produced (idempotency)
-    donjon:lobby:<status>  sorted set of game ids, for the lobby (see :meth:`EventStore.set_status`)
+    game:{ID}:live     sharded pub/sub channel; the append script SPUBLISHes the new last version
+    donjon:lobby:<status>:{lobby-<n>}  sorted sets of game ids, the lobby's 16 shards (:meth:`EventStore.set_status`)
+
+On Redis Cluster (detected with ``INFO cluster`` by :meth:`EventStore.connect`, or forced) the
+store uses ``redis.asyncio.RedisCluster``: every command names the keys of one slot, reads over
+many games go one command per game in a pipeline that the client splits by master, and the
+lobby's shards spread its writes over the masters.
+
 
 The only write to a stream is :meth:`EventStore.append`, one Lua script (``append.lua``): it
 checks the command id, then the expected version, then appends the whole batch with its hash
@@ -37,8 +44,10 @@ from typing import Any, AsyncIterator, Mapping, Sequence
 import msgpack
 import redis.asyncio as aioredis
 import redis.exceptions as rexc
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
+from redis.crc import key_slot
 
 from events import codec
 from events.batcher import AppendBatcher, BatchStats
@@ -53,7 +62,21 @@ from events.errors import (
     UnknownGame,
 )
 
-__all__ = ["AppendResult", "BatchStats", "EventStore", "events_key", "meta_key", "cmds_key", "lobby_key"]
+__all__ = [
+    "LOBBY_SHARDS",
+    "AppendResult",
+    "BatchStats",
+    "EventStore",
+    "cmds_key",
+    "events_key",
+    "game_of_channel",
+    "is_cluster",
+    "live_channel",
+    "lobby_key",
+    "lobby_keys",
+    "lobby_shard",
+    "meta_key",
+]
 
 _APPEND_LUA = resources.files("events").joinpath("append.lua").read_text(encoding="utf-8")
 
@@ -67,6 +90,22 @@ _UPDATE_META_LUA = """#!lua
 if redis.call("EXISTS", KEYS[1]) == 0 then return 0 end
 redis.call("HSET", KEYS[1], unpack(ARGV))
 return 1
+"""
+
+# The status write of the lobby: KEYS[1] the meta hash, ARGV[1] the msgpack-encoded status,
+# ARGV[2] the version it describes (0: no version check), ARGV[3..] more field/value pairs.
+# Refuses (``{"stale", old}``) a write older than the one stored, so crossing writers of two
+# nodes leave the newest; returns ``{"ok", old}`` with the status it replaced ("" for none).
+_FILE_STATUS_LUA = """#!lua
+local old = redis.call("HGET", KEYS[1], "status") or ""
+local version = tonumber(ARGV[2])
+if version > 0 then
+  local stored = redis.call("HGET", KEYS[1], "status_version")
+  if stored and cmsgpack.unpack(stored) > version then return {"stale", old} end
+end
+redis.call("HSET", KEYS[1], "status", ARGV[1], unpack(ARGV, 3))
+if version > 0 then redis.call("HSET", KEYS[1], "status_version", cmsgpack.pack(version)) end
+return {"ok", old}
 """
 
 _PAGE = 1000
@@ -83,13 +122,29 @@ a wait, only on a server that does not answer."""
 DEFAULT_TIMEOUT = 2.0
 """Seconds one call waits for the server's reply before :class:`StoreUnavailable`."""
 
-# Replies that mean "the server cannot serve now", not "your request is wrong".
-_UNAVAILABLE_PREFIXES = ("OOM", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "LOADING", "BUSY")
+_CLUSTER_POLL_S = 0.02
+"""On a cluster, a blocking :meth:`EventStore.read_many` over several slots polls this often."""
+
+LOBBY_SHARDS = 16
+"""Sorted sets per lobby status; a game's shard is fixed by its id (CRC-16 of the id, mod 16)."""
+
+# Replies that mean "the server cannot serve now", not "your request is wrong" (MOVED and ASK
+# too: the cluster client follows them, so one that surfaces means the slots kept moving).
+_UNAVAILABLE_PREFIXES = (
+    "OOM", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "LOADING", "BUSY", "MOVED", "ASK",
+)
 
 
-def _block_cap_ms(redis: aioredis.Redis) -> int:
+def connection_settings(redis: Any) -> dict[str, Any]:
+    """The settings the client makes its connections with (a cluster client: those of every node)."""
+    if isinstance(redis, RedisCluster):
+        return dict(redis.nodes_manager.connection_kwargs)
+    return dict(redis.connection_pool.connection_kwargs)
+
+
+def _block_cap_ms(redis: Any) -> int:
     """The longest XREAD BLOCK that stays well under the client's socket timeout."""
-    timeout = redis.connection_pool.connection_kwargs.get("socket_timeout")
+    timeout = connection_settings(redis).get("socket_timeout")
     if not timeout:
         return _MAX_BLOCK_MS
     return max(1, min(_MAX_BLOCK_MS, int(timeout * 1000 / 2)))
@@ -116,9 +171,56 @@ def cmds_key(game_id: str) -> str:
     return f"game:{{{_check_game_id(game_id)}}}:cmds"
 
 
-def lobby_key(status: str) -> str:
-    """The sorted set listing the games in ``status``: ``donjon:lobby:<status>``."""
-    return f"donjon:lobby:{status}"
+def live_channel(game_id: str) -> str:
+    """The sharded pub/sub channel the append script announces new versions on: ``game:{ID}:live``."""
+    return f"game:{{{_check_game_id(game_id)}}}:live"
+
+
+def game_of_channel(channel: bytes | str) -> str:
+    """The game id of a :func:`live_channel` name."""
+    name = channel.decode() if isinstance(channel, bytes) else channel
+    return name[name.index("{") + 1 : name.index("}")]
+
+
+def lobby_shard(game_id: str) -> int:
+    """Which of the :data:`LOBBY_SHARDS` sorted sets of a status holds ``game_id``."""
+    return key_slot(_check_game_id(game_id).encode()) % LOBBY_SHARDS
+
+
+def lobby_key(status: str, shard: int | None = None) -> str:
+    """A sorted set of the games in ``status``: shard ``n`` is ``donjon:lobby:<status>:{lobby-<n>}``.
+
+    Without ``shard``, the single unsharded set ``donjon:lobby:<status>`` of earlier versions,
+    which listings still read (and status changes still clear) so that older games stay listed.
+    """
+    if shard is None:
+        return f"donjon:lobby:{status}"
+    return f"donjon:lobby:{status}:{{lobby-{shard}}}"
+
+
+def lobby_keys(status: str) -> list[str]:
+    """Every sorted set a listing of ``status`` reads: the shards, then the unsharded one."""
+    return [lobby_key(status, shard) for shard in range(LOBBY_SHARDS)] + [lobby_key(status)]
+
+
+def is_cluster(redis: Any) -> bool:
+    """True when ``redis`` is a cluster client."""
+    return isinstance(redis, RedisCluster)
+
+
+async def detect_cluster(url: str, *, connect_timeout: float = 3.0) -> bool:
+    """Ask the server at ``url`` whether it is a Redis Cluster node (``INFO cluster``)."""
+    probe = aioredis.Redis.from_url(url, socket_connect_timeout=connect_timeout, socket_timeout=connect_timeout)
+    try:
+        info = await probe.info("cluster")
+    except _CLIENT_ERRORS as exc:
+        raise _translated(exc) from exc
+    finally:
+        with contextlib.suppress(Exception):
+            await probe.aclose()
+    return int(info.get("cluster_enabled", 0)) == 1
+
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,21 +234,37 @@ class AppendResult:
     """The chain hash of the last event appended, when the store computed it (SHA-256 games)."""
 
 
-_CLIENT_ERRORS = (rexc.RedisError, OSError, asyncio.TimeoutError)
-"""What redis-py and the sockets under it raise; :func:`_translated` maps each to a store error
-(every call does, through :class:`_Call`)."""
+_CLIENT_ERRORS = (rexc.RedisError, rexc.RedisClusterException, OSError, asyncio.TimeoutError)
+"""What redis-py and the sockets under it raise; :func:`_translated` maps each to a store error.
+``RedisClusterException`` (no node serves a slot, the cluster cannot be discovered, too many
+redirections) is not a ``RedisError``, so it is named on its own."""
+
+_UNAVAILABLE_ERRORS = (
+    rexc.ConnectionError,
+    rexc.TimeoutError,
+    rexc.ClusterError,
+    rexc.RedisClusterException,
+    rexc.AskError,  # MovedError too: the client gave up following the slot
+    rexc.TryAgainError,
+    OSError,
+    asyncio.TimeoutError,
+)
 
 
 def _translated(exc: BaseException) -> BaseException:
-    """The store's own (PEP 249-like) error for a redis-py or socket exception, caused by it."""
-    if isinstance(exc, (rexc.ConnectionError, rexc.TimeoutError, OSError, asyncio.TimeoutError)):
-        error: StoreError = StoreUnavailable(f"event store unavailable: {exc}")
+    """The store's own (PEP 249-like) error for a redis-py or socket exception, caused by it.
+
+    The message starts with the exception's class name (``MovedError``, ``ClusterDownError``...),
+    so a log line says what really happened."""
+    what = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, _UNAVAILABLE_ERRORS):
+        error: StoreError = StoreUnavailable(f"event store unavailable: {what}")
     elif isinstance(exc, rexc.ResponseError) and str(exc).startswith(_UNAVAILABLE_PREFIXES):
-        error = StoreUnavailable(f"event store cannot serve now: {exc}")
+        error = StoreUnavailable(f"event store cannot serve now: {what}")
     elif isinstance(exc, rexc.ResponseError):
-        error = StoreError(f"event store refused a command: {exc}")
+        error = StoreError(f"event store refused a command: {what}")
     elif isinstance(exc, rexc.RedisError):
-        error = StoreError(f"event store error: {exc}")
+        error = StoreError(f"event store error: {what}")
     else:
         return exc  # not the client's: a bug, passed on as it is
     error.__cause__ = exc
@@ -220,7 +338,7 @@ class EventStore:
 
     def __init__(
         self,
-        redis: aioredis.Redis,
+        redis: aioredis.Redis | RedisCluster,
         *,
         owns_client: bool = False,
         upcasters: codec.Upcasters = codec.UPCASTERS,
@@ -228,7 +346,9 @@ class EventStore:
         max_append_batch: int = DEFAULT_MAX_APPEND_BATCH,
         call_timeout: float | None = None,
     ) -> None:
-        self.redis = redis
+        self.redis: Any = redis  # redis-py's own annotations do not describe its replies
+        self.cluster = is_cluster(redis)
+        """True on Redis Cluster: multi-game reads go one command per game."""
         self._timeout = call_timeout
         self._max_block_ms = _block_cap_ms(redis)
         self._owns_client = owns_client
@@ -236,6 +356,7 @@ class EventStore:
         self._append_script = redis.register_script(_APPEND_LUA)
         self._create_script = redis.register_script(_CREATE_LUA)
         self._update_meta_script = redis.register_script(_UPDATE_META_LUA)
+        self._file_status_script = redis.register_script(_FILE_STATUS_LUA)
         self._batcher = (
             AppendBatcher(
                 redis, self._append_script, max_batch=max_append_batch, translate=_translated, timeout=call_timeout
@@ -254,6 +375,8 @@ class EventStore:
         upcasters: codec.Upcasters = codec.UPCASTERS,
         batch_appends: bool = True,
         max_append_batch: int = DEFAULT_MAX_APPEND_BATCH,
+        cluster: bool | None = False,
+        client_name: str | None = None,
     ) -> EventStore:
         """A store on its own connection pool to ``url`` (``redis://``, ``rediss://``, ``unix://``).
 
@@ -264,18 +387,50 @@ class EventStore:
         a hung server again only multiplies the wait); a connection the server closed or refused
         (a restart) is retried twice with a short backoff, within the call's ``timeout``.
         Nothing is sent until the first call. ``batch_appends`` and ``max_append_batch`` are the
-        constructor's.
+        constructor's. ``client_name`` names every connection (``CLIENT LIST`` shows it).
+
+        ``cluster``: ``False`` (the default) is one server; ``None`` asks the server
+        (``INFO cluster``; :class:`StoreUnavailable` when it does not answer); ``True`` is a
+        Redis Cluster. On a cluster, ``url`` is any one node; the client learns the slot map at
+        once, finds the other masters and keeps up to ``max_connections`` per master (a call
+        beyond that fails as :class:`StoreUnavailable`).
         """
-        pool = aioredis.BlockingConnectionPool.from_url(
-            url,
-            max_connections=max_connections,
-            timeout=call_timeout,
-            socket_timeout=call_timeout,
-            socket_connect_timeout=call_timeout,
-            retry=Retry(ExponentialBackoff(cap=0.2, base=0.05), retries=2, supported_errors=(rexc.ConnectionError,)),
-        )
+        if cluster is None:
+            cluster = await detect_cluster(url, connect_timeout=call_timeout)
+        retry = Retry(ExponentialBackoff(cap=0.2, base=0.05), retries=2, supported_errors=(rexc.ConnectionError,))
+        client: aioredis.Redis | RedisCluster
+        if cluster:
+            client = RedisCluster.from_url(
+                url,
+                max_connections=max_connections,
+                socket_timeout=call_timeout,
+                socket_connect_timeout=call_timeout,
+                client_name=client_name,
+                retry=retry,
+                # A MOVED reply patches the slot map (the reply names the new owner) and never
+                # rebuilds it: a rebuild closes every connection, also those other commands are
+                # using or connecting, which fail then (a race in redis-py's async client).
+                reinitialize_steps=0,
+            )
+            # Learn the slot map now: first commands racing to do it tear down each other's
+            # connections (redis-py's async cluster client).
+            try:
+                await client.initialize()
+            except _CLIENT_ERRORS as exc:
+                raise _translated(exc) from exc
+        else:
+            pool = aioredis.BlockingConnectionPool.from_url(
+                url,
+                max_connections=max_connections,
+                timeout=call_timeout,
+                socket_timeout=call_timeout,
+                socket_connect_timeout=call_timeout,
+                client_name=client_name,
+                retry=retry,
+            )
+            client = aioredis.Redis.from_pool(pool)
         return cls(
-            aioredis.Redis.from_pool(pool),
+            client,
             owns_client=True,
             call_timeout=call_timeout,
             upcasters=upcasters,
@@ -306,7 +461,16 @@ class EventStore:
         """Return when the server answers, within ``budget`` seconds if given (else the store's
         ``call_timeout``); raise :class:`StoreUnavailable` otherwise."""
         async with self._call(budget):
-            await self.redis.ping()
+            if isinstance(self.redis, RedisCluster):
+                await self.redis.ping(target_nodes=RedisCluster.PRIMARIES)
+            else:
+                await self.redis.ping()
+
+    def feed(self) -> Any:
+        """A new :class:`events.feed.GameFeed`: notices of appends to the games it watches."""
+        from events.feed import GameFeed
+
+        return GameFeed(self)
 
     # --- games and their metadata ----------------------------------------------------------
 
@@ -392,7 +556,7 @@ class EventStore:
         ]
         keys = [events_key(game_id), cmds_key(game_id)]
         links = "" if link is None else _sha256_links(link, bodies)
-        args = [expected_version, command_id or "", links, *bodies]
+        args = [expected_version, command_id or "", live_channel(game_id), links, *bodies]
         if self._batcher is not None:
             reply = await self._batcher.call(keys, args)  # bounded and translated by the batcher
         else:
@@ -497,31 +661,71 @@ class EventStore:
     async def read_many(
         self, positions: Mapping[str, int], block_ms: int | None = None, *, count: int | None = None
     ) -> dict[str, list[Envelope]]:
-        """For each game id, the events after the version given (one XREAD over all the streams).
+        """For each game id, the events after the version given.
 
         Only games with new events appear in the result. With ``block_ms`` (> 0) and nothing new,
         waits up to that long for the first new event on any of them; ``None`` or 0 never waits.
-        ``count`` caps the events returned per game. On Redis Cluster, call it per slot.
+        ``count`` caps the events returned per game. On one server this is one ``XREAD`` over
+        every stream; on a cluster, one ``XREAD`` per game in a pipeline that the client sends
+        to each master at once (a multi-key ``XREAD`` across slots is refused there), and a
+        blocking call polls every 20 ms.
         """
         if not positions:
             return {}
-        streams = {events_key(game_id): codec.entry_id(version) for game_id, version in positions.items()}
-        games = {events_key(game_id).encode(): game_id for game_id in positions}
         deadline = None if not block_ms else time.monotonic() + block_ms / 1000
         while True:
             block = None
             if deadline is not None:
                 remaining_ms = int((deadline - time.monotonic()) * 1000)
                 block = max(1, min(remaining_ms, self._max_block_ms))
-            async with self._call():
-                reply = await self.redis.xread(streams, count=count, block=block)
-            if reply or deadline is None or time.monotonic() >= deadline:
-                break
-        return {
-            games[stream]: [codec.decode_entry(e, f, upcasters=self._upcasters) for e, f in entries]
-            for stream, entries in reply or ()
-            if entries
-        }
+            if self.cluster:
+                got = await self._read_each(positions, count)
+            else:
+                got = await self._read_together(positions, count, block)
+            if got or deadline is None or time.monotonic() >= deadline:
+                return got
+            if self.cluster:
+                await asyncio.sleep(min(_CLUSTER_POLL_S, max(0.0, deadline - time.monotonic())))
+
+    async def _read_together(
+        self, positions: Mapping[str, int], count: int | None, block: int | None
+    ) -> dict[str, list[Envelope]]:
+        streams = {events_key(game_id): codec.entry_id(version) for game_id, version in positions.items()}
+        games = {events_key(game_id).encode(): game_id for game_id in positions}
+        async with self._call():
+            reply = await self.redis.xread(streams, count=count, block=block)
+        return {games[stream]: self._decoded(entries) for stream, entries in reply or () if entries}
+
+    async def _read_each(self, positions: Mapping[str, int], count: int | None) -> dict[str, list[Envelope]]:
+        order = list(positions)
+        async with self._call(), self.redis.pipeline(transaction=False) as pipe:
+            for game_id in order:
+                pipe.xread({events_key(game_id): codec.entry_id(positions[game_id])}, count=count)
+            replies = await pipe.execute()
+        got = {}
+        for game_id, reply in zip(order, replies, strict=True):
+            for _stream, entries in reply or ():
+                if entries:
+                    got[game_id] = self._decoded(entries)
+        return got
+
+    def decode_notice(self, game_id: str, payload: bytes) -> list[Envelope]:
+        """The events an append notice (``game:{ID}:live``) carries, as :meth:`read` returns them;
+        empty when it carries only the new version, or anything that is not this game's."""
+        try:
+            carried = msgpack.unpackb(payload, raw=True)
+            if not isinstance(carried, list):
+                return []
+            envelopes = [
+                codec.decode_body(body, prev.decode(), hash_.decode(), upcasters=self._upcasters)
+                for body, prev, hash_ in carried
+            ]
+        except (ValueError, TypeError, StoreError, msgpack.UnpackException):
+            return []
+        return envelopes if all(envelope.game_id == game_id for envelope in envelopes) else []
+
+    def _decoded(self, entries: Sequence[tuple[bytes, dict[bytes, bytes]]]) -> list[Envelope]:
+        return [codec.decode_entry(entry, fields, upcasters=self._upcasters) for entry, fields in entries]
 
     async def raw_entries(self, game_id: str) -> list[tuple[int, bytes, str, str]]:
         """Every stored event as ``(version, body, prev_hash, hash)``: the exact bytes the chain covers."""
@@ -537,34 +741,75 @@ class EventStore:
 
     # --- lobby index ----------------------------------------------------------------------
 
-    async def set_status(self, game_id: str, status: str, score: float) -> None:
+    async def set_status(
+        self,
+        game_id: str,
+        status: str,
+        score: float,
+        *,
+        version: int = 0,
+        fields: Mapping[str, Any] | None = None,
+    ) -> bool:
         """File the game under ``status`` in the lobby index (and out of its previous status).
 
-        The status is also kept in the game's metadata as ``status``. ``score`` orders the
-        listing (the creation time, say). Not atomic across the two keys: a crash in between
-        leaves the game listed under both statuses until the next call.
+        The status is also kept in the game's metadata as ``status``, with ``fields`` (more
+        metadata, such as the lobby entry) written in the same step. ``score`` orders the
+        listing (the creation time, say). Three steps, in an order that a crash between any
+        two leaves the game listed under the status its metadata names: add to the new
+        status's set, write the metadata, remove from the old status's sets. A crash may leave
+        it in the old status's set too; listings check the metadata (see
+        :func:`projections.lobby.list_lobby`).
+
+        With ``version`` (> 0), a write older than the one stored is refused (``False``;
+        nothing in the metadata changes), so two nodes' crossing writes keep the newest.
         """
+        shard = lobby_shard(game_id)
+        packed = _pack_fields(fields or {})
         async with self._call():
-            old_raw = await self.redis.hget(meta_key(game_id), "status")
-            old = msgpack.unpackb(old_raw, raw=False) if old_raw is not None else None
-            async with self.redis.pipeline(transaction=False) as pipe:
-                pipe.hset(meta_key(game_id), "status", msgpack.packb(status, use_bin_type=True))
-                pipe.zadd(lobby_key(status), {game_id: score})
-                if isinstance(old, str) and old != status:
-                    pipe.zrem(lobby_key(old), game_id)
-                await pipe.execute()
+            await self.redis.zadd(lobby_key(status, shard), {game_id: score})
+            reply = await self._file_status_script(
+                keys=[meta_key(game_id)],
+                args=[msgpack.packb(status, use_bin_type=True), int(version), *packed],
+            )
+            outcome = reply[0].decode() if isinstance(reply[0], bytes) else reply[0]
+            old = msgpack.unpackb(reply[1], raw=False) if reply[1] else None
+            if outcome == "ok" and isinstance(old, str) and old != status:
+                await self.redis.zrem(lobby_key(old, shard), game_id)
+                await self.redis.zrem(lobby_key(old), game_id)
+        return outcome == "ok"
+
+    async def is_filed(self, game_id: str, status: str) -> bool:
+        """True when the game is in ``status``'s lobby index (its shard, or the unsharded set)."""
+        async with self._call():
+            if await self.redis.zscore(lobby_key(status, lobby_shard(game_id)), game_id) is not None:
+                return True
+            return await self.redis.zscore(lobby_key(status), game_id) is not None
 
     async def list_games(
         self, status: str, limit: int = 50, offset: int = 0, *, newest_first: bool = True
     ) -> list[str]:
-        """Game ids filed under ``status``, highest score first (lowest first if not ``newest_first``)."""
+        """Game ids filed under ``status``, highest score first (lowest first if not ``newest_first``).
+
+        Reads the first ``offset + limit`` of every shard (one pipeline) and merges them; an id
+        found twice counts once."""
         if limit <= 0:
             return []
-        async with self._call():
-            ids = await self.redis.zrange(lobby_key(status), offset, offset + limit - 1, desc=newest_first)
-        return [i.decode() for i in ids]
+        wanted = offset + limit
+        async with self._call(), self.redis.pipeline(transaction=False) as pipe:
+            for key in lobby_keys(status):
+                pipe.zrange(key, 0, wanted - 1, desc=newest_first, withscores=True)
+            shards = await pipe.execute()
+        best: dict[bytes, float] = {}
+        for members in shards:
+            for member, score in members:
+                best[member] = score if member not in best else (max if newest_first else min)(best[member], score)
+        ranked = sorted(best.items(), key=lambda item: (item[1], item[0]), reverse=newest_first)
+        return [member.decode() for member, _ in ranked[offset:wanted]]
 
     async def count_games(self, status: str) -> int:
-        """How many games are filed under ``status``."""
-        async with self._call():
-            return int(await self.redis.zcard(lobby_key(status)))
+        """How many games are filed under ``status`` (a game left in the unsharded set and a
+        shard by a crash counts twice)."""
+        async with self._call(), self.redis.pipeline(transaction=False) as pipe:
+            for key in lobby_keys(status):
+                pipe.zcard(key)
+            return sum(int(n) for n in await pipe.execute())

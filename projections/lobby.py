@@ -2,11 +2,17 @@
 
 The lobby is a read model derived from each game's projection: one small entry per game (what a
 lobby screen shows) kept in the game's meta under ``lobby``, and the game's id in the store's
-per-status index (a sorted set by creation time). The service records it after every append
-that changes what the lobby shows (creation, a seat taken, the start, the end). Recording is
-idempotent. If a node dies between an append and its lobby write, or two nodes' writes cross,
-the next node to load that game from the stream (any read or command) records it again: see
-:func:`needs_record`.
+per-status index (sorted sets by creation time, sharded by game id so no single key takes
+every write: :meth:`events.store.EventStore.set_status`). The service records it after every
+append that changes what the lobby shows (creation, a seat taken, the start, the end).
+
+Recording is idempotent and crash-safe: the id goes into the new status's index first, then
+the entry (with the version it describes; an older one never overwrites a newer) goes into
+the meta, and only then does the id leave the old status's index. A crash between two steps
+leaves the game listed under the status its entry names, and perhaps also under the other
+one, where :func:`list_lobby` skips it (an entry shows only in the list of its own status).
+If a node dies between an append and its lobby write, the next node to load that game from
+the stream records it again: :func:`repair` checks the entry and the index membership.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import Any
 
 from projections.game import GameProjection, Status
 
-__all__ = ["LOBBY_FIELD", "lobby_entry", "needs_record", "record", "list_lobby"]
+__all__ = ["LOBBY_FIELD", "list_lobby", "lobby_entry", "needs_record", "record", "repair"]
 
 LOBBY_FIELD = "lobby"
 """The meta field holding the JSON lobby entry."""
@@ -70,10 +76,27 @@ def _stored_entry(meta: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 async def record(store: Any, projection: GameProjection) -> None:
-    """Write the game's lobby entry and move it to its status's index."""
-    entry = lobby_entry(projection)
-    await store.update_meta(projection.game_id, {LOBBY_FIELD: json.dumps(entry, separators=(",", ":"))})
-    await store.set_status(projection.game_id, projection.status.value, projection.created_ts)
+    """Write the game's lobby entry and move it to its status's index (unless a newer entry is
+    stored already)."""
+    entry = json.dumps(lobby_entry(projection), separators=(",", ":"))
+    await store.set_status(
+        projection.game_id,
+        projection.status.value,
+        projection.created_ts,
+        version=projection.version,
+        fields={LOBBY_FIELD: entry},
+    )
+
+
+async def repair(store: Any, projection: GameProjection) -> bool:
+    """Record the game again if its entry is missing or behind the stream, or the index of its
+    status lacks it (a node died between an append and its lobby write); True if it did."""
+    if needs_record(await store.get_meta(projection.game_id), projection) or not await store.is_filed(
+        projection.game_id, projection.status.value
+    ):
+        await record(store, projection)
+        return True
+    return False
 
 
 async def list_lobby(store: Any, status: Status, limit: int, offset: int) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ from typing import AsyncIterator, Mapping
 from aiohttp import WSCloseCode, web
 
 from events.embedded import EmbeddedServer
+from events.errors import StoreUnavailable
 from events.store import EventStore
 from games.base import Engine
 from service.bots import bots_for
@@ -45,6 +46,7 @@ from service.web import setup_web
 __all__ = ["create_app"]
 
 log = get_logger()
+_DETECT_FOR = 30.0
 
 
 def create_app(settings: Settings | None = None, engines: Mapping[str, Engine] | None = None) -> web.Application:
@@ -121,12 +123,31 @@ async def _stop_embedded(server: EmbeddedServer) -> None:
 async def _event_store(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     url = app[EMBEDDED].url if settings.embedded else settings.redis_url.reveal()  # type: ignore[union-attr]
-    store = await EventStore.connect(url, call_timeout=settings.store_timeout_ms / 1000)
+    cluster = False if settings.embedded else settings.cluster
+    store = await _connect(url, cluster, f"donjon-{settings.node_id}", settings.store_timeout_ms / 1000)
     app[STORE] = store
     try:
         yield
     finally:
         await store.close()
+
+
+async def _connect(url: str, cluster: bool | None, client_name: str, call_timeout: float) -> EventStore:
+    """The store; with ``DONJON_REDIS_CLUSTER=auto`` the server is asked what it is, again and
+    again for up to :data:`_DETECT_FOR` seconds while it does not answer (a store starting
+    alongside the service), then the start fails with the store's message."""
+    deadline = asyncio.get_running_loop().time() + _DETECT_FOR
+    while True:
+        try:
+            store = await EventStore.connect(url, call_timeout=call_timeout, cluster=cluster, client_name=client_name)
+        except StoreUnavailable as exc:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            log.warning("store.connect_failed", error=str(exc))
+            await asyncio.sleep(0.5)
+            continue
+        log.info("store.connected", cluster=store.cluster)
+        return store
 
 
 async def _node(app: web.Application) -> AsyncIterator[None]:

@@ -222,8 +222,7 @@ class GameCache:
 
     async def _repair_lobby(self, projection: GameProjection) -> None:
         """Record the lobby entry if a node died between an append and its lobby write."""
-        if lobby.needs_record(await self.store.get_meta(projection.game_id), projection):
-            await lobby.record(self.store, projection)
+        await lobby.repair(self.store, projection)
 
     async def projection_at(self, game_id: str, version: int) -> GameProjection:
         """The game as it was at ``version`` (replay): folded from the start, not cached."""

@@ -78,7 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--only",
         default="",
-        help="comma-separated sections: service,replay,bots,store,engines,games,memory (default: all)",
+        help="comma-separated sections: service,replay,bots,store,engines,games,memory,cluster"
+        " (default: all but cluster)",
     )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     return parser
@@ -198,7 +199,7 @@ async def _with_store(settings: Any, work: Callable[[Any], Awaitable[int]]) -> i
             url = server.url
         else:
             url = settings.redis_url.reveal()
-        store = await EventStore.connect(url)
+        store = await EventStore.connect(url, cluster=False if settings.embedded else settings.cluster)
         try:
             return await work(store)
         finally:

@@ -25,7 +25,7 @@ from projections.game import Status
 from projections.views import events_for, view_for
 from service.errors import ErrorCode, ServiceError
 from service.export import signed_export
-from service.keys import ENGINES, METRICS, SERVICE, SETTINGS, SIGNING_KEY, STORE
+from service.keys import ENGINES, METRICS, NODE, SERVICE, SETTINGS, SIGNING_KEY, STORE
 from service.logs import get_logger
 from service.metrics import CONTENT_TYPE
 from service.wire import decode_json, refuse_unknown_fields
@@ -163,16 +163,24 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    """Ready: the event store answers a PING now (within ``DONJON_READY_TIMEOUT_MS``)."""
+    """Ready: the event store answers a PING now (within ``DONJON_READY_TIMEOUT_MS``), and the
+    node's stream reader is not failing."""
     try:
         await request.app[STORE].ping(request.app[SETTINGS].ready_timeout_ms / 1000)
     except StoreError as exc:
         request.app[METRICS].store_unavailable.inc()
-        return _json(
-            {"status": "unavailable", "error": {"code": ErrorCode.STORE_UNAVAILABLE.value, "message": str(exc)}},
-            status=503,
-        )
+        return _unready(str(exc))
+    problem = request.app[NODE].problem
+    if problem is not None:
+        return _unready(problem)
     return _json({"status": "ready"})
+
+
+def _unready(message: str) -> web.Response:
+    return _json(
+        {"status": "unavailable", "error": {"code": ErrorCode.STORE_UNAVAILABLE.value, "message": message}},
+        status=503,
+    )
 
 
 async def metrics(request: web.Request) -> web.Response:

@@ -1,36 +1,41 @@
 """The node's stream reader: the only path from the event store to this node's sockets.
 
-One task per node reads, in one ``XREAD`` (``store.read_many``), the streams of every game that
-has a socket on this node, from the version last pushed for each. Whatever it gets is folded
-by that game's :class:`~projections.live.LiveGame` and fanned out to the game's sockets; the
-newer projection is offered to the command path's cache so the next command decides on it.
-Because every node, including the one that took a command, pushes this same way, a command
-taken on node A reaches spectators on node B exactly as it reaches its own sender. Each new
-version is also shown to the command path's bot watch (``GameService.watch_bots``), so a bot
-move that the appending node never makes (it died) is made here once overdue.
+The node watches every game that has a socket on it. Its :class:`events.feed.GameFeed` is
+subscribed to those games' append notices (sharded pub/sub, one connection per master), which
+carry the appended events. The reader pushes carried events that continue the version it has
+shown; for any other announced game (a gap: a notice lost, a first subscription, a batch too
+large to carry) it reads the stream from that version, in one non-blocking ``store.read_many``
+(one ``XREAD`` on one server; one per game, pipelined per master, on a cluster). Every
+``block_ms`` it also reads the next :data:`POLL_SLICE` watched games in turn, whatever the
+notices say: the safety net for a notice lost in a way the feed did not notice. Order and
+exactly-once come from the stream versions alone (a publish takes only versions newer than the
+pushed one). The number of store connections therefore grows with the masters, not with the
+games or slots watched.
 
-When the set of watched games changes, the blocking read in flight is cancelled and a new one
-starts with the new set (redis-py drops the connection of a cancelled read, which is cheap).
-A cancel can be lost, though: redis-py sends each command under ``asyncio.wait_for``, which on
-Python 3.11 swallows a cancel that lands just as the send completes (CPython gh-86296, fixed in
-3.12), and the read then blocks out its ``block_ms`` on the old set. So the reader waits for a
-dropped read only briefly (``_CANCEL_GRACE``), reads on without it, and publishes whatever it
-still brings when it ends (a publish takes only versions newer than the pushed one, so nothing
-is shown twice).
+Whatever it gets is folded by that game's :class:`~projections.live.LiveGame` and fanned out to
+the game's sockets; the newer projection is offered to the command path's cache so the next
+command decides on it. Because every node, including the one that took a command, pushes this
+same way, a command taken on node A reaches spectators on node B exactly as it reaches its own
+sender. Each new version is also shown to the command path's bot watch
+(``GameService.watch_bots``), so a bot move that the appending node never makes (it died) is
+made here once overdue.
+
 When the store is unreachable, the reader backs off and retries; sockets stay open and receive
-what they missed, in order, once it is back.
+what they missed, in order, once it is back. :attr:`Node.problem` names what is failing (the
+reads, or the feed's subscriptions) while it fails; ``/readyz`` answers 503 then.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import itertools
 import time
 from typing import Any
 
 from aiohttp import WSCloseCode
 
 from events.errors import StoreUnavailable
+from events.tasks import stop_task
 from projections.live import LiveGame, Subscriber
 from service.game_service import GameService
 from service.logs import get_logger
@@ -39,11 +44,13 @@ from service.metrics import Metrics
 __all__ = ["Node"]
 
 _BACKOFF_START = 0.05
-_CANCEL_GRACE = 0.02
-"""Seconds a cancelled read may take to end; a read still running after that lost its cancel.
-Each lost cancel costs the reader this pause, so at most ``block_ms / _CANCEL_GRACE`` such reads
-hold a store connection at once."""
 _BACKOFF_MAX = 2.0
+_RESTART_AFTER = 1.0
+"""Seconds before a reader that a bug stopped is started again."""
+POLL_SLICE = 256
+"""Watched games the safety net reads every ``block_ms``, whatever the notices say, in turn; it
+bounds the poll's cost on a node watching thousands of games (on a cluster a read costs one
+``XREAD`` per game)."""
 
 
 class Node:
@@ -58,24 +65,48 @@ class Node:
         self._loading: dict[str, asyncio.Task[LiveGame]] = {}
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._stragglers: set[asyncio.Future[dict[str, list[Any]]]] = set()
+        self.feed = store.feed()
         self.log = get_logger()
         self.healthy = True
+        """False while the last read of the streams failed."""
+        self._read_error: str | None = None
+        self._poll_cursor = 0
+        self._restart: asyncio.TimerHandle | None = None
+
+    @property
+    def problem(self) -> str | None:
+        """Why this node's reader cannot feed its sockets now (``None`` when it can)."""
+        if not self.healthy:
+            return f"the stream reader is failing: {self._read_error}"
+        if self.games and self.feed.problem is not None:
+            return f"the append notices are failing: {self.feed.problem}"
+        return None
 
     # --- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name="donjon-node-reader")
+            self._task.add_done_callback(self._reader_ended)
+
+    def _reader_ended(self, task: asyncio.Task[None]) -> None:
+        """The reader never ends but by a cancel; if a bug ends it, say so (``/readyz`` fails
+        until a new reader, started a second later, has read again)."""
+        if task.cancelled() or task.exception() is None or self._task is not task:
+            return
+        self.healthy, self._read_error = False, f"the reader stopped: {task.exception()!r}"
+        self.log.error("reader.died", error=repr(task.exception()))
+        self._task = None
+        self._restart = asyncio.get_running_loop().call_later(_RESTART_AFTER, self.start)
 
     async def stop(self) -> None:
+        if self._restart is not None:
+            self._restart.cancel()
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        for pending in (*self._loading.values(), *self._stragglers):
+        await stop_task(task)
+        for pending in self._loading.values():
             pending.cancel()
+        await self.feed.close()
 
     # --- watching ------------------------------------------------------------------------------
 
@@ -96,16 +127,14 @@ class Node:
         live = self.games.get(game_id)
         if live is None:
             live = self.games[game_id] = LiveGame(projection)
-            self.metrics.games_watched.set(len(self.games))
-            self._changed.set()
+            self._watch_changed()
         return live
 
     def subscribe(self, live: LiveGame, subscriber: Subscriber) -> None:
         """Add a socket to a loaded game (synchronously, so no push slips in between)."""
         if self.games.get(live.game_id) is not live:
             self.games[live.game_id] = live
-            self.metrics.games_watched.set(len(self.games))
-            self._changed.set()
+            self._watch_changed()
         live.add(subscriber)
 
     def unsubscribe(self, game_id: str, subscriber: Subscriber) -> None:
@@ -115,62 +144,83 @@ class Node:
         live.discard(subscriber)
         if not len(live):
             del self.games[game_id]
-            self.metrics.games_watched.set(len(self.games))
-            self._changed.set()
+            self._watch_changed()
 
     # --- the reader ------------------------------------------------------------------------
 
+    def _watch_changed(self) -> None:
+        self.metrics.games_watched.set(len(self.games))
+        self.feed.watch(self.games)
+        self._changed.set()
+
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
         backoff = _BACKOFF_START
+        read_all = True
+        next_poll = loop.time()
         while True:
             if not self.games:
                 self._changed.clear()
                 await self._changed.wait()
+                read_all = True
                 continue
-            self._changed.clear()
-            positions = {game_id: live.version for game_id, live in self.games.items()}
-            read = asyncio.ensure_future(self.store.read_many(positions, self.block_ms))
-            changed = asyncio.ensure_future(self._changed.wait())
-            try:
-                await asyncio.wait({read, changed}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                changed.cancel()
-                if not read.done():
-                    # The watched set changed (or this task is being cancelled): drop the read.
-                    read.cancel()
-                    await asyncio.wait({read}, timeout=_CANCEL_GRACE)
-                    if not read.done():  # the cancel was lost (see the module docstring)
-                        self._stragglers.add(read)
-                        read.add_done_callback(self._straggler_done)
-            if read.cancelled() or not read.done():
+            if read_all:
+                positions = {game_id: live.version for game_id, live in self.games.items()}
+            else:
+                due = await self.feed.next(max(0.0, next_poll - loop.time()))
+                positions = {} if due is None else self._push_carried(due)
+                if loop.time() >= next_poll:
+                    positions.update(self._poll_slice(positions))
+                    next_poll = loop.time() + self.block_ms / 1000
+            if not positions:
                 continue
             self.metrics.stream_reads.inc()
             try:
-                batches = read.result()
-            except StoreUnavailable as exc:
-                self.metrics.store_unavailable.inc()
-                if self.healthy:
-                    self.log.warning("reader.store_unavailable", error=str(exc))
-                self.healthy = False
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, _BACKOFF_MAX)
-                continue
-            except Exception as exc:  # a store refusal or a bug: log it, keep the node's reader alive
-                self.log.error("reader.read_failed", error=repr(exc), exc_info=True)
+                batches = await self.store.read_many(positions)
+            except Exception as exc:  # StoreUnavailable, a store refusal or a bug: keep the reader alive
+                self._read_error = str(exc)
+                if isinstance(exc, StoreUnavailable):
+                    self.metrics.store_unavailable.inc()
+                    if self.healthy:
+                        self.log.warning("reader.store_unavailable", error=str(exc))
+                else:
+                    self.log.error("reader.read_failed", error=repr(exc), exc_info=True)
+                self.healthy, read_all = False, True  # what was announced must still be read
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, _BACKOFF_MAX)
                 continue
             if not self.healthy:
                 self.log.info("reader.store_back")
-            self.healthy, backoff = True, _BACKOFF_START
+            self.healthy, read_all, backoff = True, False, _BACKOFF_START
+            self._read_error = None
             self._publish(batches)
 
-    def _straggler_done(self, read: asyncio.Future[dict[str, list[Any]]]) -> None:
-        """A read that lost its cancel has ended: publish what it brought, if anything."""
-        self._stragglers.discard(read)
-        if read.cancelled() or read.exception() is not None or self._task is None:
-            return  # a failure is the next read's to report
-        self._publish(read.result())
+    def _poll_slice(self, reading: dict[str, int]) -> dict[str, int]:
+        """The safety net's next :data:`POLL_SLICE` watched games (round robin), read whatever the
+        notices said: so a lost notice is made up within ``block_ms`` x (games / slice)."""
+        order = list(self.games)
+        if not order:  # the last socket left while the reader waited
+            return {}
+        start = self._poll_cursor % len(order)
+        self._poll_cursor = start + POLL_SLICE
+        chosen = order[start : start + POLL_SLICE] + order[: max(0, start + POLL_SLICE - len(order))]
+        return {game_id: self.games[game_id].version for game_id in chosen if game_id not in reading}
+
+    def _push_carried(self, due: dict[str, list[Any]]) -> dict[str, int]:
+        """Push the events the notices carried where they continue what was shown; the positions
+        of the announced games that must be read instead."""
+        carried, positions = {}, {}
+        for game_id, envelopes in due.items():
+            live = self.games.get(game_id)
+            if live is None:
+                continue
+            if _continues(live.version, envelopes):
+                carried[game_id] = envelopes
+            else:
+                positions[game_id] = live.version
+        if carried:
+            self._publish(carried)
+        return positions
 
     def _publish(self, batches: dict[str, list[Any]]) -> None:
         for game_id, envelopes in batches.items():
@@ -187,7 +237,7 @@ class Node:
                     "reader.publish_failed", game_id=game_id, version=live.version, error=repr(exc), exc_info=True
                 )
                 del self.games[game_id]
-                self._changed.set()
+                self._watch_changed()
                 for subscriber in live.subscribers():
                     close = getattr(subscriber, "close_soon", None)
                     if close is not None:
@@ -198,3 +248,10 @@ class Node:
             self.metrics.updates_delivered.inc(delivered)
             self.service.offer(live.projection)
             self.service.watch_bots(live.projection)
+
+
+def _continues(version: int, envelopes: list[Any]) -> bool:
+    """True when ``envelopes`` are consecutive versions reaching past ``version`` with no gap after it."""
+    if not envelopes or envelopes[0].version > version + 1 or envelopes[-1].version <= version:
+        return False
+    return all(later.version == earlier.version + 1 for earlier, later in itertools.pairwise(envelopes))

@@ -9,6 +9,8 @@ log line or a repr. The CLI overrides some keys with its flags (``--host``, ``--
 variable                       default                     meaning
 =============================  ==========================  =====================================
 ``DONJON_REDIS_URL``           (unset: embedded Valkey)    Redis 7+/Valkey URL of a shared store
+``DONJON_REDIS_CLUSTER``       ``auto``                    ``auto`` (ask the server: ``INFO cluster``),
+                                                           ``yes`` (Redis Cluster), ``no`` (one server)
 ``DONJON_DATA_DIR``            ``./donjon-data``           the embedded server's data folder
 ``DONJON_FSYNC``               ``always``                  ``always`` or ``everysec`` (embedded)
 ``DONJON_HOST``                ``127.0.0.1``               HTTP bind address
@@ -22,7 +24,9 @@ variable                       default                     meaning
 ``DONJON_WS_OUTBOX``           ``1000``                    frames queued to one slow socket before closing it
 ``DONJON_HTTP_MAX_BODY``       ``65536``                   largest HTTP request body in bytes
 ``DONJON_COMMAND_RETRIES``     ``5``                       decide/append attempts on a version conflict
-``DONJON_READ_BLOCK_MS``       ``1000``                    how long the node's stream reader blocks
+``DONJON_READ_BLOCK_MS``       ``1000``                    how often the node's stream reader also
+                                                           reads 256 watched games in turn, whatever
+                                                           the append notices say
 ``DONJON_NODE_ID``             (random)                    this process's name in logs and metrics
 ``DONJON_CASTLE_DATA``         (unset: shipped dataset)    a dataset file for ``castle`` (see below)
 ``DONJON_BOT_DELAY_MS``        ``0``                       pause between two moves of a game's bots
@@ -157,6 +161,7 @@ class Settings:
     """The service's configuration. Build with :meth:`from_env`; tests build it directly."""
 
     redis_url: Secret | None = field(default=None, metadata={"cast": _redis_url, "secret": True})
+    redis_cluster: str = field(default="auto", metadata={"cast": _choice("auto", "yes", "no")})
     data_dir: Path = field(default=Path("donjon-data"), metadata={"cast": Path})
     fsync: str = field(default="always", metadata={"cast": _choice("always", "everysec")})
     host: str = field(default="127.0.0.1", metadata={"cast": str})
@@ -227,6 +232,11 @@ class Settings:
             raise SettingsError(f"{PREFIX}BOT_SWEEP_MS must be 0 or more, not {self.bot_sweep_ms!r}")
         if self.bot_takeover_ms < 1:
             raise SettingsError(f"{PREFIX}BOT_TAKEOVER_MS must be at least 1, not {self.bot_takeover_ms!r}")
+
+    @property
+    def cluster(self) -> bool | None:
+        """``DONJON_REDIS_CLUSTER`` for :meth:`events.store.EventStore.connect`: ``None`` asks the server."""
+        return {"auto": None, "yes": True, "no": False}[self.redis_cluster]
 
     @property
     def embedded(self) -> bool:

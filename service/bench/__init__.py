@@ -14,6 +14,10 @@ Sections (``--only`` picks some):
 * ``games`` — each game's own ``service.bench.<game>.figures()`` when that module exists;
 * ``memory`` — :func:`service.bench.memory.memory_figures`: a fresh node's RSS after loading
   10,000 finished games (1,000 with ``--quick``), with the default cache bounds and unbounded.
+* ``cluster`` — :func:`service.bench.cluster.cluster_figures`: commands/s, update latency and CPU
+  per command with 1, 2 and 3 node processes on one Valkey and on a 3-master cluster, and a
+  node's store connections with 10, 1,000 and 5,000 watched games. Not in the default run (it
+  starts several processes and takes a few minutes): ask for it with ``--only cluster``.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from typing import Any, Mapping
 
 __all__ = ["run_bench", "SECTIONS"]
 
-SECTIONS = ("service", "replay", "bots", "store", "engines", "games", "memory")
+SECTIONS = ("service", "replay", "bots", "store", "engines", "games", "memory", "cluster")
+DEFAULT_SECTIONS = ("service", "replay", "bots", "store", "engines", "games", "memory")
+"""What ``donjon bench`` runs without ``--only``."""
 
 
 async def _store_figures(quick: bool) -> dict[str, str]:
@@ -90,7 +96,7 @@ async def run_bench(
     from service.cli import out
     from service.logs import configure_logging
 
-    wanted = sections or list(SECTIONS)
+    wanted = sections or list(DEFAULT_SECTIONS)
     unknown = sorted(set(wanted) - set(SECTIONS))
     if unknown:
         out(f"unknown section(s) {unknown}; choose from {', '.join(SECTIONS)}")
@@ -118,6 +124,10 @@ async def run_bench(
             from service.bench.memory import memory_figures
 
             part = await memory_figures(engines, quick)
+        elif section == "cluster":
+            from service.bench.cluster import cluster_figures
+
+            part = await cluster_figures(quick)
         else:
             part = await asyncio.to_thread(_game_figures, engines, quick)
         figures.update(part)

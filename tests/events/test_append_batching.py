@@ -31,7 +31,7 @@ def append(store: EventStore, game_id: str, events: list[NewEvent], expected: in
 
 @contextlib.asynccontextmanager
 async def connected(url: str, **options: object) -> AsyncIterator[EventStore]:
-    store = await EventStore.connect(url, **options)
+    store = await EventStore.connect(url, cluster=None, **options)
     try:
         yield store
     finally:
@@ -158,7 +158,7 @@ async def test_a_caller_cancelled_before_its_batch_is_sent_is_left_out(store, ne
 
 async def test_close_lets_queued_and_sent_appends_finish(redis_url, store, new_game_id) -> None:
     games = [new_game_id() for _ in range(5)]
-    closing = await EventStore.connect(redis_url)
+    closing = await EventStore.connect(redis_url, cluster=None)
     tasks = [asyncio.create_task(append(closing, game, [ev("a")], 0)) for game in games]
     await asyncio.sleep(0)  # queued, not sent yet
     await closing.close()

@@ -24,7 +24,7 @@ from events.errors import (
     StoreUnavailable,
     UnknownGame,
 )
-from events.store import AppendResult, EventStore, cmds_key, events_key, lobby_key
+from events.store import AppendResult, EventStore, cmds_key, events_key, lobby_keys
 from service.draw_schemes import LegacyRandom
 
 TS = 1_700_000_000_000
@@ -431,4 +431,5 @@ async def test_lobby_lists_games_by_status_newest_first_and_moves_them(store, ne
         assert (await store.count_games(open_), await store.count_games(playing)) == (3, 1)
         assert (await store.get_meta(games[1]))["status"] == playing
     finally:
-        await store.redis.delete(lobby_key(open_), lobby_key(playing))
+        for key in lobby_keys(open_) + lobby_keys(playing):
+            await store.redis.delete(key)

@@ -5,6 +5,9 @@
   are :class:`tests.service.contract.CheckedWebSocket`: every frame received is checked against
   ``asyncapi.json``; every HTTP answer it gets is checked against ``openapi.json``.
 - ``client``: one such node.
+- ``make_node(**settings)``: the same, parametrized ``embedded`` / ``cluster``: a multi-node
+  test that takes it runs once with its nodes on the embedded Valkey and once on the session's
+  3-master cluster (tests/conftest.py).
 - helpers to create a tiny game, take both seats, and talk websocket with timeouts.
 """
 
@@ -52,7 +55,7 @@ def settings_for(url: str, **overrides: Any) -> Settings:
     # Every test shares the session's server and so its due-bots index: a node sweeping it would
     # move bot games other tests left owing on purpose. Tests that sweep run their own server.
     overrides.setdefault("bot_sweep_ms", 0)
-    return Settings(redis_url=Secret(url), read_block_ms=500, **overrides)
+    return Settings(redis_url=Secret(url), **{"read_block_ms": 500, **overrides})
 
 
 async def kept_seed(app: Any, game_id: str) -> bytes:
@@ -68,6 +71,17 @@ def make_client(aiohttp_client: Any, embedded_redis_url: str) -> Callable[..., A
         engines = overrides.pop("engines", ENGINES)
         app = create_app(settings_for(embedded_redis_url, **overrides), engines=engines)
         return await aiohttp_client(app, ws_response_class=CheckedWebSocket, trace_configs=[openapi_trace()])
+
+    return make
+
+
+@pytest.fixture(params=["embedded", "cluster"])
+def make_node(request: pytest.FixtureRequest, aiohttp_client: Any) -> Callable[..., Awaitable[Any]]:
+    url = request.getfixturevalue(f"{request.param}_redis_url")
+
+    async def make(**overrides: Any) -> Any:
+        engines = overrides.pop("engines", ENGINES)
+        return await aiohttp_client(create_app(settings_for(url, **overrides), engines=engines))
 
     return make
 

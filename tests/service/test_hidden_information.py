@@ -37,8 +37,8 @@ def check_frames(frames, viewer, seed_hex):
 
 
 @pytest.mark.parametrize("game_seed", [1, 2, 3, 4, 5])
-async def test_no_frame_leaks_another_seats_cards_or_the_seed(make_client, game_seed):
-    node_a, node_b = await make_client(), await make_client()
+async def test_no_frame_leaks_another_seats_cards_or_the_seed(make_node, game_seed):
+    node_a, node_b = await make_node(), await make_node()
     game_id, tokens = await started_tiny(node_a)
     seed_hex = (await kept_seed(node_a.app, game_id)).hex()
     spectator, snapshot = await hello(node_b, game_id)

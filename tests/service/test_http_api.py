@@ -208,12 +208,13 @@ async def test_metrics_are_prometheus_text(make_client):
 
 
 async def test_a_lost_lobby_write_is_repaired_when_a_node_next_loads_the_game(client, make_client):
-    from events.store import lobby_key, meta_key
+    from events.store import lobby_keys, meta_key
 
     game_id, _ = await started_tiny(client)
     redis = client.app[STORE].redis
     await redis.hdel(meta_key(game_id), "lobby")  # as if the node died between append and lobby write
-    await redis.zrem(lobby_key("active"), game_id)
+    for key in lobby_keys("active"):
+        await redis.zrem(key, game_id)
     listed = (await (await client.get("/games?status=active&limit=200")).json())["games"]
     assert game_id not in [g["id"] for g in listed]
     other_node = await make_client()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -17,8 +18,16 @@ APP_FILES = ["index.html", "app.css", "app.js", "lobby.js", "game.js", "ui.js"]
 
 
 def build_wheel(out: Path) -> Path:
+    """The wheel of the committed tree, built from a copy of the files git tracks: a build from the
+    checkout itself could carry stale files of an earlier ``build/`` and hide a missing one."""
+    source = out.parent / "source"
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True).stdout
+    for name in filter(None, tracked.decode().split("\0")):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
         check=True, capture_output=True, timeout=240,
     )
     (wheel,) = out.glob("donjon-*.whl")
@@ -36,6 +45,9 @@ def test_the_wheel_holds_the_app_and_the_client_and_serves_them(tmp_path):
         if name.endswith((".js", ".d.ts")):
             assert f"service/web/client/{name}" in names, name
     assert not any(name.startswith("clients/") for name in names), "the client must ship once, under service/web/client"
+    for data in ["games/castle/data/castle-v1.json", "events/append.lua", "service/contract/openapi.json",
+                 "service/contract/asyncapi.json"]:
+        assert data in names, f"{data} (package data the service reads) is not in the wheel"
 
     # Installed (unpacked on its own, away from the checkout), the app finds the client inside the package.
     site = tmp_path / "site"
@@ -47,10 +59,12 @@ def test_the_wheel_holds_the_app_and_the_client_and_serves_them(tmp_path):
                            cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert Path(where) == site / "service" / "web" / "client"
     command = [sys.executable, "-m", "service", "serve", "--data-dir", str(tmp_path / "data"), "--port", str(port)]
-    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
-        _wait(base + "/readyz")
+        _wait(base + "/readyz", process, log)
         for path, local in [("/", STATIC_DIR / "index.html"), ("/app/static/game.js", STATIC_DIR / "game.js"),
                             ("/app/client/index.js", client_dir() / "index.js"),
                             ("/app/client/audit.js", client_dir() / "audit.js")]:
@@ -69,12 +83,12 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait(url: str, timeout: float = 30.0) -> None:
+def _wait(url: str, process: subprocess.Popen[bytes], log: Path, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and process.poll() is None:
         try:
             with urllib.request.urlopen(url, timeout=2):
                 return
         except OSError:
             time.sleep(0.1)
-    raise AssertionError(f"{url} did not answer")
+    raise AssertionError(f"{url} did not answer; the service said:\n{log.read_text(errors='replace')[-3000:]}")

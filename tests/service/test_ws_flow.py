@@ -25,8 +25,8 @@ def versions_of(frames):
     return [event["version"] for frame in frames if frame["type"] == "update" for event in frame["events"]]
 
 
-async def test_two_seats_play_tiny_to_the_end_and_a_spectator_on_another_node_sees_it_all(make_client):
-    node_a, node_b = await make_client(), await make_client()
+async def test_two_seats_play_tiny_to_the_end_and_a_spectator_on_another_node_sees_it_all(make_node):
+    node_a, node_b = await make_node(), await make_node()
     game_id, tokens = await started_tiny(node_a)
     spectator, snapshot = await hello(node_b, game_id)
     assert (snapshot["type"], snapshot["version"], snapshot["seat"]) == ("snapshot", 6, None)
@@ -59,8 +59,8 @@ async def test_two_seats_play_tiny_to_the_end_and_a_spectator_on_another_node_se
             assert version in seat_versions
 
 
-async def test_a_command_on_node_a_reaches_a_spectator_on_node_b(make_client):
-    node_a, node_b = await make_client(), await make_client()
+async def test_a_command_on_node_a_reaches_a_spectator_on_node_b(make_node):
+    node_a, node_b = await make_node(), await make_node()
     game_id, tokens = await started_tiny(node_a)
     watcher, _ = await hello(node_b, game_id)
     player, _ = await hello(node_a, game_id, tokens[0])
@@ -75,8 +75,8 @@ async def test_a_command_on_node_a_reaches_a_spectator_on_node_b(make_client):
     assert update["view"]["hand_sizes"] == [2, 1] and update["view"]["turn"] == 1
 
 
-async def test_reconnecting_with_since_delivers_what_was_missed_once(make_client):
-    node_a, node_b = await make_client(), await make_client()
+async def test_reconnecting_with_since_delivers_what_was_missed_once(make_node):
+    node_a, node_b = await make_node(), await make_node()
     game_id, tokens = await started_tiny(node_a)
     watcher, first = await hello(node_b, game_id)
     seen_before = first["version"]
@@ -152,8 +152,8 @@ async def test_msgpack_subprotocol_carries_the_same_frames_binary(client):
 
 
 async def test_the_two_node_flow_runs_the_same_on_each_store_server(aiohttp_client, redis_url):
-    """Against the embedded Valkey and, when DONJON_TEST_REDIS_URL is set, a real Redis 7."""
-    from events.store import cmds_key, events_key, lobby_key, meta_key
+    """Against the embedded Valkey, the 3-master cluster and, when DONJON_TEST_REDIS_URL is set, a real Redis 7."""
+    from events.store import cmds_key, events_key, lobby_keys, meta_key
     from service.app import create_app
     from service.keys import STORE
     from tests.service.conftest import ENGINES, settings_for
@@ -175,7 +175,8 @@ async def test_the_two_node_flow_runs_the_same_on_each_store_server(aiohttp_clie
         for key in (events_key(game_id), meta_key(game_id), cmds_key(game_id)):
             await redis.delete(key)
         for status in ("open", "active", "finished"):
-            await redis.zrem(lobby_key(status), game_id)
+            for key in lobby_keys(status):
+                await redis.zrem(key, game_id)
 
 
 @pytest.mark.allow_error_logs

@@ -1,0 +1,294 @@
+"""``donjon bench --only cluster``: scaling out, on one Redis and on a 3-master cluster.
+
+Two stores, both started here in temporary folders and both with ``appendfsync everysec`` (so
+the comparison is of the layouts, not of fsync policies): one Valkey server, and a 3-master
+Valkey Cluster (:class:`events.localcluster.LocalCluster`). On each:
+
+* **1, 2 and 3 nodes.** Each node is its own process (an aiohttp app serving the bench engine
+  of :mod:`service.bench.service`, as ``donjon serve`` would). 60 games are spread over the
+  nodes: game *i*'s player is on node *i mod n*, its spectator on the next node, so every
+  update crosses nodes when there are several. Closed loop: each player sends its next command
+  when the last is acked. Figures: accepted commands/s; command -> spectator update p50 / p99
+  (sent by this process, read back by it); the CPU the node processes and the store servers
+  spent per accepted command (from ``/proc``).
+* **Store connections of one node** watching 10, 1,000 and 5,000 games (``CLIENT LIST`` on
+  every server, by the node's connection name), to show they grow with the masters, not with
+  the games.
+
+On a shared 2-core machine the load generator, the nodes and the servers all compete for the
+cores: the ratios between rows say more than the absolute rates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from service.bench.service import ROLL, percentile
+
+__all__ = ["cluster_figures", "serve_node"]
+
+_GAMES = 60
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def serve_node(url: str, port: int, node_id: str) -> None:
+    """Run one bench node until killed (the child processes of :func:`cluster_figures`)."""
+    from aiohttp import web
+
+    from service.app import create_app
+    from service.bench.service import BENCH
+    from service.logs import configure_logging
+    from service.settings import Secret, Settings
+
+    configure_logging("json", "warning", stream=open(os.devnull, "w"))  # noqa: SIM115 - the process's lifetime
+    settings = Settings(
+        redis_url=Secret(url), ws_rate=1e9, ws_burst=1e9, ws_outbox=100_000, log_level="warning", node_id=node_id
+    )
+    engines: dict[str, Any] = {"bench": BENCH}
+    web.run_app(create_app(settings, engines=engines), host="127.0.0.1", port=port, print=None)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of these processes so far."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of the line)
+    return total / _TICK
+
+
+@contextlib.asynccontextmanager
+async def _nodes(url: str, count: int) -> AsyncIterator[tuple[list[str], list[int]]]:
+    """``count`` node processes on the store at ``url``: their base URLs and pids."""
+    import aiohttp
+
+    processes, bases = [], []
+    try:
+        for index in range(count):
+            port = _free_port()
+            code = f"from service.bench.cluster import serve_node; serve_node({url!r}, {port}, 'bench-{index}')"
+            processes.append(
+                subprocess.Popen(  # noqa: ASYNC220 - a fork and exec, over before the load starts
+                    [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
+            )
+            bases.append(f"http://127.0.0.1:{port}")
+        async with aiohttp.ClientSession() as session:
+            for base in bases:
+                deadline = time.monotonic() + 30
+                while True:
+                    with contextlib.suppress(aiohttp.ClientError, OSError):
+                        async with session.get(f"{base}/readyz") as response:
+                            if response.status == 200:
+                                break
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"bench node {base} did not get ready")
+                    await asyncio.sleep(0.1)
+        yield bases, [process.pid for process in processes]
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+async def _spread_load(bases: list[str], seconds: float) -> dict[str, Any]:
+    """Closed loop over :data:`_GAMES` games spread over the nodes, one spectator each elsewhere."""
+    import aiohttp
+
+    from service.bench.service import _new_game, _socket
+
+    # A player and a spectator socket per game: more than aiohttp's default 100 connections.
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        games = [await _new_game(session, bases[i % len(bases)]) for i in range(_GAMES)]
+        players = [await _socket(session, bases[i % len(bases)], g, t) for i, (g, t) in enumerate(games)]
+        watchers = [await _socket(session, bases[(i + 1) % len(bases)], g) for i, (g, _) in enumerate(games)]
+        sent: dict[tuple[int, int], float] = {}
+        latencies: list[float] = []
+        acked = [3] * _GAMES  # the last version each player was acked
+        shown = [3] * _GAMES  # the last version each spectator was shown
+        acks = 0
+        stop = time.perf_counter() + seconds
+
+        async def play(i: int, ws: Any) -> None:
+            nonlocal acks
+            k, version = 0, 3
+            while time.perf_counter() < stop:
+                k += 1
+                sent[(i, version + 1)] = time.perf_counter()
+                await ws.send_json(dict(ROLL, id=f"{i}-{k}"))
+                while True:
+                    frame = await ws.receive_json()
+                    if frame["type"] == "ack":
+                        version = acked[i] = frame["version"]
+                        acks += 1
+                        break
+                    if frame["type"] == "error":
+                        raise RuntimeError(frame)
+
+        async def watch(i: int, ws: Any) -> None:
+            while True:
+                frame = await ws.receive_json()
+                if frame.get("type") == "update":
+                    at = time.perf_counter()
+                    shown[i] = frame["version"]
+                    for event in frame["events"]:
+                        started = sent.get((i, event["version"]))
+                        if started is not None:
+                            latencies.append(at - started)
+
+        watching = [asyncio.create_task(watch(i, ws)) for i, ws in enumerate(watchers)]
+        started = time.perf_counter()
+        await asyncio.gather(*(play(i, ws) for i, ws in enumerate(players)))
+        ended = time.perf_counter()
+        # The updates of the last commands, however late (a saturated node's reader lags).
+        deadline = time.perf_counter() + 10
+        while any(s < a for s, a in zip(shown, acked, strict=True)) and time.perf_counter() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        missing = sum(a - s for s, a in zip(shown, acked, strict=True) if s < a)
+        for task in watching:
+            task.cancel()
+        for ws in (*players, *watchers):
+            await ws.close()
+    p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
+    return {"acks": acks, "seconds": ended - started, "p50": p50, "p99": p99, "missing": missing}
+
+
+async def _throughput_rows(label: str, url: str, server_pids: list[int], seconds: float) -> dict[str, str]:
+    figures: dict[str, str] = {}
+    for count in (1, 2, 3):
+        async with _nodes(url, count) as (bases, pids):
+            await _spread_load(bases, 0.5)  # warm up
+            nodes_before, servers_before = _cpu_seconds(pids), _cpu_seconds(server_pids)
+            result = await _spread_load(bases, seconds)
+            nodes_cpu, servers_cpu = _cpu_seconds(pids) - nodes_before, _cpu_seconds(server_pids) - servers_before
+        acks = max(1, result["acks"])
+        figures[f"cluster: {label}, {count} node(s): accepted commands/s; update p50 / p99"] = (
+            f"{result['acks'] / result['seconds']:,.0f}; {result['p50'] * 1e3:.1f} / {result['p99'] * 1e3:.1f} ms"
+            + (f" ({result['missing']} updates never shown within 10 s)" if result["missing"] else "")
+        )
+        figures[f"cluster: {label}, {count} node(s): CPU per command, nodes + store"] = (
+            f"{nodes_cpu / acks * 1e6:,.0f} + {servers_cpu / acks * 1e6:,.0f} us"
+        )
+    return figures
+
+
+async def _connection_rows(label: str, url: str, quick: bool) -> dict[str, str]:
+    """Store connections of one node (in this process) as the games it watches grow; the games
+    are made by another node, so the count is the watching alone."""
+    from aiohttp import web
+
+    from events.store import EventStore
+    from service.app import create_app
+    from service.bench.service import BENCH
+    from service.keys import NODE, SERVICE
+    from service.settings import Secret, Settings
+
+    counts = (10, 200, 1000) if quick else (10, 1000, 5000)
+    node_id = f"watch-{os.getpid()}"
+    runners = []
+    figures: dict[str, str] = {}
+    try:
+        for name in (node_id, f"make-{os.getpid()}"):
+            settings = Settings(redis_url=Secret(url), node_id=name, log_level="warning")
+            engines: dict[str, Any] = {"bench": BENCH}
+            runner = web.AppRunner(create_app(settings, engines=engines))
+            await runner.setup()  # the store and the node; no listener needed
+            runners.append(runner)
+        node, service = runners[0].app[NODE], runners[1].app[SERVICE]
+        store: EventStore = node.store
+        watched = 0
+        for count in counts:
+            while watched < count:
+                batch = min(200, count - watched)
+                made = await asyncio.gather(*(service.create_game("bench", {}, 1) for _ in range(batch)))
+                for projection in made:
+                    node.subscribe(await node.live_game(projection.game_id), _Quiet())
+                watched += len(made)
+            await _settled(lambda target=watched: node.feed.notices >= target and node.feed.problem is None)
+            figures[f"cluster: {label}: store connections of a node watching {count:,} games"] = (
+                f"{await _named_connections(store, f'donjon-{node_id}')} "
+                f"({node.feed.connections} of them subscriber connections)"
+            )
+    finally:
+        for runner in runners:
+            await runner.cleanup()
+    return figures
+
+
+class _Quiet:
+    """A subscriber that takes the updates and drops them (the count is what is measured)."""
+
+    viewer: int | None = None
+
+    def __init__(self) -> None:
+        from service.ws import FRAMED
+
+        self.codec: Any = FRAMED["json"]
+
+    def deliver(self, data: str | bytes) -> None:
+        pass
+
+
+async def _settled(condition: Any, limit: float = 60.0) -> None:
+    deadline = time.monotonic() + limit
+    while not condition() and time.monotonic() < deadline:  # noqa: ASYNC110 - a condition of another object
+        await asyncio.sleep(0.05)
+
+
+async def _named_connections(store: Any, name: str) -> int:
+    """Connections named ``name`` on every server of the store."""
+    from redis.asyncio.cluster import RedisCluster
+
+    if store.cluster:
+        listings = await store.redis.client_list(target_nodes=RedisCluster.PRIMARIES)
+        clients = [c for per_node in listings.values() for c in per_node] if isinstance(listings, dict) else listings
+    else:
+        clients = await store.redis.client_list()
+    return sum(1 for client in clients if client.get("name") == name)
+
+
+async def cluster_figures(quick: bool = False) -> dict[str, str]:
+    """Start both stores in temporary folders, measure, stop them."""
+    from events.embedded import EmbeddedServer
+    from events.localcluster import LocalCluster
+
+    seconds = 2.0 if quick else 5.0
+    figures: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="donjon-bench-") as folder:
+        server = EmbeddedServer(os.path.join(folder, "one"), fsync="everysec")
+        await server.start_async()
+        try:
+            pid = server.pid
+            figures.update(await _throughput_rows("one Valkey", server.url, [pid] if pid else [], seconds))
+            figures.update(await _connection_rows("one Valkey", server.url, quick))
+        finally:
+            await asyncio.to_thread(server.stop)
+        cluster = LocalCluster(os.path.join(folder, "cluster"), masters=3, fsync="everysec")
+        await asyncio.to_thread(cluster.start)
+        try:
+            figures.update(await _throughput_rows("3-master cluster", cluster.url, cluster.pids, seconds))
+            figures.update(await _connection_rows("3-master cluster", cluster.url, quick))
+        finally:
+            await asyncio.to_thread(cluster.stop)
+    return figures
