@@ -272,7 +272,7 @@ def _translated(exc: BaseException) -> BaseException:
 
 
 def _sha256_links(prev: str, bodies: Sequence[bytes]) -> str:
-    """The append script's ARGV[3] for a SHA-256 game: ``prev`` then each body's chain hash."""
+    """The append script's ARGV[4] for a SHA-256 game: ``prev`` then each body's chain hash."""
     links = [prev]
     for body in bodies:
         links.append(link_hash(links[-1], body, "sha256"))
