@@ -95,7 +95,7 @@ async def test_an_older_lobby_write_never_overwrites_a_newer_one(store, new_game
     from projections.game import Status
     from projections.lobby import list_lobby, record
 
-    game_id, finished = await stored_game(store, new_game_id, random_game(random.Random(3)))
+    game_id, finished = await stored_game(store, new_game_id, random_game(LegacyRandom(3)))
     started = GameProjection.fold(game_id, TINY, in_the_future(opening()))
     await record(store, finished)
     assert not await store.set_status(game_id, "active", 1, version=started.version, fields={"lobby": "{}"})
