@@ -35,7 +35,15 @@ from events.due import DueBots
 from events.embedded import EmbeddedServer
 from events.store import EventStore
 from service.replay import replay_game
-from tests.service.test_crash_recovery import LAUNCH, ROOT, env, free_port, group_gone, wait_ready
+from tests.service.conftest import TEST_VAULT
+from tests.service.test_crash_recovery import (
+    LAUNCH,
+    ROOT,
+    env,
+    free_port,
+    group_gone,
+    wait_ready,
+)
 from tests.tinygame import TINY
 
 TAKEOVER_MS = 1000
@@ -135,7 +143,7 @@ async def check_log(url: str, game_id: str) -> list[Any]:
         assert [e.version for e in envelopes] == list(range(1, len(envelopes) + 1))
         ids = [e.command_id for e in envelopes if e.command is not None and e.command_id]
         assert len(ids) == len(set(ids)), "a command was applied twice"
-        report = await replay_game(store, game_id, {"tiny": TINY})
+        report = await replay_game(store, game_id, {"tiny": TINY}, TEST_VAULT)
         assert report.problems == []
         return envelopes
     finally:
