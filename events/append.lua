@@ -8,11 +8,14 @@
 -- KEYS[2] game:{ID}:cmds     hash: command id -> "first,last"
 -- ARGV[1] expected version, ARGV[2] command id ("" for none), ARGV[3] game:{ID}:live, the
 -- sharded pub/sub channel (same slot; not a key, so not in KEYS: a name in KEYS that is never a
--- key would make a slot in migration answer TRYAGAIN to every append), ARGV[4..] the bodies
+-- key would make a slot in migration answer TRYAGAIN to every append), ARGV[4] the links ("" for
+-- SHA-1 games: the script hashes; else the service's SHA-256 chain: the stored head it builds on,
+-- then each body's hash, 64 hex digits each), ARGV[5..] the bodies
 --
 -- Returns {"dup", first, last} when the command id was applied already (nothing appended, even if
 -- the expected version is stale now), {"conflict", actual} when the stream is not at the expected
--- version, {"ok", first, last} after appending every body.
+-- version, {"unlinked", actual} when the links do not start at the stored head, {"ok", first,
+-- last} after appending every body.
 
 local command_id = ARGV[2]
 if command_id ~= "" then
@@ -40,15 +43,27 @@ if version ~= tonumber(ARGV[1]) then
   return {"conflict", version}
 end
 
-local count = #ARGV - 3
+local count = #ARGV - 4
 if count < 1 then
   return redis.error_reply("ERR donjon append: empty batch")
 end
 
+local links = ARGV[4]
+if links == "" and #prev == 64 then
+  return {"unlinked", version}
+end
+if links ~= "" then
+  if #last == 0 then prev = string.rep("0", 64) end
+  if #links ~= 64 * (count + 1) or string.sub(links, 1, 64) ~= prev then
+    return {"unlinked", version}
+  end
+end
+
 local carried, carried_bytes = {}, 0
 for i = 1, count do
-  local body = ARGV[i + 3]
-  local hash = redis.sha1hex(prev .. body)
+  local body = ARGV[i + 4]
+  local hash
+  if links == "" then hash = redis.sha1hex(prev .. body) else hash = string.sub(links, 64 * i + 1, 64 * i + 64) end
   redis.call("XADD", KEYS[1], (version + i) .. "-0", "b", body, "p", prev, "h", hash)
   carried[i] = {body, prev, hash}
   carried_bytes = carried_bytes + #body

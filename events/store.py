@@ -52,9 +52,10 @@ from redis.crc import key_slot
 
 from events import codec
 from events.batcher import AppendBatcher, BatchStats
-from events.chain import verify_bodies
+from events.chain import link_hash, verify_bodies
 from events.envelope import GENESIS_HASH, Envelope, NewEvent
 from events.errors import (
+    ChainBroken,
     ConflictError,
     GameExists,
     StoreError,
@@ -239,6 +240,8 @@ class AppendResult:
     first_version: int
     last_version: int
     duplicate: bool = False
+    head: str = ""
+    """The chain hash of the last event appended, when the store computed it (SHA-256 games)."""
 
 
 _CLIENT_ERRORS = (rexc.RedisError, rexc.RedisClusterException, OSError, asyncio.TimeoutError)
@@ -276,6 +279,14 @@ def _translated(exc: BaseException) -> BaseException:
         return exc  # not the client's: a bug, passed on as it is
     error.__cause__ = exc
     return error
+
+
+def _sha256_links(prev: str, bodies: Sequence[bytes]) -> str:
+    """The append script's ARGV[4] for a SHA-256 game: ``prev`` then each body's chain hash."""
+    links = [prev]
+    for body in bodies:
+        links.append(link_hash(links[-1], body, "sha256"))
+    return "".join(links)
 
 
 def _pack_fields(fields: Mapping[str, Any]) -> list[Any]:
@@ -543,6 +554,7 @@ class EventStore:
         actor: int | None,
         command: dict[str, Any] | None = None,
         ts: int,
+        link: str | None = None,
     ) -> AppendResult:
         """Append ``events`` as versions ``expected_version + 1 ...``, all of them or none.
 
@@ -557,6 +569,11 @@ class EventStore:
         A retried call whose first try was applied but whose reply was lost (a connection reset)
         comes back as a duplicate with a ``command_id``, and as a conflict without one. All of
         this holds the same when the append travels in a batch with others (see the class).
+
+        ``link`` is the chain hash of the event at ``expected_version`` in a SHA-256 game (its
+        genesis for a new one): the batch is hashed here and the script refuses it, with
+        :class:`~events.errors.ChainBroken`, unless ``link`` is the stored head. ``None``: a
+        SHA-1 game, hashed by the script.
         """
         if not events:
             raise ValueError("append needs at least one event")
@@ -577,7 +594,8 @@ class EventStore:
             for i, event in enumerate(events)
         ]
         keys = [events_key(game_id), cmds_key(game_id)]
-        args: list[int | str | bytes] = [expected_version, command_id or "", live_channel(game_id), *bodies]
+        links = "" if link is None else _sha256_links(link, bodies)
+        args: list[int | str | bytes] = [expected_version, command_id or "", live_channel(game_id), links, *bodies]
         if self._batcher is not None:
             reply = await self._batcher.call(keys, args)  # bounded and translated by the batcher
         else:
@@ -586,7 +604,11 @@ class EventStore:
         outcome = reply[0].decode() if isinstance(reply[0], bytes) else reply[0]
         if outcome == "conflict":
             raise ConflictError(game_id, expected_version, int(reply[1]))
-        return AppendResult(int(reply[1]), int(reply[2]), duplicate=outcome == "dup")
+        if outcome == "unlinked":
+            why = "a SHA-256 game's batch needs its link" if link is None else f"{link} is not the stored head"
+            raise ChainBroken(game_id, expected_version + 1, f"the batch does not link: {why}")
+        head = links[-64:] if links and outcome == "ok" else ""
+        return AppendResult(int(reply[1]), int(reply[2]), duplicate=outcome == "dup", head=head)
 
     async def command_result(self, game_id: str, command_id: str) -> AppendResult | None:
         """What an earlier append with ``command_id`` produced (``duplicate=True``), or ``None``.

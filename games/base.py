@@ -40,9 +40,11 @@ every game (:func:`check_accepting` does the first two steps):
 naming it (a misspelt type from ``decide`` is a bug to catch, never an event to drop), and so does
 each engine's fold of a stream of another game.
 
-Randomness is owned by the service: it passes a ``random.Random`` derived from the game's
-secret seed and the stream version, and every random outcome an engine draws must be written
-into the events it returns, so that ``evolve`` never draws anything and replay re-rolls nothing.
+Randomness is owned by the service: it passes an :class:`Rng` derived from the game's secret
+seed and the stream version (a :class:`games.draw.Draw`, the specified ``donjon-draw-1`` stream of
+``docs/fairness.md``; nothing in ``games/`` imports Python's ``random``), and every random outcome
+an engine draws must be written into the events it returns, so that ``evolve`` never draws
+anything and replay re-rolls nothing.
 
 Secret options (``Engine.secret_options``, such as a scripted ``tile_order``) are the future by
 definition: no view and no redacted event may show them. An engine that has any records them in
@@ -69,15 +71,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+from games.draw import Draw, derive_draw, seed_from_int
 
 __all__ = [
     "SPECTATOR",
     "Event",
     "OptionSpec",
+    "Rng",
     "Engine",
     "RuleError",
     "BadCommand",
@@ -111,6 +115,27 @@ SPECTATOR = None
 
 Viewer = int | None
 Command = dict[str, Any]
+T = TypeVar("T")
+
+
+class Rng(Protocol):
+    """The random source engines and bots draw from: :class:`games.draw.Draw` (``donjon-draw-1``),
+    or, for games recorded before it, the service's legacy ``random.Random`` scheme. Draw only
+    through these methods; their algorithms are specified in ``docs/fairness.md``."""
+
+    def randrange(self, start: int, stop: int | None = None) -> int: ...
+
+    def randint(self, low: int, high: int) -> int: ...
+
+    def choice(self, items: Sequence[T]) -> T: ...
+
+    def shuffle(self, items: MutableSequence[Any]) -> None: ...
+
+    def sample(self, items: Sequence[T], k: int) -> list[T]: ...
+
+    def secret_salt(self) -> str:
+        """A salt as secret as the stream, drawn without consuming any of it."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,7 +377,7 @@ class Engine(Protocol):
         """The state before any event: the "not started" case."""
         ...
 
-    def setup(self, options: Mapping[str, Any], seats: int, rng: random.Random) -> list[Event]:
+    def setup(self, options: Mapping[str, Any], seats: int, rng: Rng) -> list[Event]:
         """The first events of a game with normalized options; all random outcomes inside."""
         ...
 
@@ -360,7 +385,7 @@ class Engine(Protocol):
         """Apply one event. Must not mutate ``state``; returns the next state."""
         ...
 
-    def decide(self, state: Any, seat: int, cmd: Command, rng: random.Random) -> list[Event]:
+    def decide(self, state: Any, seat: int, cmd: Command, rng: Rng) -> list[Event]:
         """Events for ``cmd`` by ``seat``, or raise a :class:`RuleError`. Must not mutate ``state``."""
         ...
 
@@ -421,7 +446,7 @@ class Bot(Protocol):
         so that a frozen bot (a dataclass) is a bot too."""
         ...
 
-    def choose(self, state: Any, seat: int, rng: random.Random) -> Command:
+    def choose(self, state: Any, seat: int, rng: Rng) -> Command:
         """The command ``seat`` plays now: one of the engine's ``legal_moves(state, seat)``."""
         ...
 
@@ -555,18 +580,18 @@ def secret_digest(value: Any, salt: str) -> str | None:
     return hashlib.sha256(f"{salt}:{text}".encode()).hexdigest()
 
 
-def secret_fields(secret: frozenset[str], options: Mapping[str, Any], rng: random.Random) -> dict[str, Any]:
+def secret_fields(secret: frozenset[str], options: Mapping[str, Any], rng: Rng) -> dict[str, Any]:
     """Payload fields recording the secret options of a game's first event: per option its
     value and ``<name>_sha256`` (:func:`secret_digest`), and the salt under
     :data:`SECRET_SALT` (``None`` when no secret is set).
 
-    The salt comes from a hash of ``rng``'s state, without drawing from it: a secret option
-    changes no other random outcome, and the salt is as secret as the game's seed.
+    The salt is ``rng.secret_salt()``, made without drawing from it: a secret option changes no
+    other random outcome, and the salt is as secret as the game's seed.
     """
     fields: dict[str, Any] = {name: options.get(name) for name in sorted(secret)}
     salt = None
     if any(value is not None for value in fields.values()):
-        salt = hashlib.sha256(repr(rng.getstate()).encode()).hexdigest()[:32]
+        salt = rng.secret_salt()
     for name in sorted(secret):
         fields[f"{name}_sha256"] = secret_digest(fields[name], salt or "")
     fields[SECRET_SALT] = salt
@@ -592,14 +617,14 @@ def fold(engine: Engine, events: Sequence[Event], state: Any = None) -> Any:
     return state
 
 
-def derive_rng(seed: bytes, game_id: str, version: int) -> random.Random:
-    """The random source for the command decided on top of stream ``version``.
+def derive_rng(seed: bytes, game_id: str, version: int) -> Draw:
+    """The random source for the command decided on top of stream ``version``: the
+    ``donjon-draw-1`` stream of ``seed`` labelled ``game_id`` (:func:`games.draw.derive_draw`).
 
     Derived from the game's secret seed, so that anyone holding the revealed seed can re-run
     every decision and check that each random outcome in the log is the one the seed gives.
     """
-    digest = hashlib.sha256(seed + b"\x00" + game_id.encode() + b"\x00" + str(version).encode()).digest()
-    return random.Random(int.from_bytes(digest, "big"))
+    return derive_draw(seed, game_id, version)
 
 
 # --- playing a whole game -------------------------------------------------------------------
@@ -630,7 +655,7 @@ def play_steps(
     seats: int,
     options: Mapping[str, Any],
     bots: Bot | Sequence[Bot],
-    seed: bytes | int | random.Random,
+    seed: bytes | int | Rng,
     *,
     max_commands: int = 100_000,
 ) -> Generator[tuple[Any, int, Command], None, Any]:
@@ -638,7 +663,8 @@ def play_steps(
     command)`` before each command is decided, and return the final state (``StopIteration.value``).
 
     The seat that plays is :func:`owing_seat`'s. ``options`` are normalised here. Randomness: a
-    ``random.Random`` (or an int, its seed) is the one source of setup, every bot choice and every
+    :class:`Rng` (or an int, naming the ``donjon-draw-1`` stream of :func:`games.draw.seed_from_int`
+    labelled ``"bench"`` at version 0) is the one source of setup, every bot choice and every
     decision, drawn in that order; bytes are a game seed, from which, as the service does, setup
     draws ``derive_rng(seed, "bench", 0)``, the decision on top of ``v`` events
     ``derive_rng(seed, "bench", v)`` and the bot of ``seat`` ``derive_rng(seed, f"bench:bot:{seat}",
@@ -649,10 +675,9 @@ def play_steps(
     if len(players) != seats:
         raise ValueError(f"{seats} seats need {seats} bots, got {len(players)}")
     choosers = [player.choose for player in players]
-    shared = random.Random(seed) if isinstance(seed, int) else seed
+    shared: bytes | Rng = Draw(seed_from_int(seed), "bench", 0) if isinstance(seed, int) else seed
     options = engine.normalize_options(options, seats)
-    setup_rng = shared if isinstance(shared, random.Random) else derive_rng(shared, "bench", 0)
-    events = engine.setup(options, seats, setup_rng)
+    events = engine.setup(options, seats, derive_rng(shared, "bench", 0) if isinstance(shared, bytes) else shared)
     state = fold(engine, events)
     version = len(events)
     owing, decide, evolve = _owing_rule(engine, seats), engine.decide, engine.evolve
@@ -662,11 +687,11 @@ def play_steps(
             if engine.is_terminal(state):
                 return state
             raise RuntimeError(f"{engine.name}: no seat owes a command in a game that is not over")
-        if isinstance(shared, random.Random):
-            bot_rng = decide_rng = shared
+        if isinstance(shared, bytes):
+            bot_rng: Rng = derive_rng(shared, f"bench:bot:{seat}", version)
+            decide_rng: Rng = derive_rng(shared, "bench", version)
         else:
-            bot_rng = derive_rng(shared, f"bench:bot:{seat}", version)
-            decide_rng = derive_rng(shared, "bench", version)
+            bot_rng = decide_rng = shared
         cmd = choosers[seat](state, seat, bot_rng)
         yield state, seat, cmd
         events = decide(state, seat, cmd, decide_rng)
@@ -683,7 +708,7 @@ def play_out(
     seats: int,
     options: Mapping[str, Any],
     bots: Bot | Sequence[Bot],
-    seed: bytes | int | random.Random,
+    seed: bytes | int | Rng,
     *,
     max_commands: int = 100_000,
 ) -> tuple[Any, list[tuple[int, Command]]]:

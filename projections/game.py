@@ -7,9 +7,16 @@ seed commitment (and the seed, once ``game.finished`` reveals it) and the engine
 
 Service events and their payloads::
 
-    game.created   {"game", "options", "seats", "seed_commitment"}     always version 1
-    game.seat_taken {"seat", "name", "bot"?}                            one per seat; "bot" names
-                                                                        the bot filling it
+    game.created   {"game", "options", "seats", "seed_commitment",      always version 1; "draw"
+                    "draw"?, "chain"?}                                  and "chain" name the draw
+                                                                        and hash algorithms (absent
+                                                                        in older games: the legacy
+                                                                        draws and SHA-1)
+    game.seat_taken {"seat", "name", "bot"?, "seed_contribution"?,      one per seat; "bot" names
+                     "seed_contribution_from"?}                         the bot filling it; the
+                                                                        contribution to the game's
+                                                                        seed ("seat" or "server"
+                                                                        made it), docs/fairness.md
     game.finished  {"seed", "summary", "secret_options"?}               the game's end
     clock.expired  {"seat"}                                             a seat's time ran out
     seat.left      {"seat", "reason", "bot"}                            resigned or timed out;
@@ -52,6 +59,10 @@ __all__ = [
 ]
 
 CREATED = "game.created"
+LEGACY_DRAW = "python-random"
+"""The draw scheme of a game whose ``game.created`` names none (``service.draw_schemes``)."""
+LEGACY_CHAIN = "sha1"
+"""The chain of a game whose ``game.created`` names none (``events.chain``)."""
 SEAT_TAKEN = "game.seat_taken"
 FINISHED = "game.finished"
 CLOCK_EXPIRED = "clock.expired"
@@ -108,6 +119,15 @@ class GameProjection:
     """Per seat, the name of the bot filling it (``game.seat_taken``'s ``bot``), else ``None``."""
     options: dict[str, Any] = field(default_factory=dict)
     seed_commitment: str = ""
+    draw: str = LEGACY_DRAW
+    """The draw algorithm ``game.created`` names (``docs/fairness.md``)."""
+    chain: str = LEGACY_CHAIN
+    """The hash chain's algorithm ``game.created`` names (``docs/store.md``)."""
+    contributions: tuple[str | None, ...] = ()
+    """Per seat, its contribution to the game's seed (``None`` before it is seated, and in
+    games recorded before contributions)."""
+    head_hash: str = ""
+    """The chain hash of the last event folded, when the envelopes carried it."""
     seed: str | None = None
     secret_options: dict[str, Any] | None = None
     """Revealed by ``game.finished`` for games with secret options (see :mod:`service.seeds`)."""
@@ -144,15 +164,23 @@ class GameProjection:
 
         One event at a time: each engine event may record an undo checkpoint and move the turn
         clocks (:meth:`apply`), so a run of them cannot be folded in one step."""
-        projection = self
+        projection, head = self, self.head_hash
         for envelope in envelopes:
             if envelope.version <= projection.version:
                 continue
-            projection = projection.apply(envelope)
+            projection = projection._fold_one(envelope)
+            # An envelope without a hash (a batch folded before the store answered) makes the
+            # head unknown (""), never stale; one replace for the run, at its end.
+            head = getattr(envelope, "hash", "")
+        if head != projection.head_hash:
+            projection = replace(projection, head_hash=head)
         return projection
 
     def apply(self, envelope: EnvelopeLike) -> GameProjection:
-        """Fold exactly the next envelope (``version + 1``)."""
+        """Fold exactly the next envelope (``version + 1``), remembering its chain hash."""
+        return self.apply_all((envelope,)) if envelope.version == self.version + 1 else self._fold_one(envelope)
+
+    def _fold_one(self, envelope: EnvelopeLike) -> GameProjection:
         if envelope.version != self.version + 1:
             raise ProjectionError(
                 f"game {self.game_id!r}: expected version {self.version + 1}, got {envelope.version}"
@@ -282,6 +310,9 @@ class GameProjection:
             seed_commitment=payload["seed_commitment"],
             features=Features.of_created(payload),
             rematch_of=payload.get("rematch_of"),
+            draw=str(payload.get("draw", LEGACY_DRAW)),
+            chain=str(payload.get("chain", LEGACY_CHAIN)),
+            contributions=(None,) * seats,
             created_ts=ts,
             last_ts=ts,
         )
@@ -294,8 +325,13 @@ class GameProjection:
         bots = self.bots
         if payload.get("bot") is not None:
             bots = bots[:seat] + (str(payload["bot"]),) + bots[seat + 1 :]
+        contributions = self.contributions
+        if payload.get("seed_contribution") is not None:
+            contributions = contributions[:seat] + (str(payload["seed_contribution"]),) + contributions[seat + 1 :]
         status = Status.ACTIVE if all(name is not None for name in names) else Status.OPEN
-        return replace(self, version=version, names=names, bots=bots, status=status, last_ts=ts)
+        return replace(
+            self, version=version, names=names, bots=bots, contributions=contributions, status=status, last_ts=ts
+        )
 
     # --- questions ---------------------------------------------------------------------------
 
@@ -330,8 +366,15 @@ class GameProjection:
 
     def seat_list(self) -> list[dict[str, Any]]:
         """The seats as clients see them: ``[{"seat": 0, "name": "ann"}, {"seat": 1, "name": null}]``;
-        a bot's seat also names its bot: ``{"seat": 1, "name": "greedy bot", "bot": "greedy"}``."""
-        return [
-            {"seat": seat, "name": name} if bot is None else {"seat": seat, "name": name, "bot": bot}
-            for seat, (name, bot) in enumerate(zip(self.names, self.bots))
-        ]
+        a bot's seat also names its bot: ``{"seat": 1, "name": "greedy bot", "bot": "greedy"}``;
+        a seat whose contribution to the game's seed is in shows it (``seed_contribution``), so
+        each seat can see its own value was included."""
+        seats = []
+        for seat, (name, bot) in enumerate(zip(self.names, self.bots)):
+            entry: dict[str, Any] = {"seat": seat, "name": name}
+            if bot is not None:
+                entry["bot"] = bot
+            if self.contributions and self.contributions[seat] is not None:
+                entry["seed_contribution"] = self.contributions[seat]
+            seats.append(entry)
+        return seats

@@ -36,9 +36,9 @@ __all__ = ["Viewer", "view_for", "event_for", "events_for", "visibility_classes"
 Viewer = int | None
 
 _PUBLIC_SERVICE_FIELDS: dict[str, tuple[str, ...]] = {
-    CREATED: ("game", "options", "seats", "seed_commitment", "clock", "on_timeout", "undo", "spectator_delay",
-              "rematch_of"),
-    SEAT_TAKEN: ("seat", "name", "bot"),
+    CREATED: ("game", "options", "seats", "seed_commitment", "draw", "chain", "clock", "on_timeout", "undo",
+              "spectator_delay", "rematch_of"),
+    SEAT_TAKEN: ("seat", "name", "bot", "seed_contribution", "seed_contribution_from"),
     FINISHED: ("seed", "secret_options", "summary"),
     CLOCK_EXPIRED: ("seat",),
     SEAT_LEFT: ("seat", "reason", "bot"),

@@ -31,13 +31,15 @@ from games.base import Engine
 from service.bots import bots_for
 from service.game_service import GameService, now_ms
 from service.http import error_middleware, json_errors_for_unreadable_requests, setup_routes
-from service.keys import CLOCK, EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SOCKETS, STORE
+from service.keys import CLOCK, EMBEDDED, ENGINES, METRICS, NODE, SERVICE, SETTINGS, SIGNING_KEY, SOCKETS, STORE, VAULT
 from service.logs import get_logger
 from service.metrics import Metrics
 from service.node import Node
 from service.origins import add_cors_headers, origin_middleware
+from service.seed_vault import SeedVault, load_or_create_key
 from service.served import served_engines
-from service.settings import Settings
+from service.settings import Settings, SettingsError
+from service.signing import NodeKey, load_or_create_signing_key
 from service.web import setup_web
 from service.ws import websocket_handler
 
@@ -65,6 +67,8 @@ def create_app(
     app[METRICS] = Metrics(settings.node_id, {name: sorted(bots_for(engine)) for name, engine in app[ENGINES].items()})
     app[SOCKETS] = weakref.WeakSet()
     app[CLOCK] = clock or now_ms
+    app[VAULT] = node_vault(settings)
+    app[SIGNING_KEY] = node_signing_key(settings)
     if settings.embedded:
         app.cleanup_ctx.append(_embedded_server)
     app.cleanup_ctx.append(_event_store)
@@ -74,6 +78,26 @@ def create_app(
     setup_web(app)
     app[METRICS].touch_routes(_timed_routes(app))
     return app
+
+
+def node_vault(settings: Settings) -> SeedVault:
+    """The node's seed vault, from ``DONJON_SEED_KEY`` or the data folder's key file;
+    :class:`SettingsError` naming the problem of a bad key."""
+    setting = settings.seed_key.reveal() if settings.seed_key is not None else None
+    try:
+        return SeedVault(load_or_create_key(setting, Path(settings.data_dir)))
+    except (ValueError, OSError) as exc:
+        raise SettingsError(f"seed key: {exc}") from None
+
+
+def node_signing_key(settings: Settings) -> NodeKey:
+    """The node's signing key, from ``DONJON_SIGNING_KEY`` or the data folder's key file;
+    :class:`SettingsError` naming the problem of a bad key."""
+    setting = settings.signing_key.reveal() if settings.signing_key is not None else None
+    try:
+        return load_or_create_signing_key(setting, Path(settings.data_dir))
+    except (ValueError, OSError) as exc:
+        raise SettingsError(f"signing key: {exc}") from None
 
 
 def _timed_routes(app: web.Application) -> list[tuple[str, str]]:
@@ -146,6 +170,7 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
         cache_games=settings.cache_games,
         cache_bytes=settings.cache_bytes,
         clock=app[CLOCK],
+        vault=app[VAULT],
     )
     node = Node(app[STORE], service, app[METRICS], block_ms=settings.read_block_ms)
     service.watched = node.games.__contains__

@@ -28,9 +28,10 @@ import asyncio
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from events.chain import LEGACY_CHAIN, genesis
 from events.due import DueBots
 from games.base import Engine
 from projections import lobby
@@ -41,6 +42,7 @@ from service.decisions import Batch
 from service.errors import ErrorCode, ServiceError
 from service.logs import get_logger
 from service.metrics import Metrics
+from service.seed_vault import SealedSeedError, SeedVault, seed_of_meta
 
 __all__ = ["CACHE_BYTES", "CACHE_GAMES", "GAME_ID", "GameCache", "GameMeta", "estimated_bytes"]
 
@@ -100,8 +102,11 @@ class GameCache:
         *,
         max_games: int = CACHE_GAMES,
         max_bytes: int = CACHE_BYTES,
+        vault: SeedVault | None = None,
     ) -> None:
         self.store = store
+        self.vault = vault
+        """Seals the seeds of new games in their metas (``None``: kept in clear, as in tests)."""
         self.engines = engines
         self.metrics = metrics
         self.due = DueBots(store)
@@ -258,9 +263,12 @@ class GameCache:
             actor=batch.actor,
             command=batch.command,
             ts=batch.ts,
+            link=await self._link(before, batch),
         )
         if result.duplicate:
             return result, None
+        if result.head:
+            after = replace(after, head_hash=result.head)
         self.offer(after)
         self.metrics.events_appended.inc(len(batch.events))
         finished = after.status is Status.FINISHED
@@ -271,7 +279,25 @@ class GameCache:
         self.on_appended(after)
         return result, after
 
+    async def _link(self, before: GameProjection, batch: Batch) -> str | None:
+        """The chain hash ``batch`` builds on in a SHA-256 game (``None``: a SHA-1 game, which
+        the store's script hashes); read from the store when the cache does not know it."""
+        if before.version == 0:
+            chain = str(batch.events[0].payload.get("chain", LEGACY_CHAIN)) if batch.events else LEGACY_CHAIN
+            return None if chain == LEGACY_CHAIN else genesis(chain)
+        if before.chain == LEGACY_CHAIN:
+            return None
+        if before.head_hash:
+            return before.head_hash
+        version, head = await self.store.head(before.game_id)
+        # A head of another version fails the store's version check first: a plain conflict.
+        return head if version == before.version else genesis(before.chain)
+
     # --- metas and engines -----------------------------------------------------------------
+
+    def seed_fields(self, game_id: str, seed: bytes) -> dict[str, str]:
+        """The meta fields that keep a new game's seed: sealed with the node key when there is one."""
+        return {"seed": seed.hex()} if self.vault is None else self.vault.meta_fields(game_id, seed)
 
     def remember_meta(self, game_id: str, meta: GameMeta) -> None:
         """The meta of a game this node just created (it wrote it, so need not read it back)."""
@@ -290,10 +316,13 @@ class GameCache:
         if meta is not None and not refresh:
             return meta
         raw = await self.store.get_meta(game_id)
-        if raw is None or "game" not in raw or "seed" not in raw:
+        try:
+            seed = None if raw is None else seed_of_meta(game_id, raw, self.vault)
+        except SealedSeedError as exc:
+            raise ServiceError(ErrorCode.INTERNAL, str(exc)) from None
+        if raw is None or "game" not in raw or seed is None:
             raise ServiceError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
         options = raw.get("options")
-        seed = bytes.fromhex(raw["seed"])
         meta = GameMeta(
             game=raw["game"],
             seed=seed,

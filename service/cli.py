@@ -1,4 +1,4 @@
-"""The ``donjon`` command: ``serve``, ``replay GAME_ID``, ``bench``.
+"""The ``donjon`` command: ``serve``, ``replay GAME_ID``, ``export GAME_ID``, ``verify FILE``, ``bench``.
 
 ``donjon serve`` runs the service (the embedded Valkey in ``--data-dir`` unless
 ``DONJON_REDIS_URL`` names a server); it refuses to start (exit 2) when ``DONJON_CASTLE_DATA``
@@ -12,6 +12,11 @@ store (``DONJON_REDIS_URL``, else the embedded server of ``--data-dir``, attache
 or an unreachable store. ``donjon bench`` prints the performance figures (see
 :mod:`service.bench`).
 
+``donjon export GAME_ID`` writes the signed export of a finished game (:mod:`service.export`,
+:mod:`service.signing`); ``donjon verify FILE [--key PUBKEY]`` checks one with no store and no
+network (:mod:`service.verify`): exit 0 when every check passes, 1 naming the first mismatch, 2
+when the file cannot be read.
+
 The CLI writes its results to stdout through :func:`out`; the service itself only logs.
 """
 
@@ -22,7 +27,7 @@ import asyncio
 import gc
 import json
 import sys
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +70,16 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--data-dir", type=Path, help="embedded server data folder (default ./donjon-data)")
     replay.add_argument("--json", action="store_true", help="print the report as JSON")
 
+    export = sub.add_parser("export", help="the signed export of a finished game, from the store")
+    export.add_argument("game_id")
+    export.add_argument("--data-dir", type=Path, help="embedded server data folder (default ./donjon-data)")
+    export.add_argument("-o", "--output", type=Path, help="write it to this file (default: stdout)")
+
+    verify = sub.add_parser("verify", help="check a game export offline: signature, chain, seed, every draw")
+    verify.add_argument("file", type=Path)
+    verify.add_argument("--key", help="the node's public key (64 hex digits, GET /keys) the file must be signed by")
+    verify.add_argument("--json", action="store_true", help="print the report as JSON")
+
     bench = sub.add_parser("bench", help="measure the service and the engines")
     bench.add_argument("--quick", action="store_true", help="small runs (a minute or less)")
     bench.add_argument(
@@ -98,6 +113,10 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
         return _serve(settings, engines)
     if args.command == "replay":
         return run(_replay(settings, args.game_id, args.json, engines))
+    if args.command == "export":
+        return run(_export(settings, args.game_id, args.output))
+    if args.command == "verify":
+        return _verify(args.file, args.key, args.json, engines)
     if args.command == "bench":
         from service.bench import run_bench
 
@@ -203,19 +222,13 @@ async def _settle_gc(_app: Any) -> None:
     get_logger().info("serve.gc_settled", frozen=gc.get_freeze_count(), threshold=list(gc.get_threshold()))
 
 
-async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[str, Engine] | None) -> int:
+async def _with_store(settings: Any, work: Callable[[Any], Awaitable[int]]) -> int:
+    """``work(store)`` on the store the settings name (``DONJON_REDIS_URL``, else the embedded
+    server of the data folder, attached to or started for the occasion); 2 when there is none."""
     from events.embedded import EmbeddedServer
     from events.errors import StoreError
     from events.store import EventStore
-    from service.replay import replay_game
-    from service.served import served_engines
-    from service.settings import SettingsError
 
-    try:
-        engines = served_engines(settings, engines)
-    except SettingsError as exc:
-        sys.stderr.write(f"donjon: {exc}\n")
-        return 2
     server = None
     try:
         if settings.embedded:
@@ -223,7 +236,7 @@ async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[s
                 sys.stderr.write(f"donjon: no data folder {str(settings.data_dir)!r}\n")
                 return 2
             # Started from this (the main) thread, so the server gets its parent-death signal
-            # and cannot outlive a killed replay; only the wait for it to answer is async.
+            # and cannot outlive a killed command; only the wait for it to answer is async.
             server = EmbeddedServer(settings.data_dir, settings.fsync, attach=True)
             await server.start_async()
             url = server.url
@@ -231,7 +244,7 @@ async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[s
             url = settings.redis_url.reveal()
         store = await EventStore.connect(url, cluster=False if settings.embedded else settings.cluster)
         try:
-            report = await replay_game(store, game_id, engines)
+            return await work(store)
         finally:
             await store.close()
     except StoreError as exc:
@@ -240,10 +253,87 @@ async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[s
     finally:
         if server is not None:
             await asyncio.to_thread(server.stop)
+
+
+async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[str, Engine] | None) -> int:
+    from service.app import node_vault
+    from service.replay import replay_game
+    from service.served import served_engines
+    from service.settings import SettingsError
+
+    try:
+        engines = served_engines(settings, engines)
+        vault = node_vault(settings)
+    except SettingsError as exc:
+        sys.stderr.write(f"donjon: {exc}\n")
+        return 2
+
+    async def replay(store: Any) -> int:
+        report = await replay_game(store, game_id, engines, vault)
+        if as_json:
+            out(json.dumps(report.as_dict(), indent=2))
+        else:
+            _print_report(report)
+        return 0 if report.ok else 1
+
+    return await _with_store(settings, replay)
+
+
+async def _export(settings: Any, game_id: str, output: Path | None) -> int:
+    """``donjon export``: the signed export of a finished game, to ``output`` or stdout."""
+    from service.app import node_signing_key
+    from service.errors import ServiceError
+    from service.export import signed_export
+    from service.settings import SettingsError
+
+    try:
+        key = node_signing_key(settings)
+    except SettingsError as exc:
+        sys.stderr.write(f"donjon: {exc}\n")
+        return 2
+
+    async def export(store: Any) -> int:
+        meta = await store.get_meta(game_id)
+        if meta is None:
+            sys.stderr.write(f"donjon: no game {game_id!r} in the store\n")
+            return 1
+        try:
+            signed = await signed_export(store, game_id, str(meta.get("game", "")), key)
+        except ServiceError as exc:  # not_finished
+            sys.stderr.write(f"donjon: {exc.message}\n")
+            return 1
+        text = json.dumps(signed, indent=1, ensure_ascii=False)
+        if output is None:
+            out(text)
+        else:
+            await asyncio.to_thread(output.write_text, text + "\n", encoding="utf-8")
+        return 0
+
+    return await _with_store(settings, export)
+
+
+def _verify(path: Path, key: str | None, as_json: bool, engines: Mapping[str, Engine] | None) -> int:
+    """``donjon verify``: check an export with no store and no network; 0 when every check passes."""
+    import games
+    from service.verify import verify_export
+
+    try:
+        export = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        sys.stderr.write(f"donjon: cannot read {str(path)!r} as JSON: {exc}\n")
+        return 2
+    report = verify_export(export, engines or games.default_engines(), key=key)
     if as_json:
         out(json.dumps(report.as_dict(), indent=2))
+    elif report.ok:
+        out(f"game      {report.game_id} ({report.game})   version {report.version}   batches re-run "
+            f"{report.batches_checked}")
+        out(f"summary   {json.dumps(report.summary, sort_keys=True)}")
+        pinned = "the key given" if key else "not pinned: pass --key with the node's key from GET /keys"
+        out(f"OK: signature (key {report.key_id}, {pinned}), chain, seed commitment, seat contributions, "
+            "every draw, decision and bot move")
     else:
-        _print_report(report)
+        out(f"MISMATCH  {report.problems[0]}")
     return 0 if report.ok else 1
 
 

@@ -150,7 +150,7 @@ class ClockKeeper:
         takeover = decisions.takeover_bot(list(offered))
         move = None
         if before.features.on_timeout == BOT and takeover is not None:
-            rng = bot_rng(meta.seed, before.game_id, seat, before.version + 1)
+            rng = bot_rng(before, meta.seed, seat, version=before.version + 1)
             move = offered[takeover].choose(before.state, seat, rng)
         events = decisions.timeout_batch(before, seat, seed=meta.seed, options=options, move=move, takeover=takeover)
         batch = decisions.Batch(

@@ -17,8 +17,12 @@ Three kinds of batch come from here, and from nowhere else:
 * the **rematch link**: ``game.rematch`` after ``game.finished``.
 
 Randomness follows one rule: the decision taken on top of stream version ``v`` gets
-``derive_rng(seed, game_id, v)``. Setup is decided on top of the last seat's version minus one,
-the version the seat batch (or, for a game of bots only, the last bot seat) starts from.
+:func:`decision_rng`, the stream of the game's draw scheme (``donjon-draw-1`` for new games,
+:mod:`service.draw_schemes`) keyed by the game seed (:func:`service.seeds.game_seed` of the
+server seed and every seat's contribution; the server seed itself in games recorded before
+contributions) and labelled with the game id and ``v``. Setup is decided on top of the last
+seat's version minus one, the version the seat batch (or, for a game of bots only, the last bot
+seat) starts from.
 
 The command path (:mod:`service.seating`, :mod:`service.commands`, the bot scheduler) builds
 every append with these functions, and ``donjon replay`` (:mod:`service.replay`) re-runs them
@@ -36,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from events.chain import CHAIN
 from games.base import (
     BadCommand,
     Command,
@@ -44,14 +49,16 @@ from games.base import (
     GameOver,
     IllegalMove,
     NotYourTurn,
+    Rng,
     RuleError,
-    derive_rng,
     fold,
 )
+from games.draw import DRAW_VERSION
 from projections.game import (
     CLOCK_EXPIRED,
     CREATED,
     FINISHED,
+    LEGACY_DRAW,
     MOVE_UNDONE,
     REMATCH,
     SEAT_LEFT,
@@ -60,6 +67,7 @@ from projections.game import (
 )
 from projections.lifecycle import BOT, RESIGN, UNDO, Features
 from service import seeds
+from service.draw_schemes import rng_for
 
 __all__ = [
     "CREATE_GAME",
@@ -71,6 +79,8 @@ __all__ = [
     "creation_batch",
     "creation_bots",
     "creation_command",
+    "decision_rng",
+    "drawing_seed",
     "finished_event",
     "game_created",
     "seat_batch",
@@ -146,15 +156,63 @@ def game_created(
     rematch_of: str | None = None,
 ) -> Event:
     """``game.created``: the public part of the normalized ``options``, the commitment to the
-    seed and the secret part (:mod:`service.seeds`), the service features (clock, undo,
-    spectator delay) and, for a rematch, the game it follows."""
+    seed and the secret part (:mod:`service.seeds`), the draw and chain algorithms, the service
+    features (clock, undo, spectator delay) and, for a rematch, the game it follows."""
     public, secret = seeds.split_options(engine, options)
     commitment = seeds.commitment(seed, secret)
-    payload: dict[str, Any] = {"game": game, "options": public, "seats": seats, "seed_commitment": commitment}
+    payload: dict[str, Any] = {
+        "game": game,
+        "options": public,
+        "seats": seats,
+        "seed_commitment": commitment,
+        "draw": DRAW_VERSION,
+        "chain": CHAIN,
+    }
     payload.update((features or Features()).as_payload())
     if rematch_of is not None:
         payload["rematch_of"] = rematch_of
     return Event(CREATED, payload)
+
+
+def drawing_seed(projection: GameProjection, server_seed: bytes) -> bytes:
+    """The key of every draw of the game: the game seed of the seats' contributions, or the
+    server seed in a game recorded before them."""
+    if projection.draw == LEGACY_DRAW:
+        return server_seed
+    return seeds.game_seed(server_seed, projection.contributions)
+
+
+def decision_rng(
+    projection: GameProjection, server_seed: bytes, label: str | None = None, *, version: int | None = None
+) -> Rng:
+    """The random source of the decision taken on top of ``projection`` (its game id, or
+    ``label``, e.g. a bot's), at its version unless ``version`` names another (a timeout's move
+    is decided on top of the ``clock.expired`` the same append puts before it)."""
+    return rng_for(
+        projection.draw,
+        drawing_seed(projection, server_seed),
+        label or projection.game_id,
+        projection.version if version is None else version,
+    )
+
+
+def _seat_event(
+    before: GameProjection, seat: int, name: str, server_seed: bytes, *, bot: str | None = None,
+    client_seed: str | None = None,
+) -> Event:
+    """``game.seat_taken``; in a game whose seed the seats share, with the seat's contribution
+    (``client_seed``, else the server-made one)."""
+    payload: dict[str, Any] = {"seat": seat, "name": name}
+    if bot is not None:
+        payload["bot"] = bot
+    if before.draw != LEGACY_DRAW:
+        if client_seed is None:
+            payload["seed_contribution"] = seeds.server_contribution(server_seed, seat)
+            payload["seed_contribution_from"] = "server"
+        else:
+            payload["seed_contribution"] = client_seed
+            payload["seed_contribution_from"] = "seat"
+    return Event(SEAT_TAKEN, payload)
 
 
 def creation_command(bots: Mapping[int, str]) -> Command | None:
@@ -186,32 +244,50 @@ def creation_batch(
     options: Mapping[str, Any],
 ) -> list[Event]:
     """``created``, one seat per bot (in seat order), and the setup when the bots fill every seat."""
-    seated = sorted(bots.items())
-    events = [created]
-    events += [Event(SEAT_TAKEN, {"seat": seat, "name": bot_seat_name(name), "bot": name}) for seat, name in seated]
-    seats = created.payload.get("seats")
-    if len(seated) == seats:
-        # Setup decides on top of the last seat's version minus one, as for a human's seat.
-        events += engine.setup(dict(options), seats, derive_rng(seed, game_id, len(events) - 1))
-    return events
+    projection = GameProjection.empty(game_id, engine).apply(_Appended(1, CREATED, created.payload, 0))
+    events, before_last = [created], projection
+    for seat, name in sorted(bots.items()):
+        before_last = projection
+        event = _seat_event(projection, seat, bot_seat_name(name), seed, bot=name)
+        projection = projection.apply(_Appended(projection.version + 1, SEAT_TAKEN, event.payload, 0))
+        events.append(event)
+    return [*events, *_setup(projection, seed, options, at=before_last)]
+
+
+def _setup(seated: GameProjection, seed: bytes, options: Mapping[str, Any], *, at: GameProjection) -> list[Event]:
+    """The engine's setup, once every seat of ``seated`` is taken, or nothing; drawn on top of
+    ``at`` (the version before the last seat), with the key of every seat's contribution."""
+    if seated.free_seats:
+        return []
+    rng = rng_for(seated.draw, drawing_seed(seated, seed), at.game_id, at.version)
+    return seated.engine.setup(dict(options), seated.seats, rng)
 
 
 # --- seats -----------------------------------------------------------------------------------
 
 
-def seat_command(name: str) -> Command:
-    """The command recorded on a seat batch."""
-    return {"type": TAKE_SEAT, "args": {"name": name}}
+def seat_command(name: str, client_seed: str | None = None) -> Command:
+    """The command recorded on a seat batch (with the seat's ``client_seed`` when it sent one)."""
+    args: dict[str, Any] = {"name": name}
+    if client_seed is not None:
+        args["client_seed"] = client_seed
+    return {"type": TAKE_SEAT, "args": args}
 
 
-def seat_batch(before: GameProjection, seat: int, name: str, *, seed: bytes, options: Mapping[str, Any]) -> list[Event]:
-    """``name`` takes ``seat`` of the game as it is in ``before``; the setup follows when it was
-    the last free seat."""
-    events = [Event(SEAT_TAKEN, {"seat": seat, "name": name})]
-    if before.free_seats == [seat]:
-        rng = derive_rng(seed, before.game_id, before.version)
-        events += before.engine.setup(dict(options), before.seats, rng)
-    return events
+def seat_batch(
+    before: GameProjection,
+    seat: int,
+    name: str,
+    *,
+    seed: bytes,
+    options: Mapping[str, Any],
+    client_seed: str | None = None,
+) -> list[Event]:
+    """``name`` takes ``seat`` of the game as it is in ``before`` (contributing ``client_seed``
+    to the game's seed, or a server-made value); the setup follows when it was the last free seat."""
+    event = _seat_event(before, seat, name, seed, client_seed=client_seed)
+    seated = before.apply(_Appended(before.version + 1, SEAT_TAKEN, event.payload, 0))
+    return [event, *_setup(seated, seed, options, at=before)]
 
 
 # --- commands --------------------------------------------------------------------------------
@@ -248,8 +324,7 @@ def _engine_batch(
 ) -> list[Event]:
     """The engine's events for ``command`` decided on top of ``version`` (+ ``game.finished``)."""
     engine = before.engine
-    rng = derive_rng(seed, before.game_id, version)
-    events = list(engine.decide(before.state, seat, command, rng))
+    events = list(engine.decide(before.state, seat, command, decision_rng(before, seed, version=version)))
     if not events:
         raise EngineFault(f"{before.game} decided no events for {command!r}")
     for event in events:

@@ -3,9 +3,11 @@
 Every event comes with its stored msgpack body (base64), ``prev_hash`` and ``hash``, exactly the bytes
 the append script hashed (:mod:`events.chain`), so a verifier in any language re-computes the chain
 without trusting the service's decoding; ``seed`` and ``secret_options`` are copied from the log's
-``game.finished`` body (a verifier should read them from that body, which the chain covers). The file
-has no ``signature`` yet: a signed export (issue 14) adds it as one more top-level field, computed over
-the canonical JSON of every other field (:func:`signed_bytes`), so verifiers of this shape keep working.
+``game.finished`` body (a verifier should read them from that body, which the chain covers). The node
+signs it (:func:`signed_export`, :mod:`service.signing`): ``signature`` is one more top-level field,
+computed over the canonical JSON of every other field (:func:`signed_bytes`), so verifiers of the
+unsigned shape keep working. ``chain.algorithm`` and ``chain.genesis`` are the game's own (SHA-256
+for games created since v1.2, SHA-1 before; ``docs/fairness.md``).
 
 A game that has not finished is refused with ``not_finished``: before the end the seed is secret and
 the stored bodies hold what some viewers may not see (hands, the Overlord's tokens, bot commands).
@@ -15,18 +17,25 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgpack
 
-from events.envelope import GENESIS_HASH
+from events.chain import chain_of_body, genesis
 from events.store import EventStore
 from service.errors import ErrorCode, ServiceError
 
-__all__ = ["EXPORT_FORMAT", "export_game", "signed_bytes"]
+if TYPE_CHECKING:
+    from service.signing import NodeKey
+
+__all__ = ["EXPORT_FORMAT", "chain_description", "export_game", "signed_bytes", "signed_export"]
 
 EXPORT_FORMAT = "donjon.export/1"
-CHAIN_ALGORITHM = "sha1(prev_hash_hex || msgpack_body)"
+
+
+def chain_description(algorithm: str) -> str:
+    """The export's ``chain.algorithm``: what each hash is of (``docs/fairness.md``)."""
+    return f"{algorithm}(prev_hash_hex || msgpack_body)"
 
 
 async def export_game(store: EventStore, game_id: str, game: str) -> dict[str, Any]:
@@ -39,12 +48,14 @@ async def export_game(store: EventStore, game_id: str, game: str) -> dict[str, A
         )
     revealed = last.get("payload") or {}
     version, head = entries[-1][0], entries[-1][3]
+    algorithm = chain_of_body(entries[0][1])
     export: dict[str, Any] = {
         "format": EXPORT_FORMAT,
         "id": game_id,
         "game": game,
         "status": "finished",
-        "chain": {"algorithm": CHAIN_ALGORITHM, "genesis": GENESIS_HASH, "version": version, "head": head},
+        "chain": {"algorithm": chain_description(algorithm), "genesis": genesis(algorithm), "version": version,
+                  "head": head},
         "seed": revealed.get("seed"),
         "events": [
             {"version": v, "body": base64.b64encode(body).decode("ascii"), "prev_hash": prev, "hash": hash_}
@@ -54,6 +65,11 @@ async def export_game(store: EventStore, game_id: str, game: str) -> dict[str, A
     if "secret_options" in revealed:
         export["secret_options"] = revealed["secret_options"]
     return export
+
+
+async def signed_export(store: EventStore, game_id: str, game: str, key: NodeKey) -> dict[str, Any]:
+    """The export of a finished game, signed with the node's ``key``."""
+    return key.sign_export(await export_game(store, game_id, game))
 
 
 def signed_bytes(export: dict[str, Any]) -> bytes:

@@ -35,6 +35,7 @@ from service.decisions import takeover_bot
 from service.metrics import Metrics
 from service.rematch import Rematches
 from service.seating import Seating
+from service.seed_vault import SeedVault
 
 __all__ = ["GameService", "now_ms"]
 
@@ -65,6 +66,7 @@ class GameService:
         bot_sweep: float = 0.0,
         cache_games: int = CACHE_GAMES,
         cache_bytes: int = CACHE_BYTES,
+        vault: SeedVault | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -72,7 +74,9 @@ class GameService:
         self.metrics = metrics or Metrics()
         self.bots: dict[str, dict[str, Bot]] = {name: bots_for(engine) for name, engine in self.engines.items()}
         """Game -> the bots it offers, by name."""
-        self.cache = GameCache(store, self.engines, self.metrics, max_games=cache_games, max_bytes=cache_bytes)
+        self.cache = GameCache(
+            store, self.engines, self.metrics, max_games=cache_games, max_bytes=cache_bytes, vault=vault
+        )
         self.seating = Seating(self.cache, self.bots, self.metrics, retries=retries, clock=clock)
         self.commands = CommandRunner(
             self.cache, self.metrics, retries=retries, clock=clock, takeover=self.takeover_bot
@@ -164,10 +168,15 @@ class GameService:
         return await self.seating.create_game(game, options, seats, bots, bots_only, features)
 
     async def take_seat(
-        self, game_id: str, name: Any, request_id: Any = None, rematch_token: str | None = None
+        self,
+        game_id: str,
+        name: Any,
+        request_id: Any = None,
+        client_seed: Any = None,
+        rematch_token: str | None = None,
     ) -> tuple[int, str, GameProjection]:
         """See :meth:`Seating.take_seat`."""
-        return await self.seating.take_seat(game_id, name, request_id, rematch_token)
+        return await self.seating.take_seat(game_id, name, request_id, client_seed, rematch_token)
 
     async def rematch(self, game_id: str, token: str | None) -> tuple[str, int]:
         """See :meth:`Rematches.rematch`."""

@@ -25,9 +25,9 @@ from projections import lobby
 from projections.game import Status
 from projections.views import events_for, view_for
 from service.errors import ErrorCode, ServiceError
-from service.export import export_game
+from service.export import signed_export
 from service.features import FEATURE_FIELDS, catalog_features
-from service.keys import ENGINES, METRICS, NODE, SERVICE, SETTINGS, STORE
+from service.keys import ENGINES, METRICS, NODE, SERVICE, SETTINGS, SIGNING_KEY, STORE
 from service.logs import get_logger
 from service.metrics import CONTENT_TYPE
 from service.presence import away_seats
@@ -42,7 +42,7 @@ MAX_VERSION = 2**53 - 1
 """Bounds of ``offset`` and version parameters: far above any lobby or stream, and within what
 the store's ranges and a JSON number carry exactly (the store refuses ranges beyond int64)."""
 CREATE_FIELDS = frozenset({"game", "options", "seats", "bots", "bots_only"}) | FEATURE_FIELDS
-SEAT_FIELDS = frozenset({"name", "request_id"})
+SEAT_FIELDS = frozenset({"name", "request_id", "client_seed"})
 CONTRACTS = {"/openapi.json": "openapi.json", "/asyncapi.json": "asyncapi.json"}
 """The machine-readable contract, route -> file of the ``service.contract`` package."""
 _QUIET_ROUTES = frozenset(
@@ -95,6 +95,14 @@ async def _body(request: web.Request, known: frozenset[str]) -> dict[str, Any]:
         raise ServiceError(ErrorCode.BAD_REQUEST, "the request body must be a JSON object")
     refuse_unknown_fields(body, known, "the request body", ErrorCode.BAD_REQUEST)
     return body
+
+
+def _refuse_nulls(body: dict[str, Any], fields: frozenset[str]) -> None:
+    """``bad_request`` for a field sent as ``null``: an optional field is left out, never null
+    (null would otherwise read as absent, e.g. a seat without its ``client_seed``)."""
+    for name in sorted(fields):
+        if name in body and body[name] is None:
+            raise ServiceError(ErrorCode.BAD_REQUEST, f"'{name}' must be a string when sent; leave it out instead")
 
 
 _CODE_OF_STATUS = {404: ErrorCode.NOT_FOUND, 413: ErrorCode.FRAME_TOO_LARGE}
@@ -243,10 +251,19 @@ async def create_game(request: web.Request) -> web.Response:
 
 async def take_seat(request: web.Request) -> web.Response:
     body = await _body(request, SEAT_FIELDS)
+    _refuse_nulls(body, SEAT_FIELDS)
     seat, token, projection = await request.app[SERVICE].take_seat(
-        request.match_info["id"], body.get("name"), body.get("request_id"), bearer_token(request)
+        request.match_info["id"],
+        body.get("name"),
+        body.get("request_id"),
+        body.get("client_seed"),
+        bearer_token(request),
     )
-    return _json({"seat": seat, "token": token, "version": projection.version, "status": projection.status.value})
+    status = projection.status.value
+    reply: dict[str, Any] = {"seat": seat, "token": token, "version": projection.version, "status": status}
+    if projection.contributions and projection.contributions[seat] is not None:
+        reply["seed_contribution"] = projection.contributions[seat]
+    return _json(reply)
 
 
 async def rematch(request: web.Request) -> web.Response:
@@ -340,10 +357,10 @@ async def get_state(request: web.Request) -> web.Response:
 
 
 async def get_export(request: web.Request) -> web.Response:
-    """A finished game's whole log with the stored bodies and hashes (:mod:`service.export`)."""
+    """A finished game's whole log with the stored bodies and hashes, signed by the node (:mod:`service.export`)."""
     game_id = request.match_info["id"]
     projection = await request.app[SERVICE].load(game_id)
-    return _json(await export_game(request.app[STORE], game_id, projection.game))
+    return _json(await signed_export(request.app[STORE], game_id, projection.game, request.app[SIGNING_KEY]))
 
 
 # --- requests aiohttp cannot read ----------------------------------------------------------------
@@ -395,6 +412,11 @@ def json_errors_for_unreadable_requests(app: web.Application) -> None:
 _CONTRACT_FILES = web.AppKey("contract_files", dict)
 
 
+async def keys(request: web.Request) -> web.Response:
+    """The public keys this node signs game exports with (``docs/fairness.md``)."""
+    return _json({"keys": [request.app[SIGNING_KEY].describe()]})
+
+
 def setup_routes(app: web.Application) -> None:
     files = resources.files("service.contract")
     app[_CONTRACT_FILES] = {route: files.joinpath(name).read_bytes() for route, name in CONTRACTS.items()}
@@ -405,6 +427,7 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/games/catalog", catalog)
     app.router.add_get("/games/catalog/{game}/assets", game_assets)
+    app.router.add_get("/keys", keys)
     app.router.add_get("/games", list_games)
     app.router.add_post("/games", create_game)
     app.router.add_post("/games/{id}/seats", take_seat)

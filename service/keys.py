@@ -13,9 +13,13 @@ from games.base import Engine
 from service.game_service import GameService
 from service.metrics import Metrics
 from service.node import Node
+from service.seed_vault import SeedVault
 from service.settings import Settings
+from service.signing import NodeKey
 
-__all__ = ["SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS", "CLOCK"]
+__all__ = [
+    "SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS", "CLOCK", "VAULT", "SIGNING_KEY"
+]
 
 SETTINGS = web.AppKey("settings", Settings)
 # A generic type as AppKey's second argument is not a type mypy can infer from: annotate instead.
@@ -30,3 +34,7 @@ SOCKETS: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("socket
 """Open websockets, closed with GOING_AWAY on shutdown."""
 CLOCK: web.AppKey[Callable[[], int]] = web.AppKey("clock")
 """The node's clock, ``() -> int`` ms since the epoch (the wall clock unless a test injects one)."""
+VAULT = web.AppKey("vault", SeedVault)
+"""Seals game seeds at rest with the node key (:mod:`service.seed_vault`)."""
+SIGNING_KEY = web.AppKey("signing_key", NodeKey)
+"""The node's Ed25519 key that signs exports; ``GET /keys`` lists its public half."""

@@ -74,7 +74,9 @@ def configure_logging(
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS[level]),
-        logger_factory=structlog.PrintLoggerFactory(file=out),
+        # One write per line (print() writes the newline apart), so the lines of several workers
+        # sharing one stdout never interleave.
+        logger_factory=structlog.WriteLoggerFactory(file=out),
         cache_logger_on_first_use=True,
     )
     return _route_stdlib(out, level, shared, renderer)

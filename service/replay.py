@@ -7,17 +7,22 @@ Checks, each reported as a problem (and a non-zero exit) when it fails:
    ``engine.evolve``, with no gap in versions;
 3. when the seed is known (revealed by ``game.finished`` with the secret options, or, for a game
    still running, read from the meta by an operator with store access): the commitment in
-   ``game.created`` matches them (:func:`service.seeds.commitment`), and every batch re-runs to the same events: the
-   functions of :mod:`service.decisions` that built it are called again on the state before it
-   (``seat_batch``: ``game.seat_taken`` plus, for the last seat, ``engine.setup`` with
-   ``derive_rng(seed, game_id, version_before)``; ``command_batch``: ``engine.decide`` with the
-   same rng rule, plus ``game.finished`` when the game ended there; ``creation_batch``, for a
-   game with bots (its command is ``create_game``): a ``game.seat_taken`` per bot seat, plus
-   the setup when bots fill every seat);
+   ``game.created`` matches them (:func:`service.seeds.commitment`); every seat's contribution
+   to the game seed is its ``client_seed`` or the value the server seed fixes; and every batch
+   re-runs to the same events: the functions of :mod:`service.decisions` that built it are
+   called again on the state before it (``seat_batch``: ``game.seat_taken`` with its seed
+   contribution plus, for the last seat, ``engine.setup`` with ``decision_rng`` on the version
+   before; ``command_batch``: ``engine.decide`` with the same rng rule, plus ``game.finished``
+   when the game ended there; ``creation_batch``, for a game with bots (its command is
+   ``create_game``): a ``game.seat_taken`` per bot seat, plus the setup when bots fill every seat);
 4. the service's own batches the same way: ``resign`` and ``undo`` (``command_batch``), a
-   timeout (``clock_timeout``: ``timeout_batch`` with the recorded bot move), a ``rematch`` link;
-5. every move of a bot seat is the one its bot chooses with ``bot_rng(seed, game_id, seat,
-   version_before)`` (:mod:`service.bots`), under the command id ``bot:<seat>:<version_before>``.
+   timeout (``clock_timeout``: ``timeout_batch`` with the recorded bot move, chosen with
+   ``bot_rng(before, seed, seat, version=version_before + 1)``), a ``rematch`` link;
+5. every move of a bot seat is the one its bot chooses with ``bot_rng(before, seed, seat)``
+   (:mod:`service.bots`), under the command id ``bot:<seat>:<version_before>``.
+
+:func:`check_log` runs checks 2-5 on decoded envelopes, which is what ``donjon verify`` runs on an
+export (:mod:`service.verify`).
 
 A batch begins at an envelope that carries its ``command`` (the store keeps it on the first
 event of each append); ``game.created`` begins a batch of its own (alone, or with the bot seats).
@@ -37,8 +42,9 @@ from games.base import Engine, Event, RuleError
 from projections.game import CREATED, SEAT_TAKEN, GameProjection, ProjectionError
 from service import decisions, seeds
 from service.bots import bot_command_id, bot_rng, bots_for
+from service.seed_vault import SealedSeedError, SeedVault, seed_of_meta
 
-__all__ = ["ReplayReport", "replay_game"]
+__all__ = ["ReplayReport", "check_log", "replay_game"]
 
 
 @dataclass(slots=True)
@@ -94,7 +100,9 @@ def _batches(envelopes: list[Any]) -> list[list[Any]]:
     return batches
 
 
-async def replay_game(store: Any, game_id: str, engines: Mapping[str, Engine]) -> ReplayReport:
+async def replay_game(
+    store: Any, game_id: str, engines: Mapping[str, Engine], vault: SeedVault | None = None
+) -> ReplayReport:
     report = ReplayReport(game_id)
     meta = await store.get_meta(game_id)
     if meta is None:
@@ -114,7 +122,18 @@ async def replay_game(store: Any, game_id: str, engines: Mapping[str, Engine]) -
     except StoreError as exc:
         report.problems.append(f"events do not decode: {exc}")
         return report
+    check_log(report, engine, envelopes, meta, vault)
+    return report
 
+
+def check_log(
+    report: ReplayReport, engine: Engine, envelopes: list[Any], meta: dict[str, Any], vault: SeedVault | None = None
+) -> None:
+    """Every check after the chain, on a game's decoded ``envelopes`` (see the module docstring),
+    each problem added to ``report``: the fold, the seed commitment, every seat's contribution,
+    every batch and bot move re-run. ``meta`` is the store's (``{}`` for an export: the seed
+    is then only the one ``game.finished`` reveals)."""
+    game_id = report.game_id
     started = time.perf_counter()
     projection = GameProjection.empty(game_id, engine)
     try:
@@ -124,21 +143,42 @@ async def replay_game(store: Any, game_id: str, engines: Mapping[str, Engine]) -
         final = None
     report.fold_seconds = time.perf_counter() - started
     if final is None:
-        return report
+        return
     report.version, report.status, report.summary = final.version, final.status.value, final.summary
     if final.status.value != "open" and final.engine_events:
         report.summary = final.summary or engine.summary(final.state)
 
-    seed = _seed(report, final, meta)
+    seed = _seed(report, final, meta, vault)
     if seed is None:
-        return report
+        return
     options = _full_options(final, meta)
     _public, secret = seeds.split_options(engine, options)
     if seeds.commitment(seed, secret) != final.seed_commitment:
         report.problems.append("the seed (and secret options) do not match game.created's seed_commitment")
-        return report
+        return
+    if not _check_contributions(report, seed, envelopes):
+        return
     _rerun(report, engine, game_id, seed, options, envelopes)
-    return report
+
+
+def _check_contributions(report: ReplayReport, seed: bytes, envelopes: list[Any]) -> bool:
+    """Each seat's contribution to the game seed is the ``client_seed`` its seat request sent, or
+    the value the server seed fixes for a seat that sent none; ``False`` at the first that is not."""
+    for batch in _batches(envelopes):
+        sent = (batch[0].command or {}).get("args", {}).get("client_seed") if batch[0].command else None
+        for envelope in batch:
+            if envelope.type != SEAT_TAKEN or "seed_contribution" not in envelope.payload:
+                continue
+            seat, value = envelope.payload.get("seat"), envelope.payload["seed_contribution"]
+            made_by = envelope.payload.get("seed_contribution_from")
+            expected = seeds.server_contribution(seed, seat) if made_by == "server" else sent
+            if made_by not in ("server", "seat") or value != expected:
+                source = "the one the server seed fixes" if made_by == "server" else "the client_seed its seat sent"
+                report.problems.append(
+                    f"version {envelope.version}: seat {seat}'s seed contribution {value!r} is not {source}"
+                )
+                return False
+    return True
 
 
 def _full_options(final: GameProjection, meta: dict[str, Any]) -> dict[str, Any]:
@@ -150,7 +190,13 @@ def _full_options(final: GameProjection, meta: dict[str, Any]) -> dict[str, Any]
     return dict(options) if isinstance(options, dict) else dict(final.options)
 
 
-def _seed(report: ReplayReport, final: GameProjection, meta: dict[str, Any]) -> bytes | None:
+def _seed(report: ReplayReport, final: GameProjection, meta: dict[str, Any], vault: SeedVault | None) -> bytes | None:
+    try:
+        kept = seed_of_meta(final.game_id, meta, vault)
+    except SealedSeedError as exc:
+        kept = None
+        if final.seed is None:
+            report.problems.append(str(exc))
     if final.seed is not None:
         report.seed_source = "revealed"
         try:
@@ -158,13 +204,12 @@ def _seed(report: ReplayReport, final: GameProjection, meta: dict[str, Any]) -> 
         except ValueError:
             report.problems.append(f"game.finished reveals a seed that is not hex: {final.seed!r}")
             return None
-        if meta.get("seed") not in (None, final.seed):
+        if kept not in (None, seed):
             report.problems.append("the revealed seed differs from the one the service kept")
         return seed
-    if isinstance(meta.get("seed"), str):
+    if kept is not None:
         report.seed_source = "meta"
-        return bytes.fromhex(meta["seed"])
-    return None
+    return kept
 
 
 def _rerun(
@@ -217,8 +262,10 @@ def _expected_events(
         created = Event(CREATED, first.payload)
         events = decisions.creation_batch(engine, created, bots, seed=seed, game_id=game_id, options=options)
     elif command.get("type") == decisions.TAKE_SEAT and first.type == SEAT_TAKEN:
-        name = command["args"]["name"]
-        events = decisions.seat_batch(before, first.payload.get("seat"), name, seed=seed, options=options)
+        name, client_seed = command["args"]["name"], command["args"].get("client_seed")
+        events = decisions.seat_batch(
+            before, first.payload.get("seat"), name, seed=seed, options=options, client_seed=client_seed
+        )
     elif command.get("type") == decisions.REMATCH_COMMAND and first.actor is None:
         events = decisions.rematch_batch(command)
     elif command.get("type") == decisions.CLOCK_TIMEOUT and first.actor is None:
@@ -229,7 +276,7 @@ def _expected_events(
         move = args.get("move")
         takeover = _takeover(engine)
         if move is not None and takeover is not None:
-            rng = bot_rng(seed, game_id, seat, before.version + 1)
+            rng = bot_rng(before, seed, seat, version=before.version + 1)
             chosen = bots_for(engine)[takeover].choose(before.state, seat, rng)
             if _canonical([("", chosen)]) != _canonical([("", move)]):
                 raise decisions.EngineFault(f"the timeout's bot move {move!r} is not the bot's choice {chosen!r}")
@@ -261,7 +308,7 @@ def _check_bot_move(
         report.problems.append(f"version {first.version}: seat {seat} is bot {name!r}, which this build lacks")
         return
     try:
-        chosen = bot.choose(before.state, seat, bot_rng(seed, game_id, seat, before.version))
+        chosen = bot.choose(before.state, seat, bot_rng(before, seed, seat))
     except Exception as exc:  # a bot that cannot choose here is a finding, not a crash of replay
         report.problems.append(f"version {first.version}: bot {name!r} of seat {seat} fails to choose: {exc!r}")
         return

@@ -23,7 +23,7 @@ from typing import Any
 from events.errors import ConflictError, GameExists
 from events.store import AppendResult
 from games.base import Bot, RuleError
-from projections.game import GameProjection, Status
+from projections.game import LEGACY_DRAW, GameProjection, Status
 from service import decisions, seeds
 from service.auth import (
     REQUEST_ID,
@@ -139,7 +139,6 @@ class Seating:
         ``GameExists`` when taken) or a fresh random id; that id."""
         fields: dict[str, Any] = {
             "game": game,
-            "seed": seed.hex(),
             "options": options,
             "seats": seats,
             "created": ts,
@@ -155,7 +154,7 @@ class Seating:
         for _ in range(_ID_ATTEMPTS):
             game_id = secrets.token_hex(8)
             try:
-                await self.store.create_game(game_id, fields)
+                await self.store.create_game(game_id, {**fields, **self.cache.seed_fields(game_id, seed)})
             except GameExists:
                 continue
             return game_id
@@ -191,7 +190,12 @@ class Seating:
         return dict(sorted(chosen.items()))
 
     async def take_seat(
-        self, game_id: str, name: Any, request_id: Any = None, rematch_token: str | None = None
+        self,
+        game_id: str,
+        name: Any,
+        request_id: Any = None,
+        client_seed: Any = None,
+        rematch_token: str | None = None,
     ) -> tuple[int, str, GameProjection]:
         """Seat a player in the lowest free seat; start the game when it was the last one. In
         a rematch the seat is the one reserved to the holder of ``rematch_token`` (a seat token
@@ -200,6 +204,8 @@ class Seating:
         Returns ``(seat, token, projection)``. The token is stored only as its sha256, bound to
         this game and seat. Without a ``request_id`` it is random and returned once; with one,
         a retry of the request returns the seat and token of its first try that landed.
+        ``client_seed`` is the seat's contribution to the game's seed (``docs/fairness.md``);
+        without one the service makes it.
         """
         reserved: int | None = None
         before = await self.cache.load(game_id)
@@ -210,6 +216,7 @@ class Seating:
             raise ServiceError(ErrorCode.BAD_REQUEST, f"game {game_id!r} is not a rematch: take a seat without a token")
         name = _checked_name(name)
         request_id = _checked_request_id(request_id)
+        client_seed = _checked_client_seed(client_seed)
         meta = await self.cache.meta(game_id)
         if request_id is None:
             token, command_id = secrets.token_urlsafe(32), None
@@ -227,18 +234,24 @@ class Seating:
                     raise ServiceError(ErrorCode.GAME_FULL, f"every seat of game {game_id!r} is taken")
                 if reserved is not None and reserved not in before.free_seats:
                     raise ServiceError(ErrorCode.GAME_FULL, f"seat {reserved} of game {game_id!r} is taken")
+                if client_seed is not None and before.draw == LEGACY_DRAW:
+                    raise ServiceError(
+                        ErrorCode.BAD_REQUEST, f"game {game_id!r} was created before seats could send a 'client_seed'"
+                    )
                 seat = before.free_seats[0] if reserved is None else reserved
                 # The hash goes in first: a seat is never taken without its token being valid.
                 # A token whose append then loses is never handed out, so its entry binds nothing.
                 await self.store.update_meta(game_id, {TOKEN_FIELD + digest: seat})
-                events = decisions.seat_batch(before, seat, name, seed=meta.seed, options=meta.full_options(before))
+                events = decisions.seat_batch(
+                    before, seat, name, seed=meta.seed, options=meta.full_options(before), client_seed=client_seed
+                )
                 batch = decisions.Batch(
                     game_id,
                     events,
                     before.version,
                     self.clock(),
                     actor=seat,
-                    command=decisions.seat_command(name),
+                    command=decisions.seat_command(name, client_seed),
                     command_id=command_id,
                 )
                 try:
@@ -287,6 +300,16 @@ class Seating:
         (await self.cache.meta(game_id)).tokens[digest] = seat
         self.log.info("seat.retried", game_id=game_id, seat=seat, version=earlier.first_version)
         return seat, token, projection
+
+
+def _checked_client_seed(client_seed: Any) -> str | None:
+    """``POST /games/{id}/seats``'s ``client_seed``, checked (``None`` when not sent)."""
+    if client_seed is not None and (not isinstance(client_seed, str) or not seeds.CLIENT_SEED.fullmatch(client_seed)):
+        raise ServiceError(
+            ErrorCode.BAD_REQUEST,
+            f"'client_seed' must be 1-128 printable ASCII characters without spaces, got {client_seed!r}",
+        )
+    return client_seed
 
 
 def _checked_name(name: Any) -> str:

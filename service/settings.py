@@ -39,6 +39,11 @@ variable                       default                     meaning
                                                            ``store_unavailable`` after that
 ``DONJON_READY_TIMEOUT_MS``    ``1000``                    how long ``/readyz`` waits for the
                                                            store's PING
+``DONJON_SEED_KEY``           (unset: ``seed.key`` in     64 hex digits: the node key that seals
+                               the data folder)            game seeds at rest; the same on every
+                                                           node sharing a store
+``DONJON_SIGNING_KEY``        (unset: ``signing.key`` in  64 hex digits: the node's Ed25519
+                               the data folder)            private key that signs exports
 ``DONJON_CORS_ORIGINS``        (empty: same-origin only)   origins whose pages may call the API
                                                            and open sockets (``*``: any)
 ``DONJON_BOT_SWEEP_MS``        ``1000``                    how often a node looks in the store's
@@ -128,6 +133,19 @@ def _redis_url(raw: str) -> Secret | None:
     return Secret(raw.strip())
 
 
+def _node_key(raw: str) -> Secret | None:
+    """A node key (seed sealing, signing): 64 hex digits (checked here, so a typo stops the start)."""
+    if not raw.strip():
+        return None
+    try:
+        key = bytes.fromhex(raw.strip())
+    except ValueError:
+        key = b""
+    if len(key) != 32:
+        raise ValueError("the key must be 64 hex digits (32 bytes)")
+    return Secret(raw.strip())
+
+
 def parse_origins(raw: str) -> tuple[str, ...]:
     """``DONJON_CORS_ORIGINS``: comma-separated ``scheme://host[:port]``, or ``*``."""
     origins = tuple(part.strip().rstrip("/") for part in raw.split(",") if part.strip())
@@ -169,6 +187,8 @@ class Settings:
     bot_takeover_ms: int = field(default=3000, metadata={"cast": int})
     store_timeout_ms: int = field(default=2000, metadata={"cast": int})
     ready_timeout_ms: int = field(default=1000, metadata={"cast": int})
+    seed_key: Secret | None = field(default=None, metadata={"cast": _node_key, "secret": True})
+    signing_key: Secret | None = field(default=None, metadata={"cast": _node_key, "secret": True})
     cors_origins: tuple[str, ...] = field(default=(), metadata={"cast": parse_origins})
     bot_sweep_ms: int = field(default=1000, metadata={"cast": int})
     cache_games: int = field(default=5000, metadata={"cast": int})

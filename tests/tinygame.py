@@ -19,7 +19,6 @@ the card from other viewers' copies of ``dealt``/``drew``), and an end with a wi
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -34,6 +33,7 @@ from games.base import (
     IllegalMove,
     NotYourTurn,
     OptionSpec,
+    Rng,
     UnknownCommand,
     command,
 )
@@ -72,9 +72,9 @@ class TinyBot:
     commands of the seat, drawing only from ``rng``."""
 
     name: str
-    pick: Callable[[list[dict[str, Any]], random.Random], dict[str, Any]]
+    pick: Callable[[list[dict[str, Any]], Rng], dict[str, Any]]
 
-    def choose(self, state: TinyState, seat: int, rng: random.Random) -> dict[str, Any]:
+    def choose(self, state: TinyState, seat: int, rng: Rng) -> dict[str, Any]:
         return self.pick(TINY.legal_moves(state, seat), rng)
 
 
@@ -121,7 +121,7 @@ class TinyEngine:
     def initial_state(self) -> TinyState:
         return TinyState()
 
-    def setup(self, options: Mapping[str, Any], seats: int, rng: random.Random) -> list[Event]:
+    def setup(self, options: Mapping[str, Any], seats: int, rng: Rng) -> list[Event]:
         pile = list(PILE)
         events = [Event("started", {"target": options["target"]})]
         for seat in range(seats):
@@ -166,7 +166,7 @@ class TinyEngine:
 
     # --- decide --------------------------------------------------------------------------
 
-    def decide(self, state: TinyState, seat: int, cmd: dict[str, Any], rng: random.Random) -> list[Event]:
+    def decide(self, state: TinyState, seat: int, cmd: dict[str, Any], rng: Rng) -> list[Event]:
         """:raises: game_over, not_your_turn, unknown_command, bad_command, illegal_move."""
         if state.finished:
             raise GameOver("the game is over")

@@ -8,11 +8,10 @@ plain function, and :func:`choose` is the default bot (greedy). All are pure giv
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from typing import Any
 
-from games.base import Bot
+from games.base import Bot, Rng
 from games.carcassonne.engine import ENGINE
 from games.carcassonne.scoring import segment_at, weight
 from games.carcassonne.state import State
@@ -24,7 +23,7 @@ __all__ = ["BOTS", "GREEDY", "RANDOM", "GreedyBot", "RandomBot", "choose", "gree
 Command = dict[str, Any]
 
 
-def random_choose(state: State, seat: int, rng: random.Random) -> Command:
+def random_choose(state: State, seat: int, rng: Rng) -> Command:
     """A uniformly random legal command."""
     return rng.choice(ENGINE.legal_moves(state, seat))
 
@@ -50,7 +49,7 @@ def _value(board: Board, feature: Feature, seat: int) -> float:
     return 0.0
 
 
-def greedy_choose(state: State, seat: int, rng: random.Random) -> Command:
+def greedy_choose(state: State, seat: int, rng: Rng) -> Command:
     """Place where the tile raises the value of features this seat leads the most, then put a
     follower where it is worth the most (passing when nothing is worth a follower)."""
     moves = ENGINE.legal_moves(state, seat)
@@ -104,7 +103,7 @@ class RandomBot:
 
     name = "random"
 
-    def choose(self, state: State, seat: int, rng: random.Random) -> Command:
+    def choose(self, state: State, seat: int, rng: Rng) -> Command:
         return random_choose(state, seat, rng)
 
 
@@ -113,7 +112,7 @@ class GreedyBot:
 
     name = "greedy"
 
-    def choose(self, state: State, seat: int, rng: random.Random) -> Command:
+    def choose(self, state: State, seat: int, rng: Rng) -> Command:
         return greedy_choose(state, seat, rng)
 
 
@@ -123,6 +122,6 @@ BOTS: Mapping[str, Bot] = {"random": RANDOM, "greedy": GREEDY}
 """The named bots: what the service offers to fill seats."""
 
 
-def choose(state: State, seat: int, rng: random.Random) -> Command:
+def choose(state: State, seat: int, rng: Rng) -> Command:
     """The default bot: greedy."""
     return greedy_choose(state, seat, rng)

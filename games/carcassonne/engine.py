@@ -10,11 +10,10 @@ Carcassonne (base game C2 with farmers, optional Inns & Cathedrals). Where thing
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from typing import Any
 
-from games.base import EngineBase, Event, OptionSpec
+from games.base import EngineBase, Event, OptionSpec, Rng
 from games.carcassonne import rules, views
 from games.carcassonne.assets import assets as tile_assets
 from games.carcassonne.board import CarcassonneBoardRules, board_rules, start_board
@@ -60,13 +59,13 @@ class CarcassonneEngine(EngineBase):
     def initial_state(self) -> State:
         return State()
 
-    def setup(self, options: Mapping[str, Any], seats: int, rng: random.Random) -> list[Event]:
+    def setup(self, options: Mapping[str, Any], seats: int, rng: Rng) -> list[Event]:
         return rules.setup(self._options(options, seats), seats, rng)
 
     def evolve(self, state: State, event: Event) -> State:
         return evolve(state, event)
 
-    def decide(self, state: State, seat: int, cmd: Command, rng: random.Random) -> list[Event]:
+    def decide(self, state: State, seat: int, cmd: Command, rng: Rng) -> list[Event]:
         """:raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move."""
         return rules.decide(state, seat, cmd, rng)
 

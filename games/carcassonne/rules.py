@@ -18,7 +18,6 @@ port of a segment names that segment), ``monastery`` or ``inner_field``.
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from games.base import (
@@ -26,6 +25,7 @@ from games.base import (
     Event,
     IllegalMove,
     NotYourTurn,
+    Rng,
     UnknownCommand,
     check_accepting,
     int_arg,
@@ -43,7 +43,7 @@ __all__ = ["decide", "follower_moves", "legal_moves", "setup", "waiting_for"]
 Command = dict[str, Any]
 
 
-def setup(opts: Options, seats: int, rng: random.Random) -> list[Event]:
+def setup(opts: Options, seats: int, rng: Rng) -> list[Event]:
     """``game_started`` (a scripted ``tile_order`` only as its commitment) and the first draw."""
     options = opts.as_dict()
     started = Event("game_started", {
@@ -57,7 +57,7 @@ def setup(opts: Options, seats: int, rng: random.Random) -> list[Event]:
     return [started, *_draw(state, 0, rng)[0]]
 
 
-def decide(state: State, seat: int, cmd: Command, rng: random.Random) -> list[Event]:
+def decide(state: State, seat: int, cmd: Command, rng: Rng) -> list[Event]:
     """Events for ``cmd`` by ``seat``, checked in the order :mod:`games.base` documents.
 
     :raises GameOver: the game has ended.
@@ -98,7 +98,7 @@ def _decide_place_tile(state: State, seat: int, args: dict[str, Any]) -> list[Ev
     return [Event("tile_placed", {"seat": seat, "tile": state.tile, "x": x, "y": y, "rotation": rotation})]
 
 
-def _decide_follower(state: State, seat: int, args: dict[str, Any], rng: random.Random) -> list[Event]:
+def _decide_follower(state: State, seat: int, args: dict[str, Any], rng: Rng) -> list[Event]:
     if "kind" not in args:
         args = {**args, "kind": FollowerKind.NORMAL.value}
     _expect(args, {"at", "kind"}, "place_follower")
@@ -129,7 +129,7 @@ def _allowed_kind(state: State, seat: int, kind: str) -> bool:
     return normal > 0 if kind == FollowerKind.NORMAL.value else large > 0
 
 
-def _end_turn(state: State, first: Event, rng: random.Random) -> list[Event]:
+def _end_turn(state: State, first: Event, rng: Rng) -> list[Event]:
     events = [first]
     state = evolve(state, first)
     x, y = state.placed_at
@@ -141,7 +141,7 @@ def _end_turn(state: State, first: Event, rng: random.Random) -> list[Event]:
     return events + more
 
 
-def _draw(state: State, seat: int, rng: random.Random) -> tuple[list[Event], State]:
+def _draw(state: State, seat: int, rng: Rng) -> tuple[list[Event], State]:
     """Draw for ``seat`` until a placeable tile turns up, or score the end of the game."""
     events: list[Event] = []
     tiles = state.options.tiles

@@ -21,11 +21,10 @@ and always plays its doubling and extra-turn wall tiles.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from games.base import Bot
+from games.base import Bot, Rng
 from games.castle.rules import completed_feature, placed_tile
 from games.castle.scoring import PRINCE_FACTOR, controllers, feature_points
 from games.castle.state import CastleState, Phase
@@ -51,7 +50,7 @@ __all__ = [
 Command = dict[str, Any]
 
 
-def random_bot(engine: CastleEngine, state: CastleState, seat: int, rng: random.Random) -> Command:
+def random_bot(engine: CastleEngine, state: CastleState, seat: int, rng: Rng) -> Command:
     """A uniformly random legal command.
 
     For a tile it picks among the board's placements directly instead of building all the
@@ -64,7 +63,7 @@ def random_bot(engine: CastleEngine, state: CastleState, seat: int, rng: random.
     return rng.choice(engine.legal_moves(state, seat))
 
 
-def greedy_bot(engine: CastleEngine, state: CastleState, seat: int, rng: random.Random) -> Command:
+def greedy_bot(engine: CastleEngine, state: CastleState, seat: int, rng: Rng) -> Command:
     """A one-step-greedy legal command (ties broken at random)."""
     moves = engine.legal_moves(state, seat)
     if len(moves) == 1:
@@ -81,7 +80,7 @@ def greedy_bot(engine: CastleEngine, state: CastleState, seat: int, rng: random.
     return moves[-1]
 
 
-def _best(moves: list[Command], value: Callable[[Command], float], rng: random.Random) -> Command:
+def _best(moves: list[Command], value: Callable[[Command], float], rng: Rng) -> Command:
     scored = [(value(m), i) for i, m in enumerate(moves)]
     top = max(v for v, _ in scored)
     return moves[rng.choice([i for v, i in scored if v == top])]
@@ -158,7 +157,7 @@ class RandomBot:
     def __init__(self, engine: CastleEngine) -> None:
         self.engine = engine
 
-    def choose(self, state: CastleState, seat: int, rng: random.Random) -> Command:
+    def choose(self, state: CastleState, seat: int, rng: Rng) -> Command:
         return random_bot(self.engine, state, seat, rng)
 
 
@@ -170,7 +169,7 @@ class GreedyBot:
     def __init__(self, engine: CastleEngine) -> None:
         self.engine = engine
 
-    def choose(self, state: CastleState, seat: int, rng: random.Random) -> Command:
+    def choose(self, state: CastleState, seat: int, rng: Rng) -> Command:
         return greedy_bot(self.engine, state, seat, rng)
 
 
@@ -191,16 +190,16 @@ RANDOM = BOTS["random"]
 GREEDY = BOTS["greedy"]
 
 
-def random_choose(state: CastleState, seat: int, rng: random.Random) -> Command:
+def random_choose(state: CastleState, seat: int, rng: Rng) -> Command:
     """A uniformly random legal command for ``seat`` (shipped dataset)."""
     return RANDOM.choose(state, seat, rng)
 
 
-def greedy_choose(state: CastleState, seat: int, rng: random.Random) -> Command:
+def greedy_choose(state: CastleState, seat: int, rng: Rng) -> Command:
     """The greedy bot's command for ``seat`` (shipped dataset)."""
     return GREEDY.choose(state, seat, rng)
 
 
-def choose(state: CastleState, seat: int, rng: random.Random) -> Command:
+def choose(state: CastleState, seat: int, rng: Rng) -> Command:
     """The default bot: greedy."""
     return GREEDY.choose(state, seat, rng)

@@ -14,11 +14,10 @@ memo, the walls, the wall-tile kinds); the rules modules read them through it.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from typing import Any
 
-from games.base import BadOptions, EngineBase, Event, OptionSpec, RuleError, Viewer
+from games.base import BadOptions, EngineBase, Event, OptionSpec, Rng, RuleError, Viewer
 from games.castle import rules, views
 from games.castle.assets import assets as dataset_assets
 from games.castle.board import CastleRules, initial_board
@@ -29,6 +28,7 @@ from games.castle.scoring import SCORED_KINDS
 from games.castle.state import CastleState, Phase
 from games.castle.track import Wall
 from games.castle.views import LABELS
+from games.draw import Draw
 from games.tileboard import Board, Tile, check_draw_order
 
 __all__ = ["FOLLOWER_KINDS", "LABELS", "ROLES", "SCORED_KINDS", "CastleEngine"]
@@ -132,20 +132,20 @@ class CastleEngine(EngineBase):
     def initial_state(self) -> CastleState:
         return CastleState()
 
-    def setup(self, options: Mapping[str, Any], seats: int, rng: random.Random) -> list[Event]:
+    def setup(self, options: Mapping[str, Any], seats: int, rng: Rng) -> list[Event]:
         return rules.setup(self, self.normalize_options(options, seats), rng)
 
     def evolve(self, state: CastleState, event: Event) -> CastleState:
         return evolve(self, state, event)
 
-    def decide(self, state: CastleState, seat: int, cmd: Command, rng: random.Random) -> list[Event]:
+    def decide(self, state: CastleState, seat: int, cmd: Command, rng: Rng) -> list[Event]:
         """:raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move."""
         return rules.decide(self, state, seat, cmd, rng)
 
     def is_legal(self, state: CastleState, seat: int, cmd: Command) -> bool:
         """Would ``decide`` accept ``cmd``? (Draws nothing: uses a throwaway rng.)"""
         try:
-            self.decide(state, seat, cmd, random.Random(0))
+            self.decide(state, seat, cmd, Draw(b"", "legality check", 0))
         except RuleError:
             return False
         return True

@@ -25,7 +25,6 @@ boards, the wall, the wall-tile kinds).
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +33,7 @@ from games.base import (
     Event,
     IllegalMove,
     NotYourTurn,
+    Rng,
     UnknownCommand,
     check_accepting,
     command,
@@ -104,7 +104,7 @@ class Emit:
 
     __slots__ = ("_state", "_unfolded", "engine", "events", "rng")
 
-    def __init__(self, engine: CastleEngine, state: CastleState, rng: random.Random) -> None:
+    def __init__(self, engine: CastleEngine, state: CastleState, rng: Rng) -> None:
         self.engine, self._state, self._unfolded, self.rng = engine, state, 0, rng
         self.events: list[Event] = []
 
@@ -125,7 +125,7 @@ class Emit:
 # --- setup and decide ------------------------------------------------------------------------------
 
 
-def setup(engine: CastleEngine, options: Mapping[str, Any], rng: random.Random) -> list[Event]:
+def setup(engine: CastleEngine, options: Mapping[str, Any], rng: Rng) -> list[Event]:
     """``game_started`` (a scripted ``tile_order`` only as its commitment) and the first draw."""
     em = Emit(engine, CastleState(), rng)
     order = options["tile_order"]
@@ -136,7 +136,7 @@ def setup(engine: CastleEngine, options: Mapping[str, Any], rng: random.Random) 
     return em.events
 
 
-def decide(engine: CastleEngine, state: CastleState, seat: int, cmd: Command, rng: random.Random) -> list[Event]:
+def decide(engine: CastleEngine, state: CastleState, seat: int, cmd: Command, rng: Rng) -> list[Event]:
     """Events for ``cmd`` by ``seat``, checked in the order :mod:`games.base` documents.
 
     :raises RuleError: ``game_over``, ``bad_command`` (malformed args), ``unknown_command``,

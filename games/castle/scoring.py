@@ -13,10 +13,10 @@ tower taken by the first scoring is empty for the second).
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from games.base import Rng
 from games.castle.data import WallEffect, WallTileKind
 from games.castle.state import CastleState, FeatureRef
 from games.tileboard import Board, Feature, Follower, Ties, draw, feature_at, majority, segment_name
@@ -161,7 +161,7 @@ class Emitter(Protocol):
     """What the scoring steps need from the running command."""
 
     engine: CastleEngine
-    rng: random.Random
+    rng: Rng
 
     @property
     def state(self) -> CastleState: ...

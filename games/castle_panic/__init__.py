@@ -6,15 +6,15 @@ Modules, in the order a reader wants them: :mod:`.data` (board and components as
 legal moves), :mod:`.views` (per-viewer views and redaction), :mod:`.bots` (random and heuristic
 players). Rules and open questions: docs/games/castle_panic.md.
 
-    >>> import random
+    >>> from games.draw import Draw
     >>> from games.base import fold
-    >>> state = fold(ENGINE, ENGINE.setup({}, 2, random.Random(1)))
+    >>> state = fold(ENGINE, ENGINE.setup({}, 2, Draw(b"k", "doc", 1)))
     >>> view = ENGINE.view(state, 0)
     >>> view["phase"], len(view["board"]["monsters"]), view["hand_counts"]
     ('discard', 6, [6, 6])
     >>> ENGINE.legal_moves(state, 0)[-1]
     {'type': 'end_phase', 'args': {}}
-    >>> state = fold(ENGINE, ENGINE.decide(state, 0, {"type": "end_phase", "args": {}}, random.Random(2)), state)
+    >>> state = fold(ENGINE, ENGINE.decide(state, 0, {"type": "end_phase", "args": {}}, Draw(b"k", "doc", 2)), state)
     >>> state.turn.phase.value
     'trade'
 """

@@ -15,11 +15,10 @@ strongest monster at the weakest arc.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from typing import Any
 
-from games.base import Bot
+from games.base import Bot, Rng
 from games.castle_panic.data import ARC_COLOUR, CARD_KIND, CLOCKWISE, TOKEN_KIND, CardCategory, Ring, step
 from games.castle_panic.rules import legal_moves
 from games.castle_panic.state import Monster, State
@@ -54,7 +53,7 @@ class RandomBot:
 
     name = "random"
 
-    def choose(self, state: State, seat: int, rng: random.Random) -> Command:
+    def choose(self, state: State, seat: int, rng: Rng) -> Command:
         moves = _owed_moves(state, seat)
         return rng.choice(moves)
 
@@ -110,7 +109,7 @@ class HeuristicBot:
 
     name = "heuristic"
 
-    def choose(self, state: State, seat: int, rng: random.Random) -> Command:
+    def choose(self, state: State, seat: int, rng: Rng) -> Command:
         moves = _owed_moves(state, seat)
         kinds = {move["type"] for move in moves}
         config = state.config
@@ -234,16 +233,16 @@ BOTS: Mapping[str, Bot] = {"random": RANDOM, "heuristic": HEURISTIC}
 """The named bots the service seats (each a :class:`games.base.Bot`)."""
 
 
-def random_choose(state: State, seat: int, rng: random.Random) -> Command:
+def random_choose(state: State, seat: int, rng: Rng) -> Command:
     """A uniformly random legal command for ``seat``."""
     return RANDOM.choose(state, seat, rng)
 
 
-def heuristic_choose(state: State, seat: int, rng: random.Random) -> Command:
+def heuristic_choose(state: State, seat: int, rng: Rng) -> Command:
     """The heuristic bot's command for ``seat``."""
     return HEURISTIC.choose(state, seat, rng)
 
 
-def choose(state: State, seat: int, rng: random.Random) -> Command:
+def choose(state: State, seat: int, rng: Rng) -> Command:
     """The default bot: heuristic."""
     return HEURISTIC.choose(state, seat, rng)

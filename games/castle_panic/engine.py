@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from typing import Any
 
-from games.base import BadOptions, EngineBase, Event, OptionSpec
+from games.base import BadOptions, EngineBase, Event, OptionSpec, Rng
 from games.castle_panic import rules, views
 from games.castle_panic.evolve import evolve
 from games.castle_panic.state import OPTION_NAMES, State
@@ -77,13 +76,13 @@ class CastlePanicEngine(EngineBase):
     def initial_state(self) -> State:
         return State()
 
-    def setup(self, options: Mapping[str, Any], seats: int, rng: random.Random) -> list[Event]:
+    def setup(self, options: Mapping[str, Any], seats: int, rng: Rng) -> list[Event]:
         return rules.setup(self.normalize_options(options, seats), seats, rng)
 
     def evolve(self, state: State, event: Event) -> State:
         return evolve(state, event)
 
-    def decide(self, state: State, seat: int, cmd: dict[str, Any], rng: random.Random) -> list[Event]:
+    def decide(self, state: State, seat: int, cmd: dict[str, Any], rng: Rng) -> list[Event]:
         """:raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move."""
         return rules.decide(state, seat, cmd, rng)
 

@@ -33,7 +33,6 @@ must play a token when the board is empty; the game ends as a loss after ``MAX_T
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
@@ -42,6 +41,7 @@ from games.base import (
     Event,
     IllegalMove,
     NotYourTurn,
+    Rng,
     UnknownCommand,
     check_accepting,
     command,
@@ -214,7 +214,7 @@ def _can_draw_2(state: State) -> bool:
 # --- setup ------------------------------------------------------------------------------------
 
 
-def setup(options: Mapping[str, Any], seats: int, rng: random.Random) -> list[Event]:
+def setup(options: Mapping[str, Any], seats: int, rng: Rng) -> list[Event]:
     """The opening events: board, setup monsters (arcs at random), hands, first turn."""
     opts = Options.from_dict(options)
     overlord = seats - 1 if opts.overlord else None
@@ -273,7 +273,7 @@ def _tower_claims(castle_seats: tuple[int, ...]) -> tuple[list[tuple[int, int]],
 # --- drawing ----------------------------------------------------------------------------------
 
 
-def _draw_cards(run: _Run, seat: int, count: int, rng: random.Random, reason: str) -> None:
+def _draw_cards(run: _Run, seat: int, count: int, rng: Rng, reason: str) -> None:
     """Draw ``count`` castle cards, reshuffling the discards into the deck when it runs out."""
     while count > 0:
         cards = run.state.cards
@@ -300,7 +300,7 @@ def _dwindled(state: State) -> list[str]:
     return gone
 
 
-def _overlord_draw(run: _Run, count: int, plays: int, rng: random.Random) -> None:
+def _overlord_draw(run: _Run, count: int, plays: int, rng: Rng) -> None:
     pile = run.state.tokens.pile
     drawn = rng.sample(pile, min(count, len(pile))) if count > 0 else []
     assert run.state.config is not None
@@ -310,14 +310,14 @@ def _overlord_draw(run: _Run, count: int, plays: int, rng: random.Random) -> Non
 # --- turn flow --------------------------------------------------------------------------------
 
 
-def _start_turn(run: _Run, seat: int, number: int, rng: random.Random) -> None:
+def _start_turn(run: _Run, seat: int, number: int, rng: Rng) -> None:
     run.emit("turn_started", {"seat": seat, "turn": number})
     missing = run.state.house.hand_size - len(run.state.cards.hands[seat])
     if missing > 0:
         _draw_cards(run, seat, missing, rng, "draw_up")
 
 
-def _end_turn(run: _Run, rng: random.Random) -> None:
+def _end_turn(run: _Run, rng: Rng) -> None:
     state = run.state
     living = living_castle_seats(state)
     if not living:
@@ -330,7 +330,7 @@ def _end_turn(run: _Run, rng: random.Random) -> None:
     _start_turn(run, later[0] if later else living[0], number, rng)
 
 
-def _advance(run: _Run, rng: random.Random) -> None:
+def _advance(run: _Run, rng: Rng) -> None:
     """Run every automatic step until a seat owes a command or the game ends."""
     while True:
         state = run.state
@@ -522,7 +522,7 @@ def _destroy_tower(run: _Run, arc: int) -> None:
 
 
 def _resolve_token(
-    run: _Run, token: str, source: str, rng: random.Random, extra: dict[str, Any], arc: int | None = None
+    run: _Run, token: str, source: str, rng: Rng, extra: dict[str, Any], arc: int | None = None
 ) -> None:
     """Reveal one monster token and resolve it (rules file §7.6, §9, boss effects §6)."""
     kind = TOKEN_KIND[token]
@@ -562,7 +562,7 @@ def _resolve_token(
         _extra_draws(run, _EXTRA_DRAWS[name], rng)
 
 
-def _extra_draws(run: _Run, count: int, rng: random.Random) -> None:
+def _extra_draws(run: _Run, count: int, rng: Rng) -> None:
     """Draw 3 / Draw 4 / Goblin King: queue more draws, or, for the Overlord, draw that many
     tokens into the hidden hand and allow that many more plays."""
     assert run.state.config is not None
@@ -572,7 +572,7 @@ def _extra_draws(run: _Run, count: int, rng: random.Random) -> None:
         run.emit("draws_queued", {"count": count})
 
 
-def _boss_effect(run: _Run, boss: str, arc: int, rng: random.Random) -> None:
+def _boss_effect(run: _Run, boss: str, arc: int, rng: Rng) -> None:
     name = TOKEN_KIND[boss].name
     if name not in ("goblin_king", "orc_warlord", "troll_mage", "healer"):
         return
@@ -623,7 +623,7 @@ def _roll_boulder(run: _Run, arc: int) -> None:
 # --- commands ---------------------------------------------------------------------------------
 
 
-def decide(state: State, seat: int, cmd: Mapping[str, Any], rng: random.Random) -> list[Event]:
+def decide(state: State, seat: int, cmd: Mapping[str, Any], rng: Rng) -> list[Event]:
     """The events for ``cmd`` by ``seat``, up to the next command some seat owes.
 
     :raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move.
@@ -666,7 +666,7 @@ def _in_hand(state: State, seat: int, card: str) -> None:
         raise IllegalMove(f"card {card!r} is not in seat {seat}'s hand")
 
 
-def _cmd_discard_and_draw(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:
+def _cmd_discard_and_draw(run: _Run, seat: int, args: Mapping[str, Any], rng: Rng) -> None:
     state = run.state
     assert state.config is not None
     _turn_step(state, seat, "discard_and_draw", (Phase.DISCARD,))
@@ -678,7 +678,7 @@ def _cmd_discard_and_draw(run: _Run, seat: int, args: Mapping[str, Any], rng: ra
     _draw_cards(run, seat, 1, rng, "discard_and_draw")
 
 
-def _cmd_end_phase(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:
+def _cmd_end_phase(run: _Run, seat: int, args: Mapping[str, Any], rng: Rng) -> None:
     state = run.state
     _turn_step(state, seat, "end_phase", (*_PLAY_PHASES, Phase.OVERLORD))
     phase = state.turn.phase
@@ -694,7 +694,7 @@ def _cmd_end_phase(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Ra
         _end_turn(run, rng)
 
 
-def _cmd_propose_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:
+def _cmd_propose_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: Rng) -> None:
     state = run.state
     assert state.config is not None
     _turn_step(state, seat, "propose_trade", (Phase.TRADE,))
@@ -714,7 +714,7 @@ def _cmd_propose_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: rando
     run.emit("trade_proposed", {"from": seat, "to": to, "give": give, "take": take, "hidden": hidden})
 
 
-def _cmd_accept_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:
+def _cmd_accept_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: Rng) -> None:
     state = run.state
     trade = state.turn.trade
     if trade is None or seat != trade.to:
@@ -730,21 +730,21 @@ def _cmd_accept_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: random
     run.emit("cards_traded", traded)
 
 
-def _cmd_decline_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:
+def _cmd_decline_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: Rng) -> None:
     trade = run.state.turn.trade
     if trade is None or seat != trade.to:
         raise NotYourTurn(f"seat {seat} has no trade proposal to answer")
     run.emit("trade_declined", {"by": seat})
 
 
-def _cmd_cancel_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:
+def _cmd_cancel_trade(run: _Run, seat: int, args: Mapping[str, Any], rng: Rng) -> None:
     trade = run.state.turn.trade
     if trade is None or seat != trade.proposer:
         raise IllegalMove(f"seat {seat} has no open trade proposal to cancel")
     run.emit("trade_cancelled", {"by": seat})
 
 
-def _cmd_discard(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:
+def _cmd_discard(run: _Run, seat: int, args: Mapping[str, Any], rng: Rng) -> None:
     state = run.state
     if seat not in state.pending.discards:
         raise NotYourTurn(f"seat {seat} owes no discard")
@@ -755,7 +755,7 @@ def _cmd_discard(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Rand
     run.emit("cards_discarded", {"seat": seat, "cards": [card], "reason": "owed"})
 
 
-def _cmd_assign_damage(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:
+def _cmd_assign_damage(run: _Run, seat: int, args: Mapping[str, Any], rng: Rng) -> None:
     state = run.state
     if not state.pending.damage or state.pending.damage[0].seat != seat:
         raise NotYourTurn(f"seat {seat} has no damage to assign")
@@ -767,7 +767,7 @@ def _cmd_assign_damage(run: _Run, seat: int, args: Mapping[str, Any], rng: rando
     _hurt(run, monster, choice.structure)
 
 
-def _cmd_place_monster(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:
+def _cmd_place_monster(run: _Run, seat: int, args: Mapping[str, Any], rng: Rng) -> None:
     state = run.state
     _turn_step(state, seat, "place_monster", (Phase.OVERLORD,))
     token = str_arg(args, "token", "place_monster")
@@ -784,7 +784,7 @@ def _cmd_place_monster(run: _Run, seat: int, args: Mapping[str, Any], rng: rando
     _resolve_token(run, token, "overlord", rng, {}, arc=arc)
 
 
-def _cmd_play_token(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:
+def _cmd_play_token(run: _Run, seat: int, args: Mapping[str, Any], rng: Rng) -> None:
     state = run.state
     _turn_step(state, seat, "play_token", (Phase.OVERLORD,))
     token = str_arg(args, "token", "play_token")
@@ -830,7 +830,7 @@ def _all_for_one_reaches(colour: Colour | None, monster: Monster) -> bool:
     return monster.ring in MIDDLE_RINGS and (colour is None or ARC_COLOUR[monster.arc] is colour)
 
 
-def _cmd_play_card(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Random) -> None:
+def _cmd_play_card(run: _Run, seat: int, args: Mapping[str, Any], rng: Rng) -> None:
     state = run.state
     assert state.config is not None
     options = state.config.options
@@ -943,7 +943,7 @@ def _cmd_play_card(run: _Run, seat: int, args: Mapping[str, Any], rng: random.Ra
         raise IllegalMove(f"{card!r} cannot be played alone (nice shot needs a hit card, brick a mortar)")
 
 
-_COMMANDS: dict[str, Callable[[_Run, int, Mapping[str, Any], random.Random], None]] = {
+_COMMANDS: dict[str, Callable[[_Run, int, Mapping[str, Any], Rng], None]] = {
     "discard_and_draw": _cmd_discard_and_draw,
     "end_phase": _cmd_end_phase,
     "propose_trade": _cmd_propose_trade,

@@ -6,24 +6,23 @@ next tile is drawn when it is needed, so the event log holds no future). A pick 
 ``rng.randrange(total)`` and walks the pairs, so the same rng state always gives the same tile.
 A scripted order (a tutorial, a puzzle, a game from the table) replaces the picks.
 
->>> import random
+>>> from games.draw import Draw
 >>> pick((("A", 2), ("B", 1)), 2)
 'B'
 >>> take((("A", 2), ("B", 1)), "B")
 (('A', 2),)
->>> list(draw_sequence(random.Random(0), (), order=["C", "A"]))
+>>> list(draw_sequence(Draw(b"", "legality check", 0), (), order=["C", "A"]))
 ['C', 'A']
 """
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
-from games.base import BadOptions
+from games.base import BadOptions, Rng
 from games.tileboard.board import Board
 from games.tileboard.tiles import Tile
 
@@ -43,7 +42,7 @@ def pick(pool: Pool, index: int) -> str:
     raise ValueError("index beyond the pool")
 
 
-def draw(rng: random.Random, pool: Sequence[tuple[str, int]]) -> str:
+def draw(rng: Rng, pool: Sequence[tuple[str, int]]) -> str:
     """One item of the multiset, uniformly."""
     return pick(pool, rng.randrange(sum(map(_count, pool))))
 
@@ -53,9 +52,7 @@ def take(pool: Sequence[tuple[str, int]], name: str) -> tuple[tuple[str, int], .
     return tuple((n, c - 1 if n == name else c) for n, c in pool if not (n == name and c == 1))
 
 
-def draw_sequence(
-    rng: random.Random, pool: Sequence[tuple[str, int]], order: Sequence[str] | None = None
-) -> Iterator[str]:
+def draw_sequence(rng: Rng, pool: Sequence[tuple[str, int]], order: Sequence[str] | None = None) -> Iterator[str]:
     """Successive draws from what is left: the rest of a scripted ``order`` in turn, or uniform
     picks over ``pool``, each removing what it drew. Lazy: a draw happens only when asked for."""
     if order is not None:

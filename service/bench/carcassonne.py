@@ -6,7 +6,6 @@ setup, ``legal_moves`` for the bot, ``decide`` and ``evolve`` for every command,
 
 from __future__ import annotations
 
-import random
 import time
 from typing import Any
 
@@ -24,7 +23,7 @@ __all__ = ["figures", "play_one"]
 
 def play_one(seed: int, seats: int = 2, **options: Any) -> State:
     """One complete random-bot game."""
-    return play_out(ENGINE, seats, options, RANDOM, random.Random(seed))[0]
+    return play_out(ENGINE, seats, options, RANDOM, seed)[0]
 
 
 def games_per_second(games: int, **options: Any) -> float:
@@ -40,7 +39,7 @@ def games_per_second(games: int, **options: Any) -> float:
 
 def board_of(tiles: int, seed: int = 1) -> State:
     """A state in a random I&C game whose board holds ``tiles`` tiles, at a tile-placing step."""
-    for state, _, _ in play_steps(ENGINE, 2, {"inns_cathedrals": True}, RANDOM, random.Random(seed)):
+    for state, _, _ in play_steps(ENGINE, 2, {"inns_cathedrals": True}, RANDOM, seed):
         if len(state.board) >= tiles and state.phase.value == "place_tile":
             return state
     raise RuntimeError("the game ended before the board was big enough")

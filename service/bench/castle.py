@@ -6,7 +6,6 @@ Run ``python -m service.bench.castle``. Everything runs in the pure engine on on
 
 from __future__ import annotations
 
-import random
 import statistics
 import time
 from typing import Any
@@ -25,7 +24,7 @@ def play_one(
     seed: int, bots: tuple[Bot, Bot] = (RANDOM, RANDOM), **options: Any
 ) -> tuple[CastleState, list[CastleState]]:
     """One complete game; also returns the states where a tile was waiting to be placed."""
-    steps = play_steps(ENGINE, 2, options, bots, random.Random(seed))
+    steps = play_steps(ENGINE, 2, options, bots, seed)
     placing: list[CastleState] = []
     while True:
         try:

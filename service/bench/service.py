@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Coroutine, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from games.base import Event, OptionSpec, command
+from games.base import Event, OptionSpec, Rng, command
 
 if TYPE_CHECKING:  # the embedded server is imported where it starts, not with the bench
     from events.embedded import FsyncMode
@@ -71,7 +71,7 @@ class BenchEngine:
     def initial_state(self) -> tuple[int, int]:
         return (0, 0)
 
-    def setup(self, options: Mapping[str, Any], seats: int, rng: random.Random) -> list[Event]:
+    def setup(self, options: Mapping[str, Any], seats: int, rng: Rng) -> list[Event]:
         return [Event("opened", {})]
 
     def evolve(self, state: tuple[int, int], event: Event) -> tuple[int, int]:
@@ -79,7 +79,7 @@ class BenchEngine:
             return (state[0] + 1, state[1] + event.payload["value"])
         return state
 
-    def decide(self, state: tuple[int, int], seat: int, cmd: dict[str, Any], rng: random.Random) -> list[Event]:
+    def decide(self, state: tuple[int, int], seat: int, cmd: dict[str, Any], rng: Rng) -> list[Event]:
         return [Event("rolled", {"value": rng.randint(1, 6)})]
 
     def legal_moves(self, state: tuple[int, int], seat: int | None) -> list[dict[str, Any]]:
@@ -804,15 +804,15 @@ class _RandomLegal:
     def __init__(self, engine: Any) -> None:
         self.engine = engine
 
-    def choose(self, state: Any, seat: int, rng: random.Random) -> dict[str, Any]:
+    def choose(self, state: Any, seat: int, rng: Rng) -> dict[str, Any]:
         return rng.choice(self.engine.legal_moves(state, seat))
 
 
 def engine_figures(engines: Mapping[str, Any], quick: bool = False) -> dict[str, str]:
     """For every engine, using only the Engine surface: random-legal games/s and mean legal_moves
     time. Games are :func:`games.base.play_out` with a random-legal bot in every seat and one
-    ``random.Random(game number)`` for every draw (a per-command ``derive_rng`` costs as much as a
-    light engine's command); ``legal_moves`` is timed both where it finds the seat that owes a
+    ``donjon-draw-1`` stream per game (``play_out``'s int seed) for every draw (a per-command
+    stream costs as much as a light engine's command); ``legal_moves`` is timed both where it finds the seat that owes a
     command and where the bot lists its choices."""
     from games.base import play_out
 
@@ -825,7 +825,7 @@ def engine_figures(engines: Mapping[str, Any], quick: bool = False) -> dict[str,
         played = commands = 0
         started = time.perf_counter()
         while time.perf_counter() - started < budget or played == 0:
-            _, moves = play_out(timed, seats, {}, bot, random.Random(played))
+            _, moves = play_out(timed, seats, {}, bot, played)
             commands += len(moves)
             played += 1
         elapsed = time.perf_counter() - started

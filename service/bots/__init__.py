@@ -7,9 +7,10 @@ such as The Castle served from an operator's dataset), else its ``BOTS`` mapping
 :class:`~games.base.Bot`. An engine outside the registry of :mod:`games` (a test's engine handed
 to the service) names its bots itself in ``engine.bots``: Bot objects by name, like ``BOTS``.
 
-A bot's choice on top of stream version ``v`` uses :func:`bot_rng`: ``derive_rng`` of the game's
-seed with the game id suffixed ``:bot:<seat>`` (a suffix no game id can have, so it never equals
-the rng of the engine's own decision on that version). It is therefore reproducible by anyone
+A bot's choice on top of stream version ``v`` uses :func:`bot_rng`: the game's draw stream
+(:func:`service.decisions.decision_rng`) labelled with the game id suffixed ``:bot:<seat>`` (a
+suffix no game id can have, so it never equals the rng of the engine's own decision on that
+version). It is therefore reproducible by anyone
 holding the revealed seed, which is what ``donjon replay`` checks.
 
 Which node makes a bot's move, and when, is :mod:`service.bots.scheduler`'s job.
@@ -22,12 +23,12 @@ Which node makes a bot's move, and when, is :mod:`service.bots.scheduler`'s job.
 from __future__ import annotations
 
 import importlib
-import random
 from typing import Any
 
 from games import GAME_MODULES
-from games.base import Bot, Engine, derive_rng
+from games.base import Bot, Engine, Rng
 from projections.game import GameProjection, Status
+from service.decisions import decision_rng
 
 __all__ = ["Bot", "bot_command_id", "bot_rng", "bots_for", "due_bot", "owes_bot"]
 
@@ -42,9 +43,10 @@ def bots_for(engine: Engine) -> dict[str, Bot]:
     return dict(module.BOTS if bind is None else bind(engine))
 
 
-def bot_rng(seed: bytes, game_id: str, seat: int, version: int) -> random.Random:
-    """The random source of the bot in ``seat`` choosing on top of ``version``."""
-    return derive_rng(seed, f"{game_id}:bot:{seat}", version)
+def bot_rng(projection: GameProjection, server_seed: bytes, seat: int, *, version: int | None = None) -> Rng:
+    """The random source of the bot in ``seat`` choosing on top of ``projection`` (or of
+    ``version``, for a timeout's move decided after the ``clock.expired`` of the same append)."""
+    return decision_rng(projection, server_seed, f"{projection.game_id}:bot:{seat}", version=version)
 
 
 def bot_command_id(seat: int, version: int) -> str:

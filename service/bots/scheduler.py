@@ -1,7 +1,7 @@
 """The bot scheduler: which node makes a bot's move, and when.
 
 Whenever a bot seat owes a command, the node that appended the last event decides the bot's
-command (with ``bot_rng(seed, game_id, seat, v)``) and appends it like any command, recorded in
+command (with ``bot_rng(projection, seed, seat)``) and appends it like any command, recorded in
 the envelope, with the command id ``bot:<seat>:<v>``: two nodes racing to make the same bot move
 decide the same command under the same id on the same expected version, so the store applies it
 once. A node that loses such a race steps back. Any other node that sees a bot's move overdue by
@@ -232,7 +232,7 @@ class BotScheduler:
             raise ServiceError(
                 ErrorCode.INTERNAL, f"seat {seat} of game {game_id!r} is bot {name!r}, which this service lacks"
             )
-        command = bot.choose(projection.state, seat, bot_rng(meta.seed, game_id, seat, projection.version))
+        command = bot.choose(projection.state, seat, bot_rng(projection, meta.seed, seat))
         command_id = bot_command_id(seat, projection.version)
         batch = decide(projection, seat, command, meta, ts=self.clock(), command_id=command_id)
         try:

@@ -7,7 +7,6 @@ is set, an external Redis (tests/conftest.py). Functional tests: a real server, 
 from __future__ import annotations
 
 import asyncio
-import random
 import uuid
 from typing import Any
 
@@ -27,6 +26,7 @@ from events.errors import (
     UnknownGame,
 )
 from events.store import AppendResult, EventStore, cmds_key, events_key, lobby_keys
+from service.draw_schemes import LegacyRandom
 
 TS = 1_700_000_000_000
 
@@ -173,7 +173,7 @@ async def test_racing_appends_on_one_version_have_exactly_one_winner(store, new_
 async def test_many_tasks_retrying_on_conflict_leave_a_gapless_stream_of_whole_batches(store, new_game_id) -> None:
     game = new_game_id()
     tasks, per_task = 16, 6
-    rng = random.Random(7)
+    rng = LegacyRandom(7)
     sizes = {(t, k): rng.randint(1, 3) for t in range(tasks) for k in range(per_task)}
     conflicts = 0
 

@@ -6,7 +6,6 @@ import doctest
 import hashlib
 import importlib
 import json
-import random
 import re
 
 import pytest
@@ -34,6 +33,8 @@ from games.base import (
     secret_fields,
     str_arg,
 )
+from games.draw import Draw, seed_from_int
+from service.draw_schemes import LegacyRandom
 
 
 class Puzzle(EngineBase):
@@ -122,14 +123,14 @@ def test_public_options_leave_out_the_secret_ones():
 
 
 def test_secret_fields_commit_to_the_value_with_a_salt_and_draw_nothing():
-    rng = random.Random(5)
+    rng = LegacyRandom(5)
     before = rng.getstate()
     fields = secret_fields(Puzzle.secret_options, {"tile_order": ["E", "U"]}, rng)
     assert rng.getstate() == before
     salt = fields["secret_salt"]
     assert len(salt) == 32 and fields["tile_order"] == ["E", "U"]
     assert fields["tile_order_sha256"] == hashlib.sha256(f'{salt}:["E","U"]'.encode()).hexdigest()
-    assert secret_fields(Puzzle.secret_options, {"tile_order": ["E", "U"]}, random.Random(6))["secret_salt"] != salt
+    assert secret_fields(Puzzle.secret_options, {"tile_order": ["E", "U"]}, LegacyRandom(6))["secret_salt"] != salt
     assert secret_fields(Puzzle.secret_options, {"tile_order": None}, rng) == {
         "tile_order": None, "tile_order_sha256": None, "secret_salt": None,
     }
@@ -137,7 +138,7 @@ def test_secret_fields_commit_to_the_value_with_a_salt_and_draw_nothing():
 
 
 def test_redaction_keeps_the_commitment_and_hides_value_and_salt():
-    fields = secret_fields(Puzzle.secret_options, {"tile_order": ["E"]}, random.Random(1))
+    fields = secret_fields(Puzzle.secret_options, {"tile_order": ["E"]}, LegacyRandom(1))
     event = Event("game_started", {"seats": 2, **fields})
     shown = redact_secrets(event, Puzzle.secret_options)
     assert shown.payload == {"seats": 2, "tile_order": None, "tile_order_sha256": fields["tile_order_sha256"],
@@ -215,7 +216,7 @@ def test_play_out_with_one_rng_is_the_game_its_int_seed_gives(name):
     from games import find_engine
     engine = find_engine(name)
     bot = _random_bot(name)
-    by_rng = games.base.play_out(engine, 2, {}, bot, random.Random(7))[1]
+    by_rng = games.base.play_out(engine, 2, {}, bot, Draw(seed_from_int(7), "bench", 0))[1]
     assert games.base.play_out(engine, 2, {}, bot, 7)[1] == by_rng
 
 
@@ -239,7 +240,7 @@ def test_play_steps_shows_each_state_before_its_command_and_returns_the_last():
 
 def test_owing_seat_is_the_active_seat_at_the_start_of_the_castle():
     from games.castle import ENGINE
-    state = games.base.fold(ENGINE, ENGINE.setup(ENGINE.normalize_options({}, 2), 2, random.Random(1)))
+    state = games.base.fold(ENGINE, ENGINE.setup(ENGINE.normalize_options({}, 2), 2, LegacyRandom(1)))
     assert games.base.owing_seat(ENGINE, state, 2) == state.active == 0
 
 
@@ -296,7 +297,7 @@ def _finished_game(name: str):
 def test_every_engine_refuses_to_fold_an_unknown_event_type_by_name(name):
     engine = find_engine(name)
     seats = engine.min_seats
-    started = fold(engine, engine.setup(engine.normalize_options({}, seats), seats, random.Random(1)))
+    started = fold(engine, engine.setup(engine.normalize_options({}, seats), seats, LegacyRandom(1)))
     for state in (engine.initial_state(), started):
         with pytest.raises(UnknownEvent, match=rf"^{name} cannot fold unknown event type 'feature_scord'$") as caught:
             engine.evolve(state, Event("feature_scord", {}))  # a misspelt type
@@ -316,16 +317,16 @@ def test_a_finished_game_answers_game_over_to_any_command_in_every_engine(name, 
     engine, state = _finished_game(name)
     for seat in range(engine.min_seats):
         with pytest.raises(GameOver, match=r"^the game is over.*; no command is accepted$"):
-            engine.decide(state, seat, cmd, random.Random(0))
+            engine.decide(state, seat, cmd, LegacyRandom(0))
 
 
 @pytest.mark.parametrize("name", SERVED)
 def test_a_malformed_command_to_a_running_game_is_bad_command_before_its_type_or_seat(name):
     engine = find_engine(name)
     seats = engine.min_seats
-    state = fold(engine, engine.setup(engine.normalize_options({}, seats), seats, random.Random(1)))
+    state = fold(engine, engine.setup(engine.normalize_options({}, seats), seats, LegacyRandom(1)))
     for seat in (0, seats + 5):
         with pytest.raises(BadCommand):
-            engine.decide(state, seat, {"type": 3}, random.Random(0))
+            engine.decide(state, seat, {"type": 3}, LegacyRandom(0))
         with pytest.raises(UnknownCommand):
-            engine.decide(state, seat, {"type": "no_such_command"}, random.Random(0))
+            engine.decide(state, seat, {"type": "no_such_command"}, LegacyRandom(0))

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from projections.game import GameProjection, ProjectionError, Status
+from service.draw_schemes import LegacyRandom
 from tests.projections.helpers import Env, opening, random_game
 from tests.tinygame import TINY
 
@@ -39,7 +38,7 @@ def test_a_bot_seat_is_named_by_its_seat_taken_event_and_listed_with_its_bot():
 
 
 def test_game_finished_reveals_the_seed_and_summary():
-    envs = random_game(random.Random(3))
+    envs = random_game(LegacyRandom(3))
     projection = GameProjection.fold("g1", TINY, envs)
     assert projection.status is Status.FINISHED
     assert projection.seed == bytes(range(32)).hex()

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from projections.game import GameProjection
 from projections.live import LiveGame, snapshot_frame
+from service.draw_schemes import LegacyRandom
 from tests.projections.helpers import opening, random_game
 from tests.tinygame import TINY
 
@@ -92,7 +92,7 @@ def test_snapshot_frame_shape():
 @settings(deadline=None, max_examples=25)
 @given(st.integers(min_value=0, max_value=10_000), st.integers(min_value=1, max_value=4))
 def test_pushing_a_game_in_any_chunks_gives_each_viewer_every_visible_event_once(seed, chunk):
-    envs = random_game(random.Random(seed))
+    envs = random_game(LegacyRandom(seed))
     live = LiveGame(GameProjection.fold("g1", TINY, envs[:1]))
     sockets = {viewer: Socket(viewer, Codec("json")) for viewer in (None, 0, 1)}
     for sock in sockets.values():

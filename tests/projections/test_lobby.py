@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import random
 
 from projections.game import GameProjection
 from projections.lobby import lobby_entry, needs_record
+from service.draw_schemes import LegacyRandom
 from tests.projections.helpers import opening, random_game
 from tests.tinygame import TINY
 
@@ -21,7 +21,7 @@ def test_an_open_game_entry():
 
 
 def test_a_finished_game_entry_carries_the_summary():
-    projection = GameProjection.fold("g1", TINY, random_game(random.Random(2)))
+    projection = GameProjection.fold("g1", TINY, random_game(LegacyRandom(2)))
     entry = lobby_entry(projection)
     assert entry["status"] == "finished" and entry["summary"] == projection.summary
 
@@ -95,7 +95,7 @@ async def test_an_older_lobby_write_never_overwrites_a_newer_one(store, new_game
     from projections.game import Status
     from projections.lobby import list_lobby, record
 
-    game_id, finished = await stored_game(store, new_game_id, random_game(random.Random(3)))
+    game_id, finished = await stored_game(store, new_game_id, random_game(LegacyRandom(3)))
     started = GameProjection.fold(game_id, TINY, in_the_future(opening()))
     await record(store, finished)
     assert not await store.set_status(game_id, "active", 1, version=started.version, fields={"lobby": "{}"})

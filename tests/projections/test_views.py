@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import random
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from projections.game import GameProjection
 from projections.views import event_for, events_for, view_for, visibility_classes
+from service.draw_schemes import LegacyRandom
 from tests.projections.helpers import Env, opening, random_game
 from tests.tinygame import TINY
 
@@ -29,7 +28,7 @@ def test_the_acting_seat_gets_its_legal_moves_and_hand_spectators_neither():
 
 
 def test_a_finished_game_offers_nothing_to_anyone():
-    projection = GameProjection.fold("g1", TINY, random_game(random.Random(1)))
+    projection = GameProjection.fold("g1", TINY, random_game(LegacyRandom(1)))
     assert all(view_for(projection, viewer)["legal"] == [] for viewer in visibility_classes(projection))
 
 
@@ -59,7 +58,7 @@ def test_the_command_and_hashes_of_an_envelope_never_leave():
 @settings(deadline=None, max_examples=40)
 @given(st.integers(min_value=0, max_value=10_000))
 def test_no_viewer_ever_sees_another_seats_card(seed):
-    envs = random_game(random.Random(seed))
+    envs = random_game(LegacyRandom(seed))
     for viewer in (None, 0, 1):
         for event in events_for(TINY, envs, viewer):
             if event["type"] in ("dealt", "drew") and event["payload"]["seat"] != viewer:

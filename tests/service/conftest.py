@@ -22,6 +22,7 @@ import aiohttp
 import pytest
 
 from service.app import create_app
+from service.seed_vault import SeedVault
 from service.settings import Secret, Settings
 from tests.service.contract import CheckedWebSocket, openapi_trace
 from tests.tinygame import TINY
@@ -30,11 +31,39 @@ ENGINES = {"tiny": TINY}
 TIMEOUT = 5.0
 
 
+TEST_SEED_KEY = "5e" * 32
+"""One node key for every test app, so nodes sharing a store open each other's sealed seeds
+(and no test writes a key file into the working folder)."""
+
+
+TEST_SIGNING_KEY = "51" * 32
+"""One Ed25519 private key for every test app (no test writes a key file into the working folder)."""
+TEST_VAULT = SeedVault(bytes.fromhex(TEST_SEED_KEY))
+"""The test apps' vault, for a replay that reads a running game's sealed seed."""
+
+
+@pytest.fixture(autouse=True)
+def _node_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ``donjon`` command a test runs (in process or as a child) has the tests' node keys, so
+    none writes a key file into the working folder."""
+    monkeypatch.setenv("DONJON_SEED_KEY", TEST_SEED_KEY)
+    monkeypatch.setenv("DONJON_SIGNING_KEY", TEST_SIGNING_KEY)
+
+
 def settings_for(url: str, **overrides: Any) -> Settings:
+    overrides.setdefault("seed_key", Secret(TEST_SEED_KEY))
+    overrides.setdefault("signing_key", Secret(TEST_SIGNING_KEY))
     # Every test shares the session's server and so its due-bots index: a node sweeping it would
     # move bot games other tests left owing on purpose. Tests that sweep run their own server.
     overrides.setdefault("bot_sweep_ms", 0)
     return Settings(redis_url=Secret(url), **{"read_block_ms": 500, **overrides})
+
+
+async def kept_seed(app: Any, game_id: str) -> bytes:
+    """The server seed the service keeps (sealed) in a game's meta, as the app opens it."""
+    from service.keys import SERVICE
+
+    return (await app[SERVICE].cache.meta(game_id)).seed
 
 
 @pytest.fixture

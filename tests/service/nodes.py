@@ -19,6 +19,7 @@ from events.store import EventStore
 from games import default_engines
 from games.base import Engine
 from service.replay import replay_game
+from tests.service.conftest import TEST_VAULT
 from tests.service.test_crash_recovery import LAUNCH, ROOT, env, free_port, group_gone, wait_ready
 from tests.tinygame import TINY
 
@@ -114,7 +115,7 @@ async def check_log(url: str, game_id: str) -> list[Any]:
         assert [e.version for e in envelopes] == list(range(1, len(envelopes) + 1))
         ids = [e.command_id for e in envelopes if e.command is not None and e.command_id]
         assert len(ids) == len(set(ids)), "a command was applied twice"
-        report = await replay_game(store, game_id, ENGINES)
+        report = await replay_game(store, game_id, ENGINES, TEST_VAULT)  # the nodes' key (env())
         assert report.problems == []
         return envelopes
     finally:

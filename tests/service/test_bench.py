@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import random
-
 from games.base import fold
 from service.bench import run_bench
 from service.bench.service import BENCH, _cpu_at, percentile
+from service.draw_schemes import LegacyRandom
 
 
 def test_the_bench_engine_keeps_the_engine_contract():
-    state = fold(BENCH, BENCH.setup({}, 1, random.Random(1)))
+    state = fold(BENCH, BENCH.setup({}, 1, LegacyRandom(1)))
     assert BENCH.legal_moves(state, 0) == [{"type": "roll", "args": {}}]
     assert BENCH.legal_moves(state, None) == []
-    events = BENCH.decide(state, 0, {"type": "roll", "args": {}}, random.Random(5))
+    events = BENCH.decide(state, 0, {"type": "roll", "args": {}}, LegacyRandom(5))
     assert [e.type for e in events] == ["rolled"] and 1 <= events[0].payload["value"] <= 6
     after = fold(BENCH, events, state)
     assert after == (1, events[0].payload["value"]) and state == (0, 0)

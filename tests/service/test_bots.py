@@ -5,18 +5,19 @@ resuming after the driving node is gone, and replay checking every bot move."""
 from __future__ import annotations
 
 import asyncio
-import random
 
 import pytest
 
 import games
 from games.carcassonne.bots import GREEDY as CARCASSONNE_GREEDY
 from projections.game import GameProjection
+from service import seeds
 from service.bots import bot_rng, bots_for
+from service.draw_schemes import LegacyRandom
 from service.game_service import GameService
 from service.keys import METRICS, SERVICE, STORE
 from service.replay import replay_game
-from tests.service.conftest import ENGINES, hello, receive_until, take_seat
+from tests.service.conftest import ENGINES, TEST_VAULT, hello, kept_seed, receive_until, take_seat
 from tests.service.players import Player
 from tests.tinygame import FIRST, RANDOM, TINY, TinyBot, TinyEngine
 
@@ -74,10 +75,17 @@ async def test_a_bot_seat_is_taken_at_creation_and_the_human_gets_the_free_seat(
     game_id = await create(client, {"1": "first"})
     body = await (await client.get(f"/games/{game_id}")).json()
     assert (body["status"], body["version"]) == ("open", 2)
-    assert body["seats"] == [{"seat": 0, "name": None}, {"seat": 1, "name": "first bot", "bot": "first"}]
+    contribution = seeds.server_contribution(await kept_seed(client.app, game_id), 1)
+    assert body["seats"] == [
+        {"seat": 0, "name": None},
+        {"seat": 1, "name": "first bot", "bot": "first", "seed_contribution": contribution},
+    ]
     events = (await (await client.get(f"/games/{game_id}/events")).json())["events"]
     assert [(e["type"], e["actor"]) for e in events] == [("game.created", None), ("game.seat_taken", None)]
-    assert events[1]["payload"] == {"seat": 1, "name": "first bot", "bot": "first"}
+    assert events[1]["payload"] == {
+        "seat": 1, "name": "first bot", "bot": "first", "seed_contribution": contribution,
+        "seed_contribution_from": "server",
+    }
     lobby = (await (await client.get("/games?status=open&limit=200")).json())["games"]
     entry = next(e for e in lobby if e["id"] == game_id)
     assert (entry["taken"], entry["names"], entry["bots"]) == (1, [None, "first bot"], [None, "first"])
@@ -152,7 +160,7 @@ async def test_a_human_plays_a_bot_to_the_end_over_the_websocket_and_replay_chec
     token = (await take_seat(client, game_id, "ann"))["token"]
     ws, first = await hello(client, game_id, token)
     assert (first["seat"], first["status"], first["seats"][1]["bot"]) == (0, "active", "random")
-    human = Player(ws, first, random.Random(7), "ann")
+    human = Player(ws, first, LegacyRandom(7), "ann")
     await asyncio.wait_for(human.play(max_commands=50), 20)
     assert human.refused == []
 
@@ -162,14 +170,14 @@ async def test_a_human_plays_a_bot_to_the_end_over_the_websocket_and_replay_chec
     assert moves, "the bot never moved"
     assert [command_id for _, command_id, _ in moves] == [f"bot:1:{before}" for before, _, _ in moves]
     # Every bot move is the one the bot chooses with its own rng on the state before it.
-    seed = bytes.fromhex((await store.get_meta(game_id))["seed"])
+    seed = await kept_seed(client.app, game_id)
     for before, _, command in moves:
-        state = GameProjection.fold(game_id, TINY, envelopes[:before]).state
-        assert command == TINY.bots["random"].choose(state, 1, bot_rng(seed, game_id, 1, before))
+        projection = GameProjection.fold(game_id, TINY, envelopes[:before])
+        assert command == TINY.bots["random"].choose(projection.state, 1, bot_rng(projection, seed, 1))
     # The human saw every bot move in its updates, as actor 1.
     seen = {event["version"] for frame in human.frames for event in frame.get("events", []) if event["actor"] == 1}
     assert {before + 1 for before, _, _ in moves} <= seen
-    report = await replay_game(store, game_id, ENGINES)
+    report = await replay_game(store, game_id, ENGINES, TEST_VAULT)
     assert (report.problems, report.status, report.seed_source) == ([], "finished", "revealed")
     human_moves = [e for e in envelopes if e.command is not None and e.actor == 0 and e.command["type"] != "take_seat"]
     assert report.batches_checked == 2 + len(moves) + len(human_moves)  # creation, the human's seat, moves
@@ -198,7 +206,7 @@ async def test_a_bots_only_game_plays_itself_to_the_end_and_replay_checks_its_cr
     ]
     assert envelopes[0].command == {"type": "create_game", "args": {"bots": {"0": "random", "1": "first"}}}
     assert [e.command for e in envelopes[1:6]] == [None] * 5
-    report = await replay_game(store, game_id, ENGINES)
+    report = await replay_game(store, game_id, ENGINES, TEST_VAULT)
     assert report.problems == []
     moves = bot_batches(envelopes, {0, 1})
     assert report.batches_checked == 1 + len(moves)
@@ -287,7 +295,7 @@ async def test_two_watching_nodes_that_both_take_over_never_double_a_bot_move(ma
     moves = bot_batches(envelopes, {0, 1})
     ids = [command_id for _, command_id, _ in moves]
     assert len(ids) == len(set(ids)) and ids == [f"bot:{e.actor}:{e.version - 1}" for e in envelopes if e.command and e.actor is not None]
-    report = await replay_game(store, game_id, ENGINES)
+    report = await replay_game(store, game_id, ENGINES, TEST_VAULT)
     assert report.problems == []
     made = sum(node.app[METRICS].bot_moves.value(game="tiny", bot="random") for node in (node_a, node_b))
     assert made == len(moves)
@@ -309,7 +317,7 @@ async def test_the_node_that_appends_drives_and_a_watcher_leaves_it_alone(make_c
     token = (await take_seat(driver, game_id, "ann"))["token"]
     spectator, _ = await hello(watcher, game_id)
     ws, first = await hello(driver, game_id, token)
-    await asyncio.wait_for(Player(ws, first, random.Random(3), "ann").play(max_commands=50), 20)
+    await asyncio.wait_for(Player(ws, first, LegacyRandom(3), "ann").play(max_commands=50), 20)
     await receive_until(spectator, lambda f: f["status"] == "finished", timeout=10)
     assert watcher.app[METRICS].bot_moves.value(game="tiny", bot="first") == 0
     assert watcher.app[METRICS].bot_races_lost.value() == 0

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -21,6 +20,8 @@ import pytest
 
 from events.embedded import EmbeddedServer
 from events.store import EventStore
+from service.draw_schemes import LegacyRandom
+from tests.service.conftest import TEST_SEED_KEY, TEST_SIGNING_KEY
 from tests.service.contract import CheckedWebSocket, openapi_trace
 from tests.service.players import Player
 
@@ -40,6 +41,8 @@ def env() -> dict[str, str]:
     environ["DONJON_WORKERS"] = "1"  # one node per process, as the tests count on (--workers has its own tests)
     environ["DONJON_WS_RATE"] = "1000"
     environ["DONJON_WS_BURST"] = "1000"
+    # The tests' node keys: a node shares the store with the test apps, and writes no key file.
+    environ["DONJON_SEED_KEY"], environ["DONJON_SIGNING_KEY"] = TEST_SEED_KEY, TEST_SIGNING_KEY
     return environ
 
 
@@ -92,7 +95,7 @@ async def connect_player(session, base, game_id, token, seat, name):
     ws = await session.ws_connect(f"{base}/games/{game_id}/ws")
     await ws.send_json({"type": "hello", "token": token})
     first = await ws.receive_json(timeout=5)
-    return Player(ws, first, random.Random(zlib.crc32(name.encode())), name)
+    return Player(ws, first, LegacyRandom(zlib.crc32(name.encode())), name)
 
 
 async def play_until_killed(player: Player) -> None:

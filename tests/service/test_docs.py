@@ -18,8 +18,8 @@ from games.base import RuleError
 from service.app import create_app
 from service.errors import ErrorCode
 from service.metrics import Metrics
-from service.settings import PREFIX, Secret, Settings
-from tests.service.conftest import ENGINES
+from service.settings import PREFIX, Settings
+from tests.service.conftest import ENGINES, settings_for
 
 MODULES = ["service.bots", "service.decisions", "service.seeds", "service.metrics", "projections.game"]
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,7 +113,7 @@ def test_the_protocol_names_only_settings_that_exist():
 
 
 def app_routes() -> set[str]:
-    app = create_app(Settings(redis_url=Secret("redis://127.0.0.1:1/0")), engines=ENGINES)
+    app = create_app(settings_for("redis://127.0.0.1:1/0"), engines=ENGINES)
     return {
         f"{route.method} {route.resource.canonical}"
         for route in app.router.routes()

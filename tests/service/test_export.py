@@ -7,9 +7,9 @@ import hashlib
 
 import msgpack
 
-from events.chain import verify_bodies
-from events.envelope import GENESIS_HASH
+from events.chain import genesis, verify_bodies
 from service.export import EXPORT_FORMAT, signed_bytes
+from service.keys import SIGNING_KEY
 from tests.service.conftest import started_tiny
 from tests.service.test_replay import finished_game
 
@@ -21,7 +21,7 @@ async def test_the_export_of_a_finished_game_verifies_chain_and_seed_commitment(
     export = await response.json()
     assert export["format"] == EXPORT_FORMAT and export["id"] == game_id and export["game"] == "tiny"
     entries = [(e["version"], base64.b64decode(e["body"]), e["prev_hash"], e["hash"]) for e in export["events"]]
-    assert entries[0][2] == GENESIS_HASH == export["chain"]["genesis"]
+    assert entries[0][2] == genesis("sha256") == export["chain"]["genesis"]  # a game created since v1.2
     assert verify_bodies(game_id, entries) == export["chain"]["head"]
     game = await (await client.get(f"/games/{game_id}")).json()
     assert export["chain"]["version"] == len(entries) == game["version"]
@@ -29,7 +29,8 @@ async def test_the_export_of_a_finished_game_verifies_chain_and_seed_commitment(
     assert bodies[0]["type"] == "game.created" and bodies[-1]["type"] == "game.finished"
     assert bodies[-1]["payload"]["seed"] == export["seed"]
     assert hashlib.sha256(bytes.fromhex(export["seed"])).hexdigest() == bodies[0]["payload"]["seed_commitment"]
-    assert "signature" not in export and b'"signature"' not in signed_bytes({**export, "signature": "x"})
+    assert export["signature"]["public_key"] == client.app[SIGNING_KEY].public_hex  # signed by the node
+    assert b'"signature"' not in signed_bytes(export)
 
 
 async def test_a_running_game_is_not_exported_and_its_seed_stays_secret(client):

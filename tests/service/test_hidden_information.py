@@ -9,12 +9,11 @@ seed appears nowhere before ``game.finished``.
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
-from service.keys import STORE
-from tests.service.conftest import hello, receive_until, started_tiny
+from service.draw_schemes import LegacyRandom
+from tests.service.conftest import hello, kept_seed, receive_until, started_tiny
 from tests.service.players import Player, play_all
 
 
@@ -41,12 +40,12 @@ def check_frames(frames, viewer, seed_hex):
 async def test_no_frame_leaks_another_seats_cards_or_the_seed(make_node, game_seed):
     node_a, node_b = await make_node(), await make_node()
     game_id, tokens = await started_tiny(node_a)
-    seed_hex = (await node_a.app[STORE].get_meta(game_id))["seed"]
+    seed_hex = (await kept_seed(node_a.app, game_id)).hex()
     spectator, snapshot = await hello(node_b, game_id)
     players = []
     for seat, token in enumerate(tokens):
         ws, first = await hello(node_a if seat == 0 else node_b, game_id, token)
-        players.append(Player(ws, first, random.Random(game_seed * 10 + seat), f"s{seat}"))
+        players.append(Player(ws, first, LegacyRandom(game_seed * 10 + seat), f"s{seat}"))
     await play_all(players)
     _, spectator_frames = await receive_until(spectator, lambda f: f["status"] == "finished")
     check_frames([snapshot, *spectator_frames], None, seed_hex)

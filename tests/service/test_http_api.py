@@ -65,7 +65,10 @@ async def test_seats_are_given_in_order_and_the_last_one_starts_the_game(client)
     body = await (await client.get(f"/games/{game_id}")).json()
     assert body["status"] == "active"
     assert body["version"] == 6  # created, 2 seats, started, 2 dealt
-    assert body["seats"] == [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}]
+    assert body["seats"] == [
+        {"seat": 0, "name": "ann", "seed_contribution": first["seed_contribution"]},
+        {"seat": 1, "name": "bob", "seed_contribution": second["seed_contribution"]},
+    ]
 
 
 async def test_a_full_game_refuses_another_seat_with_game_full(client):

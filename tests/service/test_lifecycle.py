@@ -14,7 +14,7 @@ import games
 from events import deadlines
 from service.keys import SERVICE, SOCKETS, STORE
 from service.replay import replay_game
-from tests.service.conftest import command, expect_reply, hello, receive, receive_until
+from tests.service.conftest import TEST_VAULT, command, expect_reply, hello, receive, receive_until
 
 ENGINES = games.default_engines()
 T0 = 1_800_000_000_000
@@ -73,7 +73,7 @@ async def test_a_carcassonne_seat_that_stops_playing_forfeits_on_a_60_plus_5_clo
     await command(ws0, "late", {"type": "pass", "args": {}})
     reply, _ = await expect_reply(ws0, "late")
     assert reply["code"] == "game_over"
-    report = await replay_game(client.app[STORE], game_id, ENGINES)
+    report = await replay_game(client.app[STORE], game_id, ENGINES, TEST_VAULT)
     assert report.ok, report.problems
     await ws.close()
     await ws0.close()
@@ -111,7 +111,7 @@ async def test_on_timeout_bot_makes_the_move_and_the_game_goes_on(make_client):
     assert frame["status"] == "active"
     kinds = [event["type"] for event in frame["events"]]
     assert kinds[0] == "clock.expired" and len(kinds) > 1  # the bot's move in the same append
-    report = await replay_game(client.app[STORE], game_id, ENGINES)
+    report = await replay_game(client.app[STORE], game_id, ENGINES, TEST_VAULT)
     assert report.ok, report.problems
     await ws.close()
 
@@ -180,7 +180,7 @@ async def test_resign_ends_a_two_player_game_and_a_bot_takes_the_seat_in_castle_
     reply, _ = await expect_reply(ws, "again")
     assert reply["code"] == "not_your_turn"
     await ws.close()
-    report = await replay_game(client.app[STORE], coop, ENGINES)
+    report = await replay_game(client.app[STORE], coop, ENGINES, TEST_VAULT)
     assert report.ok, report.problems
 
 
@@ -215,7 +215,7 @@ async def test_undo_is_allowed_and_refused_by_every_clause_in_carcassonne(make_c
     assert (await expect_reply(ws0, "u2"))[0]["code"] == "undo_refused"  # the pass drew the next tile
     await ws0.close()
     await ws1.close()
-    report = await replay_game(client.app[STORE], game_id, ENGINES)
+    report = await replay_game(client.app[STORE], game_id, ENGINES, TEST_VAULT)
     assert report.ok, report.problems
 
     off, off_tokens = await new_game(client, "carcassonne", 2, undo=False)
@@ -306,7 +306,7 @@ async def test_rematch_rotates_the_seats_and_each_takes_its_seat_with_its_old_to
     assert created["rematch_of"] == game_id and created["clock"] == {"per_move_s": 60} and created["undo"] is False
     await ws.close()
     for finished in (game_id, rematch_id):
-        report = await replay_game(client.app[STORE], finished, ENGINES)
+        report = await replay_game(client.app[STORE], finished, ENGINES, TEST_VAULT)
         assert report.ok, report.problems
 
 
@@ -340,7 +340,7 @@ async def test_undo_in_the_castle_back_to_the_tile_never_across_the_next_draw(ma
     assert refused["code"] == "undo_refused"
     await ws0.close()
     await ws1.close()
-    assert (await replay_game(client.app[STORE], game_id, ENGINES)).ok
+    assert (await replay_game(client.app[STORE], game_id, ENGINES, TEST_VAULT)).ok
 
 
 async def test_undo_in_castle_panic_takes_back_a_phase_step_never_a_draw_or_a_trade_offer(make_client):
@@ -368,7 +368,7 @@ async def test_undo_in_castle_panic_takes_back_a_phase_step_never_a_draw_or_a_tr
     assert refused["code"] == "undo_refused"
     await ws0.close()
     await ws1.close()
-    assert (await replay_game(client.app[STORE], game_id, ENGINES)).ok
+    assert (await replay_game(client.app[STORE], game_id, ENGINES, TEST_VAULT)).ok
 
 
 async def test_a_timeout_in_a_three_player_game_forfeits_the_seat_to_a_bot_and_the_game_goes_on(make_client):
@@ -387,7 +387,7 @@ async def test_a_timeout_in_a_three_player_game_forfeits_the_seat_to_a_bot_and_t
     frame, _ = await receive_until(ws, lambda f: f["type"] == "update" and f["view"]["clock"]["running"] == 1, 8.0)
     assert frame["view"]["left"] == [0]
     await ws.close()
-    assert (await replay_game(client.app[STORE], game_id, ENGINES)).ok
+    assert (await replay_game(client.app[STORE], game_id, ENGINES, TEST_VAULT)).ok
 
 
 async def test_a_seconds_delay_shows_spectators_only_events_that_old_and_seats_everything(make_client):

@@ -21,7 +21,15 @@ import pytest
 from service.errors import ErrorCode, ServiceError
 from service.keys import METRICS, SERVICE, STORE
 from service.replay import replay_game
-from tests.service.conftest import ENGINES, command, expect_reply, hello, receive_until, started_tiny
+from tests.service.conftest import (
+    ENGINES,
+    TEST_VAULT,
+    command,
+    expect_reply,
+    hello,
+    receive_until,
+    started_tiny,
+)
 
 DRAW: dict[str, Any] = {"type": "draw", "args": {}}
 SET_UP = 6
@@ -63,7 +71,7 @@ async def test_a_conflicting_append_catches_up_and_decides_again_on_the_latest_s
     events = await node_a.app[STORE].read(game_id, SET_UP + 3)
     assert [(e.command_id, e.actor, e.type) for e in events] == [("0:a1", 0, "drew")]
     # Decided again on version 8, so its draw is the one the seed gives at 8: replay agrees.
-    report = await replay_game(node_a.app[STORE], game_id, ENGINES)
+    report = await replay_game(node_a.app[STORE], game_id, ENGINES, TEST_VAULT)
     assert report.ok, report.problems
 
 
@@ -77,7 +85,7 @@ async def test_a_refusal_on_a_stale_cache_is_decided_again_on_the_latest_state(m
     assert (result.version, result.duplicate) == (SET_UP + 2, False)
     assert conflicts(node_a) == before  # no append was tried on the stale state
     assert node_a.app[SERVICE].cached(game_id).version == SET_UP + 2
-    report = await replay_game(node_a.app[STORE], game_id, ENGINES)
+    report = await replay_game(node_a.app[STORE], game_id, ENGINES, TEST_VAULT)
     assert report.ok, report.problems
 
 

@@ -9,15 +9,15 @@ up as they land in games/."""
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
 import games
 from games.base import Event
 from projections.game import GameProjection
+from service.draw_schemes import LegacyRandom
 from service.keys import STORE
-from tests.service.conftest import hello, receive_until
+from tests.service.conftest import TEST_VAULT, hello, kept_seed, receive_until
 from tests.service.players import Player, play_all
 
 ENGINES = games.default_engines()
@@ -93,13 +93,13 @@ async def test_a_real_game_plays_to_its_end_with_legal_only_and_spectators_see_n
     players = []
     for seat, token in enumerate(tokens):
         ws, first = await hello(node_a, game_id, token)
-        players.append(Player(ws, first, random.Random(1000 + seat), f"{name}{seat}"))
+        players.append(Player(ws, first, LegacyRandom(1000 + seat), f"{name}{seat}"))
     await play_all(players, max_commands=3000, timeout=10)
 
     final, spectator_frames = await receive_until(spectator, lambda f: f["status"] == "finished", timeout=30)
     store = node_a.app[STORE]
     envelopes = await store.read(game_id)
-    seed_hex = (await store.get_meta(game_id))["seed"]
+    seed_hex = (await kept_seed(node_a.app, game_id)).hex()
     projection = GameProjection.fold(game_id, engine, envelopes)
     assert projection.status.value == "finished" and engine.is_terminal(projection.state)
 
@@ -117,7 +117,7 @@ async def test_a_real_game_plays_to_its_end_with_legal_only_and_spectators_see_n
                 assert set(event) == {"version", "type", "payload", "actor", "ts"}
     assert final["view"] == plain(dict(engine.view(projection.state, None), legal=[]))
     assert players[0].frames[-1]["view"] == plain(dict(engine.view(projection.state, 0), legal=[]))
-    report = await replay_game(store, game_id, ENGINES)
+    report = await replay_game(store, game_id, ENGINES, TEST_VAULT)
     assert (report.problems, report.status, report.seed_source) == ([], "finished", "revealed")
 
 
@@ -137,7 +137,7 @@ async def test_a_secret_option_stays_secret_until_the_end_and_is_committed_with_
     players = []
     for seat, token in enumerate(tokens):
         ws, first = await hello(node_a, game_id, token)
-        players.append(Player(ws, first, random.Random(seat), f"c{seat}"))
+        players.append(Player(ws, first, LegacyRandom(seat), f"c{seat}"))
     lobby = await (await node_b.get("/games?status=active&limit=200")).text()
     early_events = await (await node_b.get(f"/games/{game_id}/events")).json()
     await play_all(players, max_commands=100)
@@ -154,7 +154,7 @@ async def test_a_secret_option_stays_secret_until_the_end_and_is_committed_with_
     assert finished["payload"]["secret_options"] == {"tile_order": order}
     seed = bytes.fromhex(finished["payload"]["seed"])
     assert created_event["payload"]["seed_commitment"] == seeds.commitment(seed, {"tile_order": order})
-    report = await replay_game(node_a.app[STORE], game_id, ENGINES)
+    report = await replay_game(node_a.app[STORE], game_id, ENGINES, TEST_VAULT)
     assert report.problems == [] and report.seed_source == "revealed"
 
 
@@ -178,12 +178,12 @@ async def test_a_human_plays_a_real_game_against_its_bots_to_the_end_and_replay_
     seated = await (await node.post(f"/games/{game_id}/seats", json={"name": "human"})).json()
     assert (seated["seat"], seated["status"]) == (0, "active")
     ws, first = await hello(node, game_id, seated["token"])
-    human = Player(ws, first, random.Random(5), f"{name}-human")
+    human = Player(ws, first, LegacyRandom(5), f"{name}-human")
     await human.play(max_commands=3000, timeout=10)
 
     store = node.app[STORE]
     envelopes = await store.read(game_id)
     bot_moves = [e for e in envelopes if e.command is not None and e.actor not in (None, 0)]
     assert bot_moves and all(e.command_id == f"bot:{e.actor}:{e.version - 1}" for e in bot_moves)
-    report = await replay_game(store, game_id, ENGINES)
+    report = await replay_game(store, game_id, ENGINES, TEST_VAULT)
     assert (report.problems, report.status) == ([], "finished")

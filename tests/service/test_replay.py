@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import random
 
 from events.envelope import NewEvent
-from games.base import derive_rng
 from projections.game import GameProjection
 from service.cli import main
+from service.decisions import decision_rng
+from service.draw_schemes import LegacyRandom
 from service.keys import STORE
 from service.replay import replay_game
-from tests.service.conftest import ENGINES, hello, started_tiny
+from tests.service.conftest import ENGINES, TEST_VAULT, hello, kept_seed, started_tiny
 from tests.service.players import Player, play_all
 from tests.tinygame import TINY
 
@@ -21,14 +21,14 @@ async def finished_game(client, seed=7):
     players = []
     for seat, token in enumerate(tokens):
         ws, first = await hello(client, game_id, token)
-        players.append(Player(ws, first, random.Random(seed + seat), f"p{seat}"))
+        players.append(Player(ws, first, LegacyRandom(seed + seat), f"p{seat}"))
     await play_all(players)
     return game_id, sum(p.sent for p in players)
 
 
 async def test_replay_of_a_finished_game_re_runs_every_batch_with_the_revealed_seed(client):
     game_id, commands = await finished_game(client)
-    report = await replay_game(client.app[STORE], game_id, ENGINES)
+    report = await replay_game(client.app[STORE], game_id, ENGINES, TEST_VAULT)
     assert report.problems == []
     assert report.seed_source == "revealed"
     assert report.status == "finished"
@@ -39,7 +39,7 @@ async def test_replay_of_a_finished_game_re_runs_every_batch_with_the_revealed_s
 
 async def test_replay_of_a_running_game_uses_the_kept_seed(client):
     game_id, _ = await started_tiny(client)
-    report = await replay_game(client.app[STORE], game_id, ENGINES)
+    report = await replay_game(client.app[STORE], game_id, ENGINES, TEST_VAULT)
     assert (report.ok, report.seed_source, report.status, report.batches_checked) == (True, "meta", "active", 2)
 
 
@@ -47,9 +47,10 @@ async def test_a_forged_random_outcome_is_a_mismatch(client):
     game_id, _ = await started_tiny(client)
     store = client.app[STORE]
     envelopes = await store.read(game_id)
-    state = GameProjection.fold(game_id, TINY, envelopes).state
-    seed = bytes.fromhex((await store.get_meta(game_id))["seed"])
-    honest = TINY.decide(state, 0, {"type": "draw", "args": {}}, derive_rng(seed, game_id, len(envelopes)))
+    projection = GameProjection.fold(game_id, TINY, envelopes)
+    state = projection.state
+    seed = await kept_seed(client.app, game_id)
+    honest = TINY.decide(state, 0, {"type": "draw", "args": {}}, decision_rng(projection, seed))
     forged = next(card for card in state.pile if card != honest[0].payload["card"])
     await store.append(
         game_id,
@@ -59,8 +60,9 @@ async def test_a_forged_random_outcome_is_a_mismatch(client):
         actor=0,
         command={"type": "draw", "args": {}},
         ts=1,
+        link=(await store.head(game_id))[1],
     )
-    report = await replay_game(store, game_id, ENGINES)
+    report = await replay_game(store, game_id, ENGINES, TEST_VAULT)
     assert report.problems == [
         f"versions {len(envelopes) + 1}-{len(envelopes) + 1}: re-running the batch gives other events "
         "(['drew'] vs ['drew'])"
@@ -77,8 +79,9 @@ async def test_a_revealed_seed_that_breaks_the_commitment_is_a_mismatch(client):
         command_id=None,
         actor=None,
         ts=1,
+        link=(await store.head(game_id))[1],
     )
-    report = await replay_game(store, game_id, ENGINES)
+    report = await replay_game(store, game_id, ENGINES, TEST_VAULT)
     assert report.problems[0] in (
         "the revealed seed differs from the one the service kept",
         "the seed (and secret options) do not match game.created's seed_commitment",

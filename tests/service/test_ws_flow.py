@@ -4,13 +4,20 @@ node, reconnect with ``since``, msgpack, duplicates, expected versions."""
 from __future__ import annotations
 
 import hashlib
-import random
 
 import aiohttp
 import msgpack
 import pytest
 
-from tests.service.conftest import command, expect_reply, hello, receive, receive_until, started_tiny
+from service.draw_schemes import LegacyRandom
+from tests.service.conftest import (
+    command,
+    expect_reply,
+    hello,
+    receive,
+    receive_until,
+    started_tiny,
+)
 from tests.service.players import Player, play_all
 
 
@@ -27,7 +34,7 @@ async def test_two_seats_play_tiny_to_the_end_and_a_spectator_on_another_node_se
     for seat, token in enumerate(tokens):
         ws, first = await hello(node_a, game_id, token)
         assert (first["type"], first["seat"], first["status"]) == ("snapshot", seat, "active")
-        players.append(Player(ws, first, random.Random(seat), f"p{seat}"))
+        players.append(Player(ws, first, LegacyRandom(seat), f"p{seat}"))
     await play_all(players)
     assert [p.refused for p in players] == [[], []]  # strictly alternating: nothing is ever stale
 
@@ -159,7 +166,7 @@ async def test_the_two_node_flow_runs_the_same_on_each_store_server(aiohttp_clie
         players = []
         for seat, token in enumerate(tokens):
             ws, first = await hello(node_a if seat == 0 else node_b, game_id, token)
-            players.append(Player(ws, first, random.Random(40 + seat), f"x{seat}"))
+            players.append(Player(ws, first, LegacyRandom(40 + seat), f"x{seat}"))
         await play_all(players)
         final, seen = await receive_until(watcher, lambda f: f["status"] == "finished")
         assert versions_of(seen) == list(range(7, final["version"] + 1))
@@ -183,7 +190,8 @@ async def test_a_stream_the_node_cannot_fold_closes_its_sockets_and_the_node_kee
     player, _ = await hello(client, healthy_id, tokens[0])
     store = client.app[STORE]
     await store.append(
-        broken_id, [NewEvent("teleported", {})], expected_version=6, command_id=None, actor=None, ts=1
+        broken_id, [NewEvent("teleported", {})], expected_version=6, command_id=None, actor=None, ts=1,
+        link=(await store.head(broken_id))[1],
     )
     message = await watcher.receive(timeout=5)
     assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)

@@ -1,14 +1,28 @@
 // The in-browser (and Node) verifier of a game export (GET /games/{id}/export, docs/protocol.md):
-// the hash chain over the stored event bodies and the seed commitment against the revealed seed.
+// the hash chain over the stored event bodies (SHA-256, or SHA-1 in games created before v1.2), the
+// seed commitment against the revealed seed, and, for games that draw with donjon-draw-1, every
+// seat's seed contribution, every tile draw of a Carcassonne game and the node's signature
+// (fairness.js, docs/fairness.md).
 //
 // WebCrypto's crypto.subtle exists only in secure contexts (https, http://127.0.0.1, localhost), so a
 // page served from http://some-host has none; the small SHA-1 and SHA-256 below are used there, and
 // results are the same either way (the tests compare both on the same export).
 
+import {
+  canonicalJson, checkContributions, checkSignature, checkTileDraws, concat, DRAW_VERSION, FairnessError, fromBase64,
+  fromHex, gameSeed, sha256, toHex,
+} from "./fairness.js";
 import { decode } from "./msgpack.js";
+
+export { canonicalJson };
 
 export const EXPORT_FORMAT = "donjon.export/1";
 export const GENESIS_HASH = "0".repeat(40);
+/** The chain's genesis and description per algorithm (a game's game.created names its own). */
+const CHAINS = Object.freeze({
+  sha1: { genesis: GENESIS_HASH, algorithm: "sha1(prev_hash_hex || msgpack_body)" },
+  sha256: { genesis: "0".repeat(64), algorithm: "sha256(prev_hash_hex || msgpack_body)" },
+});
 
 /** What `donjon replay` checks beyond this verifier (shown by the audit panel). */
 export const REPLAY_CHECKS_BEYOND = Object.freeze([
@@ -66,42 +80,9 @@ export function sha1Fallback(bytes) {
   return hex(h);
 }
 
-const K256 = Int32Array.from([
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-  0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-  0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-]);
-
-function rotr(x, n) {
-  return (x >>> n) | (x << (32 - n));
-}
-
-/** SHA-256 of bytes, lowercase hex (FIPS 180-4). */
+/** SHA-256 of bytes, lowercase hex (fairness.js's, FIPS 180-4). */
 export function sha256Fallback(bytes) {
-  const view = padded(bytes);
-  const h = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
-  const w = new Int32Array(64);
-  for (let block = 0; block < view.byteLength; block += 64) {
-    for (let i = 0; i < 16; i++) w[i] = view.getInt32(block + i * 4);
-    for (let i = 16; i < 64; i++) {
-      const s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >>> 3);
-      const s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >>> 10);
-      w[i] = (w[i - 16] + s0 + w[i - 7] + s1) | 0;
-    }
-    let [a, b, c, d, e, f, g, hh] = h;
-    for (let i = 0; i < 64; i++) {
-      const t1 = (hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K256[i] + w[i]) | 0;
-      const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
-      [hh, g, f, e, d, c, b, a] = [g, f, e, (d + t1) | 0, c, b, a, (t1 + t2) | 0];
-    }
-    [a, b, c, d, e, f, g, hh].forEach((v, i) => { h[i] = (h[i] + v) | 0; });
-  }
-  return hex(h);
+  return toHex(sha256(bytes));
 }
 
 /** The hash functions to use: WebCrypto when this context has it, else the fallbacks above. */
@@ -114,38 +95,6 @@ export function hashers(subtle = globalThis.crypto?.subtle) {
 
 // --- helpers ------------------------------------------------------------------------------------
 
-function concat(...parts) {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
-function fromBase64(text) {
-  const raw = atob(text);
-  const bytes = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
-  return bytes;
-}
-
-function fromHex(text) {
-  if (typeof text !== "string" || !/^([0-9a-f]{2})*$/.test(text)) throw new TypeError("not lowercase hex");
-  return Uint8Array.from(text.match(/../g) ?? [], (pair) => parseInt(pair, 16));
-}
-
-/** Python's json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False). */
-export function canonicalJson(value) {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(",")}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
 // --- the checks ---------------------------------------------------------------------------------
 
 class Failure extends Error {}
@@ -154,11 +103,26 @@ function check(condition, message) {
   if (!condition) throw new Failure(message);
 }
 
+/** The chain algorithm the game's first event (game.created) names: sha256, or sha1 when it names none. */
+function chainOf(exported) {
+  let created = null;
+  try {
+    created = decode(fromBase64(exported.events[0].body));
+  } catch {
+    // a damaged first event: the link check below names it
+  }
+  return created?.payload?.chain === "sha256" ? "sha256" : "sha1";
+}
+
 /** Verify every link; the decoded bodies. Throws Failure naming the first bad event. */
-async function verifyChain(exported, sha1) {
+async function verifyChain(exported, hashes) {
   check(Array.isArray(exported.events) && exported.events.length > 0, "the export holds no events");
-  let prev = exported.chain?.genesis ?? GENESIS_HASH;
-  check(prev === GENESIS_HASH, `the chain's genesis is ${prev}, not forty zeros`);
+  const name = chainOf(exported);
+  const { genesis, algorithm } = CHAINS[name];
+  const digest = hashes[name];
+  let prev = exported.chain?.genesis ?? genesis;
+  check(prev === genesis, `the chain's genesis is ${prev}, not ${genesis.length} zeros`);
+  check((exported.chain?.algorithm ?? algorithm) === algorithm, `the chain says ${exported.chain?.algorithm}, the game hashes ${algorithm}`);
   const bodies = [];
   for (const [index, event] of exported.events.entries()) {
     const version = index + 1;
@@ -170,7 +134,7 @@ async function verifyChain(exported, sha1) {
     } catch {
       throw new Failure(`event ${version}: body is not base64`);
     }
-    const hash = await sha1(concat(encoder.encode(prev), bytes));
+    const hash = await digest(concat(encoder.encode(prev), bytes));
     check(hash === event.hash, `event ${version}: hash ${event.hash} does not match its bytes (${hash})`);
     let body;
     try {
@@ -206,16 +170,29 @@ async function verifySeed(exported, bodies, sha256) {
   const commitment = await sha256(hidden);
   const promised = created.payload?.seed_commitment;
   check(commitment === promised, `the revealed seed hashes to ${commitment}, game.created committed to ${promised}`);
-  return { seed, commitment, secretOptions: secret ?? null };
+  return { seed, commitment, secretOptions: secret ?? null, seedBytes };
+}
+
+/** Run a check of fairness.js as a Failure of this verifier. */
+async function fairness(fn) {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof FairnessError) throw new Failure(error.message);
+    throw error;
+  }
 }
 
 /**
- * Verify an export. Never throws for a bad file: the result says what failed.
+ * Verify an export. Never throws for a bad file: the result says what failed. `key` is the node's
+ * public key (hex, from GET /keys) the signature must be by; without it, the file's own key.
+ * `subtle` (tests: `null`) picks the hashes; the signature always needs the page's WebCrypto.
  * @returns {Promise<{ok: boolean, hashes: "webcrypto"|"fallback", checks: {name: string, ok: boolean, detail: string}[],
  *                    events: number, bodies: object[]}>}
  */
-export async function verifyExport(exported, { subtle } = {}) {
-  const { source, sha1, sha256 } = hashers(subtle === undefined ? globalThis.crypto?.subtle : subtle);
+export async function verifyExport(exported, { subtle, key } = {}) {
+  const crypto = subtle === undefined ? globalThis.crypto?.subtle : subtle;
+  const hashes = hashers(crypto);
   const checks = [];
   let bodies = [];
   const run = async (name, fn) => {
@@ -234,15 +211,36 @@ export async function verifyExport(exported, { subtle } = {}) {
     return `${EXPORT_FORMAT}, game ${exported.id} (${exported.game})`;
   });
   const chained = readable && (await run("hash chain", async () => {
-    bodies = await verifyChain(exported, sha1);
-    return `${bodies.length} events, each linked to the one before; head ${exported.chain.head}`;
+    bodies = await verifyChain(exported, hashes);
+    return `${bodies.length} events, each linked to the one before (${chainOf(exported)}); head ${exported.chain.head}`;
   }));
-  if (chained) {
-    await run("seed commitment", async () => {
-      const { commitment, secretOptions } = await verifySeed(exported, bodies, sha256);
-      return `sha256 of the revealed seed${secretOptions ? " and secret options" : ""} is ${commitment}, as committed at creation`;
-    });
+  let revealed = null;
+  const committed = chained && (await run("seed commitment", async () => {
+    revealed = await verifySeed(exported, bodies, hashes.sha256);
+    const { commitment, secretOptions } = revealed;
+    return `sha256 of the revealed seed${secretOptions ? " and secret options" : ""} is ${commitment}, as committed at creation`;
+  }));
+  if (committed && bodies[0].payload?.draw === DRAW_VERSION) {
+    let seedKey = null;
+    const contributed = await run("seat contributions", () => fairness(() => {
+      const contributions = checkContributions(bodies, revealed.seedBytes);
+      seedKey = gameSeed(revealed.seedBytes, contributions);
+      return `${contributions.length} seats, each contribution in the game seed ${toHex(seedKey)}`;
+    }));
+    if (contributed && exported.game === "carcassonne") {
+      await run("tile draws", () => fairness(() => {
+        const drawn = checkTileDraws(exported.id, bodies, seedKey, revealed.secretOptions);
+        return `${drawn} tiles, each the one ${revealed.secretOptions?.tile_order ? "the revealed tile_order" : "donjon-draw-1"} gives`;
+      }));
+    }
   }
-  const ok = checks.length === 3 && checks.every((c) => c.ok);
-  return { ok, hashes: source, checks, events: bodies.length, bodies };
+  if (committed) {
+    await run("signature", () => fairness(async () => {
+      // Ed25519 comes from the page's own WebCrypto (the `subtle` option picks only the hashes).
+      const id = await checkSignature(exported, key);
+      return `Ed25519 by the node's key ${id}${key ? ", the one given" : ""}`;
+    }));
+  }
+  const ok = checks.length >= 3 && checks.every((c) => c.ok);
+  return { ok, hashes: hashes.source, checks, events: bodies.length, bodies };
 }

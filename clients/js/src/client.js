@@ -74,8 +74,9 @@ export class DonjonClient {
     return this.request("POST", "/games", { body: definedFields({ game, seats, options, bots, bots_only }) });
   }
 
-  takeSeat(gameId, { name, seat } = {}) {
-    return this.request("POST", `/games/${encodeURIComponent(gameId)}/seats`, { body: definedFields({ name, seat }) });
+  takeSeat(gameId, { name, seat, client_seed } = {}) {
+    const body = definedFields({ name, seat, client_seed });
+    return this.request("POST", `/games/${encodeURIComponent(gameId)}/seats`, { body });
   }
 
   listGames({ status, limit, offset } = {}) {

@@ -40,6 +40,8 @@ export interface SeatEntry {
   name: string | null;
   /** since v1.1: the bot filling this seat */
   bot?: string;
+  /** since v1.2: the seat's contribution to the game's seed, once taken */
+  seed_contribution?: string;
 }
 
 /** An event as a viewer sees it (redacted for that viewer). */
@@ -122,6 +124,8 @@ export interface TakeSeatRequest {
   /** 1-40 characters; optional only in a rematch (since v1.2), taken with the old token */
   name?: string;
   seat?: number;
+  /** this seat's contribution to the game's seed: 1-128 printable ASCII characters, no spaces (docs/fairness.md) */
+  client_seed?: string;
 }
 
 export interface TakeSeatBody {
@@ -130,6 +134,8 @@ export interface TakeSeatBody {
   token: string;
   version: number;
   status: "open" | "active";
+  /** the value this seat contributed to the game's seed (its client_seed, or one the service made) */
+  seed_contribution?: string;
   [field: string]: unknown;
 }
 
@@ -426,3 +432,32 @@ export declare function playFromLegal(
   conn: GameConnection,
   options?: { choose?: (legal: Command[], conn: GameConnection) => Command },
 ): Promise<GameConnection>;
+
+/** One check of {@link verifyExport}: `name` is "format", "hash chain", "seed commitment", "seat contributions", "tile draws" or "signature". */
+export interface ExportCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+/**
+ * Check a game export (GET /games/{id}/export, `donjon export`; docs/fairness.md) offline: the hash
+ * chain, the seed commitment, every seat's seed contribution, every tile draw of a Carcassonne game,
+ * the node's Ed25519 signature (by `key`, its public key in hex from `GET /keys`, when given).
+ */
+export declare function verifyExport(
+  exported: unknown,
+  options?: { key?: string; subtle?: SubtleCrypto | null },
+): Promise<{ ok: boolean; hashes: "webcrypto" | "fallback"; checks: ExportCheck[]; events: number; bodies: object[] }>;
+
+/** One donjon-draw-1 stream: `new Draw(gameSeed, label, version)`. */
+export declare class Draw {
+  constructor(key: Uint8Array, label: string, version: number);
+  below(n: number | bigint): number | bigint;
+  randrange(start: number, stop?: number): number;
+  randint(low: number, high: number): number;
+  choice<T>(items: readonly T[]): T;
+  shuffle(items: unknown[]): void;
+  sample<T>(items: readonly T[], k: number): T[];
+  secretSalt(): string;
+}

@@ -5,3 +5,5 @@ export { DonjonError, CLIENT_CODES } from "./errors.js";
 export { TokenBucket } from "./bucket.js";
 export * as msgpack from "./msgpack.js";
 export { playFromLegal } from "./autoplay.js";
+export { verifyExport } from "./audit.js";
+export { Draw } from "./fairness.js";

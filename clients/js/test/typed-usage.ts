@@ -1,5 +1,5 @@
 // Type-checked by `npm test` (tsc --noEmit), never run: the API as a TypeScript client uses it.
-import { DonjonClient, DonjonError, msgpack } from "../src/index.js";
+import { DonjonClient, DonjonError, Draw, msgpack, verifyExport } from "../src/index.js";
 import type { Ack, ChangeDetail, Command, GameEvent, ServerFrame, TakeSeatBody } from "../src/index.js";
 
 export async function playOneMove(baseUrl: string): Promise<number> {
@@ -35,4 +35,11 @@ export async function playOneMove(baseUrl: string): Promise<number> {
   off();
   conn.close();
   return version + state.version + lobby.games.length;
+}
+
+export async function auditExport(file: unknown, nodeKey: string): Promise<string> {
+  const report = await verifyExport(file, { key: nodeKey });
+  const stream = new Draw(new Uint8Array(32), "g1", 7);
+  const failed = report.checks.find((c) => !c.ok);
+  return failed ? `${failed.name}: ${failed.detail}` : `${report.events} events, ${String(stream.below(6))}`;
 }

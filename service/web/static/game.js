@@ -427,8 +427,12 @@ class GamePage {
 
   async auditServed() {
     try {
-      const exported = await this.client.request("GET", `/games/${encodeURIComponent(this.gameId)}/export`);
-      this.showVerdict(await verifyExport(exported), "this game's export");
+      const [exported, keys] = await Promise.all([
+        this.client.request("GET", `/games/${encodeURIComponent(this.gameId)}/export`),
+        this.client.request("GET", "/keys"),
+      ]);
+      // The file must be signed by this node's key (GET /keys), not merely by some key.
+      this.showVerdict(await verifyExport(exported, { key: keys.keys[0]?.public_key }), "this game's export");
     } catch (error) {
       this.showVerdict({ ok: false, checks: [{ name: "export", ok: false, detail: `${error.code}: ${error.message}` }] }, "this game's export");
     }

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from games.base import Event, fold
+from games.base import Event, Rng, fold
 from games.carcassonne import ENGINE
 from games.carcassonne.state import State
+from service.draw_schemes import LegacyRandom
 
 Step = tuple[str, int, tuple[int, int], "str | None"]
 """(tile id, rotation, (x, y), follower) where follower is None, "S", "large:E", "monastery",
@@ -26,12 +26,12 @@ class Game:
 
 
 def new_game(seats: int = 2, seed: int = 0, **options: Any) -> Game:
-    events = ENGINE.setup(options, seats, random.Random(seed))
+    events = ENGINE.setup(options, seats, LegacyRandom(seed))
     return Game(fold(ENGINE, events), list(events))
 
 
 def send(game: Game, seat: int, cmd: dict[str, Any], seed: int = 0) -> list[Event]:
-    events = ENGINE.decide(game.state, seat, cmd, random.Random(seed))
+    events = ENGINE.decide(game.state, seat, cmd, LegacyRandom(seed))
     for e in events:
         game.state = ENGINE.evolve(game.state, e)
     game.events.extend(events)
@@ -57,13 +57,13 @@ def play_script(steps: list[Step], seats: int = 2, **options: Any) -> Game:
     return game
 
 
-Bot = Callable[[State, int, random.Random], dict[str, Any]]
+Bot = Callable[[State, int, Rng], dict[str, Any]]
 
 
 def play_random(seats: int, seed: int, bot: Bot, *, observe: Callable[[Game, list[Event]], None] | None = None,
                 **options: Any) -> Game:
     """A complete bot game; the same rng feeds setup, the bot and every decide."""
-    rng = random.Random(seed)
+    rng = LegacyRandom(seed)
     events = ENGINE.setup(options, seats, rng)
     game = Game(fold(ENGINE, events), list(events))
     if observe:

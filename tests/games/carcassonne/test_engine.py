@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 
 import pytest
 
-from games.base import BadCommand, BadOptions, GameOver, IllegalMove, NotYourTurn, UnknownCommand
+from games.base import (
+    BadCommand,
+    BadOptions,
+    GameOver,
+    IllegalMove,
+    NotYourTurn,
+    UnknownCommand,
+)
 from games.carcassonne import ENGINE
 from games.carcassonne.scoring import segment_at
+from service.draw_schemes import LegacyRandom
 from tests.games.carcassonne.play import new_game, play_script, send
 
 PLACE = "place_tile"
@@ -66,7 +73,7 @@ def test_farmers_off_removes_field_spots():
     send(game, 0, place(0, -1, 180))
     assert ENGINE.legal_moves(game.state, 0) == [follower("S"), PASS]
     with pytest.raises(IllegalMove, match="farmers are off"):
-        ENGINE.decide(game.state, 0, follower("N"), random.Random(0))
+        ENGINE.decide(game.state, 0, follower("N"), LegacyRandom(0))
 
 
 def test_any_port_of_a_segment_names_it_and_the_event_uses_the_canonical_port():
@@ -94,26 +101,26 @@ def test_any_port_of_a_segment_names_it_and_the_event_uses_the_canonical_port():
 def test_bad_commands_are_rejected_with_their_codes(cmd, error):
     game = new_game(tile_order=["E"])
     with pytest.raises(error):
-        ENGINE.decide(game.state, 0, cmd, random.Random(0))
+        ENGINE.decide(game.state, 0, cmd, LegacyRandom(0))
 
 
 def test_other_seat_may_not_act():
     game = new_game(tile_order=["E"])
     with pytest.raises(NotYourTurn) as err:
-        ENGINE.decide(game.state, 1, place(0, -1, 180), random.Random(0))
+        ENGINE.decide(game.state, 1, place(0, -1, 180), LegacyRandom(0))
     assert err.value.code == "not_your_turn"
 
 
 def test_illegal_placement_message_quotes_the_input():
     game = new_game(tile_order=["E"])
     with pytest.raises(IllegalMove, match=r"tile E rotated 0 does not fit at \(0, -1\)"):
-        ENGINE.decide(game.state, 0, place(0, -1, 0), random.Random(0))
+        ENGINE.decide(game.state, 0, place(0, -1, 0), LegacyRandom(0))
 
 
 def test_follower_refusals():
     game = new_game(tile_order=["V", "V"])
     send(game, 0, place(0, 1, 270))
-    rng = random.Random(0)
+    rng = LegacyRandom(0)
     with pytest.raises(IllegalMove, match="no 'monastery'"):
         ENGINE.decide(game.state, 0, follower("monastery"), rng)
     with pytest.raises(IllegalMove, match="no large follower"):
@@ -141,7 +148,7 @@ def test_with_no_follower_left_pass_is_the_only_follower_move():
             empty_seen = True
             assert moves == [PASS]
             with pytest.raises(IllegalMove, match="no normal follower"):
-                ENGINE.decide(game.state, 0, follower("N"), random.Random(0))
+                ENGINE.decide(game.state, 0, follower("N"), LegacyRandom(0))
         # Seat 0 prefers farmers, which never come back, so its supply runs dry.
         placed = game.state.board.cells[game.state.placed]
         farmers = [m for m in moves if m["type"] == "place_follower"
@@ -172,7 +179,7 @@ def test_game_ends_when_the_last_tiles_cannot_be_placed():
     assert events[-1].payload == {"scores": [3, 0], "winners": [0]}
     assert ENGINE.is_terminal(game.state)
     with pytest.raises(GameOver):
-        ENGINE.decide(game.state, 0, PASS, random.Random(0))
+        ENGINE.decide(game.state, 0, PASS, LegacyRandom(0))
     assert ENGINE.summary(game.state) == {"status": "over", "scores": [3, 0], "winners": [0], "turns": 1, "remaining": 0}
 
 
@@ -287,4 +294,4 @@ def test_not_started_view_and_decide():
     state = ENGINE.initial_state()
     assert ENGINE.view(state, None) == {"game": "carcassonne", "phase": "not_started", "legal": []}
     with pytest.raises(IllegalMove):
-        ENGINE.decide(state, 0, PASS, random.Random(0))
+        ENGINE.decide(state, 0, PASS, LegacyRandom(0))

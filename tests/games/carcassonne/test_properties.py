@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +13,7 @@ from games.carcassonne import ENGINE, recount
 from games.carcassonne.bots import greedy_choose, random_choose
 from games.carcassonne.state import State
 from games.tileboard import SIDE_OFFSETS, mirror_port
+from service.draw_schemes import LegacyRandom
 from tests.games.carcassonne.play import Game, play_random
 
 CONFIGS = [(n, False) for n in range(2, 6)] + [(n, True) for n in range(2, 7)]
@@ -42,7 +42,7 @@ class Watcher:
         for seat, (normal, large) in enumerate(state.supply):
             assert normal + on_board.count((seat, "normal")) == 7
             assert large + on_board.count((seat, "large")) == self.large
-        if len(self.snapshots) < 6 or random.Random(len(game.events)).random() < 0.05:
+        if len(self.snapshots) < 6 or LegacyRandom(len(game.events)).random() < 0.05:
             self.snapshots.append((len(game.events), state, ENGINE.view(state, 0)))
 
 
@@ -104,7 +104,7 @@ def _views(state: State) -> list[str]:
 @given(seed=seeds, ic=st.booleans())
 def test_views_do_not_depend_on_the_order_of_the_remaining_tiles(seed, ic):
     """With a secret tile_order, reshuffling what is left changes no view at any point."""
-    rng = random.Random(seed)
+    rng = LegacyRandom(seed)
     counts = ENGINE._options({"inns_cathedrals": ic}, 2).tiles.pile_counts()
     order = [tid for tid, n in counts.items() for _ in range(n)]
     rng.shuffle(order)
@@ -117,7 +117,7 @@ def test_views_do_not_depend_on_the_order_of_the_remaining_tiles(seed, ic):
             assert set(json.loads(v)) <= VIEW_KEYS
         if state.order and len(state.order) > 1:
             shuffled = list(state.order)
-            random.Random(len(game.events)).shuffle(shuffled)
+            LegacyRandom(len(game.events)).shuffle(shuffled)
             assert _views(state.but(order=tuple(shuffled))) == views
             assert json.dumps(list(state.order)) not in "".join(views)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from games.base import Event, command, fold
 from games.castle import ENGINE
 from games.castle.state import CastleState
+from service.draw_schemes import LegacyRandom
 
 
 class Game:
@@ -15,7 +15,7 @@ class Game:
 
     def __init__(self, tiles: list[str], seed: int = 7, engine=ENGINE, **options: Any) -> None:
         self.engine = engine
-        self.rng = random.Random(seed)
+        self.rng = LegacyRandom(seed)
         self.events: list[Event] = engine.setup({"tile_order": tiles, **options}, 2, self.rng)
         self.state: CastleState = fold(engine, self.events)
 

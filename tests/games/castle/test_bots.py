@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-import random
-
 from games.base import fold
 from games.castle import ENGINE
 from games.castle.bots import greedy_bot, random_bot
+from service.draw_schemes import LegacyRandom
 
 
 def test_random_bot_tile_choice_is_the_one_legal_moves_would_give():
-    rng = random.Random(5)
+    rng = LegacyRandom(5)
     state = fold(ENGINE, ENGINE.setup({}, 2, rng))
     legal = ENGINE.legal_moves(state, 0)
-    assert random_bot(ENGINE, state, 0, random.Random(9)) == random.Random(9).choice(legal)
+    assert random_bot(ENGINE, state, 0, LegacyRandom(9)) == LegacyRandom(9).choice(legal)
 
 
 def test_bots_only_play_legal_commands():
     for bot in (random_bot, greedy_bot):
-        rng = random.Random(11)
+        rng = LegacyRandom(11)
         state = fold(ENGINE, ENGINE.setup({"falcon": True}, 2, rng))
         while not ENGINE.is_terminal(state):
             cmd = bot(ENGINE, state, state.active, rng)
@@ -30,7 +29,7 @@ def test_bots_only_play_legal_commands():
 def test_greedy_bot_beats_random_bot_most_of_the_time():
     wins = 0
     for seed in range(12):
-        rng = random.Random(seed)
+        rng = LegacyRandom(seed)
         bots = (greedy_bot, random_bot) if seed % 2 else (random_bot, greedy_bot)
         greedy_seat = 0 if seed % 2 else 1
         state = fold(ENGINE, ENGINE.setup({}, 2, rng))
@@ -43,16 +42,23 @@ def test_greedy_bot_beats_random_bot_most_of_the_time():
 
 
 def test_the_named_bots_share_the_interface_of_the_other_games():
-    from games.castle.bots import BOTS, GREEDY, RANDOM, choose, greedy_choose, random_choose
+    from games.castle.bots import (
+        BOTS,
+        GREEDY,
+        RANDOM,
+        choose,
+        greedy_choose,
+        random_choose,
+    )
 
     assert sorted(BOTS) == ["greedy", "random"]
     assert (BOTS["random"], BOTS["greedy"]) == (RANDOM, GREEDY)
     assert [bot.name for bot in BOTS.values()] == list(BOTS)
-    state = fold(ENGINE, ENGINE.setup({}, 2, random.Random(3)))
-    assert RANDOM.choose(state, 0, random.Random(4)) == random_bot(ENGINE, state, 0, random.Random(4))
-    assert random_choose(state, 0, random.Random(4)) == random_bot(ENGINE, state, 0, random.Random(4))
-    assert GREEDY.choose(state, 0, random.Random(4)) == greedy_bot(ENGINE, state, 0, random.Random(4))
-    assert greedy_choose(state, 0, random.Random(4)) == choose(state, 0, random.Random(4))
+    state = fold(ENGINE, ENGINE.setup({}, 2, LegacyRandom(3)))
+    assert RANDOM.choose(state, 0, LegacyRandom(4)) == random_bot(ENGINE, state, 0, LegacyRandom(4))
+    assert random_choose(state, 0, LegacyRandom(4)) == random_bot(ENGINE, state, 0, LegacyRandom(4))
+    assert GREEDY.choose(state, 0, LegacyRandom(4)) == greedy_bot(ENGINE, state, 0, LegacyRandom(4))
+    assert greedy_choose(state, 0, LegacyRandom(4)) == choose(state, 0, LegacyRandom(4))
 
 
 def test_bots_for_binds_the_bots_to_an_engine_over_another_dataset():
@@ -63,5 +69,5 @@ def test_bots_for_binds_the_bots_to_an_engine_over_another_dataset():
     bots = bots_for(other)
     assert sorted(bots) == ["greedy", "random"]
     assert all(bot.engine is other for bot in bots.values())
-    state = fold(other, other.setup({}, 2, random.Random(8)))
-    assert bots["greedy"].choose(state, 0, random.Random(1)) in other.legal_moves(state, 0)
+    state = fold(other, other.setup({}, 2, LegacyRandom(8)))
+    assert bots["greedy"].choose(state, 0, LegacyRandom(1)) in other.legal_moves(state, 0)

@@ -17,7 +17,6 @@ Game ``i`` is seeded with ``i``, so a failure names a game anyone can replay.
 from __future__ import annotations
 
 import os
-import random
 from collections import Counter
 
 import pytest
@@ -31,6 +30,7 @@ from games.castle.rules import Emit
 from games.castle.scoring import SCORED_KINDS, take_aeries
 from games.castle.state import CastleState
 from games.tileboard import feature_at
+from service.draw_schemes import LegacyRandom
 
 GAMES = int(os.environ.get("DONJON_CASTLE_PROPERTY_GAMES", "200"))
 GREEDY_EVERY = 25
@@ -39,7 +39,7 @@ GREEDY_EVERY = 25
 
 def play(seed: int, falcon: bool) -> tuple[list[Event], list[tuple[list[Event], CastleState]]]:
     """The game's events, and each command's events with the state after them."""
-    rng = random.Random(seed)
+    rng = LegacyRandom(seed)
     ties = "both" if seed % 3 == 0 else "nobody"
     options = {"falcon": falcon, "ties": ties, "halt_at_gates": falcon and seed % 2 == 1}
     bots = (GREEDY if seed % GREEDY_EVERY == 0 else RANDOM, RANDOM)
@@ -117,7 +117,7 @@ EARNINGS = st.lists(st.tuples(st.integers(0, 1), st.integers(1, 6)), min_size=1,
 @settings(deadline=None, max_examples=300)
 @given(start=st.tuples(st.integers(0, 12), st.integers(0, 12)).filter(lambda h: sum(h) <= 12), earnings=EARNINGS)
 def test_the_aerie_difference_held_is_the_difference_earned_whatever_the_supply(start, earnings):
-    rng = random.Random(0)
+    rng = LegacyRandom(0)
     events = ENGINE.setup(ENGINE.normalize_options({"falcon": True}, 2), 2, rng)
     state = fold(ENGINE, [*events, *(Event("aeries_taken", {"seat": s, "count": n}) for s, n in enumerate(start) if n)])
     tokens = ENGINE.dataset.aerie_tokens

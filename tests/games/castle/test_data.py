@@ -8,7 +8,13 @@ import json
 
 import pytest
 
-from games.castle import ENGINE, DatasetError, engine_from_json, shipped_dataset_text, validate
+from games.castle import (
+    ENGINE,
+    DatasetError,
+    engine_from_json,
+    shipped_dataset_text,
+    validate,
+)
 from games.castle.data import EXPECTED, Kind, WallEffect, dataset_from_json
 
 SHIPPED = json.loads(shipped_dataset_text())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +11,7 @@ from games.base import fold
 from games.castle import ENGINE
 from games.castle.bots import greedy_bot, random_bot
 from games.castle.state import Phase
+from service.draw_schemes import LegacyRandom
 
 GAMES = st.fixed_dictionaries({
     "seed": st.integers(0, 2**32 - 1),
@@ -23,7 +23,7 @@ GAMES = st.fixed_dictionaries({
 
 
 def play(spec):
-    rng = random.Random(spec["seed"])
+    rng = LegacyRandom(spec["seed"])
     options = {"falcon": spec["falcon"], "ties": spec["ties"], "halt_at_gates": spec["halt"] and spec["falcon"]}
     events = ENGINE.setup(options, 2, rng)
     state = fold(ENGINE, events)
@@ -128,7 +128,7 @@ def test_views_never_show_the_stack_or_the_face_down_wall_tiles(spec):
 @given(GAMES)
 def test_every_legal_command_is_accepted(spec):
     _, states = play(spec)
-    rng = random.Random(0)
+    rng = LegacyRandom(0)
     for state in states[::9]:
         seat = state.active
         for cmd in ENGINE.legal_moves(state, seat)[:25]:

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from games.base import BadCommand, BadOptions, GameOver, IllegalMove, NotYourTurn, UnknownCommand, command
+from games.base import (
+    BadCommand,
+    BadOptions,
+    GameOver,
+    IllegalMove,
+    NotYourTurn,
+    UnknownCommand,
+    command,
+)
 from games.castle import ENGINE
 from games.castle.rules import usable_wall_tiles
 from games.castle.scoring import controllers

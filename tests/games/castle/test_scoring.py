@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from games.castle.scoring import chapel_points, court_points, feature_points, largest_empty_area
+from games.castle.scoring import (
+    chapel_points,
+    court_points,
+    feature_points,
+    largest_empty_area,
+)
 
 
 @pytest.mark.parametrize("tiles,points", [(1, 1), (2, 3), (3, 6), (4, 10), (5, 15), (6, 21), (7, 28), (8, 36), (12, 36)])

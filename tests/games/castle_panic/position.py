@@ -4,27 +4,27 @@
 ``Monster.parse``, walls, towers, hands ...). Cards and tokens not placed anywhere go to the
 deck / monster discard pile, so every position conserves the 49 + 49 components like a real game.
 
-``Scripted`` stands in for ``random.Random``: ``choice`` returns the next scripted token (or card)
+``Scripted`` stands in for the game's rng: ``choice`` returns the next scripted token (or card)
 and ``randint`` the next scripted die roll, so a test says exactly what is drawn and rolled.
 """
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from games.base import Bot, Event, fold
+from games.base import Bot, Event, Rng, fold
 from games.castle_panic import ENGINE
 from games.castle_panic.bots import RANDOM
 from games.castle_panic.data import ALL_CARDS, ALL_TOKENS, ARCS
 from games.castle_panic.rules import waiting_for
 from games.castle_panic.state import Board, Cards, Monster, Phase, State, Tokens, Turn
+from service.draw_schemes import LegacyRandom
 
 
-class Scripted(random.Random):
+class Scripted(LegacyRandom):
     """A random source that plays back scripted draws and die rolls, then falls back to seed 0."""
 
     def __init__(self, choices: Sequence[Any] = (), dice: Sequence[int] = ()) -> None:
@@ -66,7 +66,7 @@ def position(
     turn: int = 3,
 ) -> State:
     """A game position from literals; everything unnamed is in the deck or the monster discard."""
-    start = fold(ENGINE, ENGINE.setup(options or {}, seats, random.Random(0)))
+    start = fold(ENGINE, ENGINE.setup(options or {}, seats, LegacyRandom(0)))
     assert start.config is not None
     board_monsters = tuple(Monster.parse(text) for text in monsters)
     hand_lists = [tuple((hands or {}).get(s, ())) for s in range(seats)]
@@ -102,7 +102,7 @@ def position(
 
 
 def act(
-    state: State, seat: int, type_: str, rng: random.Random | None = None, **args: Any
+    state: State, seat: int, type_: str, rng: Rng | None = None, **args: Any
 ) -> tuple[State, list[Event]]:
     """Decide one command and fold its events; returns the new state and the events."""
     events = ENGINE.decide(state, seat, {"type": type_, "args": args}, rng or Scripted())
@@ -124,7 +124,7 @@ def play_game(
     seed: int, seats: int, options: dict[str, Any] | None = None, bot: Bot = RANDOM, max_steps: int = 20_000
 ) -> tuple[State, list[Event], int]:
     """A whole game by ``bot`` for every seat; returns the final state, every event and the steps."""
-    rng = random.Random(seed)
+    rng = LegacyRandom(seed)
     options = ENGINE.normalize_options(options or {}, seats)
     events = ENGINE.setup(options, seats, rng)
     state = fold(ENGINE, events)

@@ -11,7 +11,6 @@ event log again gives the same state.
 from __future__ import annotations
 
 import json
-import random
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -21,12 +20,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from games.base import SPECTATOR, RuleError, fold
+from games.base import SPECTATOR, Rng, RuleError, fold
 from games.castle_panic import ENGINE
 from games.castle_panic.bots import HEURISTIC, RANDOM
 from games.castle_panic.data import ALL_CARDS, ALL_TOKENS
 from games.castle_panic.rules import legal_moves, waiting_for
 from games.castle_panic.state import OPTION_NAMES, State
+from service.draw_schemes import LegacyRandom
 from tests.games.castle_panic.position import play_game
 
 FULL_CARDS = Counter(ALL_CARDS)
@@ -119,7 +119,7 @@ def assert_views_keep_secrets(state: State, events: list) -> None:
             assert not leaked, (viewer, event.type, leaked)
 
 
-def assert_only_waiting_seats_may_act(state: State, rng: random.Random) -> None:
+def assert_only_waiting_seats_may_act(state: State, rng: Rng) -> None:
     assert state.config is not None
     waiting = waiting_for(state)
     for seat in range(state.config.seats):
@@ -144,7 +144,7 @@ def assert_payloads_safe(events: list) -> None:
 
 def checked_game(seed: int, seats: int, options: dict[str, bool], bot=RANDOM, views_every: int = 1) -> State:
     """A whole game with every invariant checked after every command."""
-    rng = random.Random(seed)
+    rng = LegacyRandom(seed)
     options = ENGINE.normalize_options(options, seats)
     log = ENGINE.setup(options, seats, rng)
     state = fold(ENGINE, log)
@@ -155,7 +155,7 @@ def checked_game(seed: int, seats: int, options: dict[str, bool], bot=RANDOM, vi
         assert step < 5000, "a game must end"
         assert_conserved(state)
         assert_hit_points_in_bounds(state)
-        assert_only_waiting_seats_may_act(state, random.Random(step))
+        assert_only_waiting_seats_may_act(state, LegacyRandom(step))
         seat = rng.choice(waiting_for(state))
         events = ENGINE.decide(state, seat, bot.choose(state, seat, rng), rng)
         for event in events:

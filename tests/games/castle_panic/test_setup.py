@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 
 import pytest
@@ -22,10 +21,11 @@ from games.castle_panic.data import (
     step,
 )
 from games.castle_panic.state import Monster, Phase
+from service.draw_schemes import LegacyRandom
 
 
 def _start(seats: int, **options: bool):
-    return fold(ENGINE, ENGINE.setup(options, seats, random.Random(7)))
+    return fold(ENGINE, ENGINE.setup(options, seats, LegacyRandom(7)))
 
 
 def test_there_are_49_castle_cards_with_the_rulebook_counts() -> None:
@@ -74,7 +74,7 @@ def test_setup_places_towers_walls_and_one_setup_monster_per_archer_arc() -> Non
 
 @pytest.mark.parametrize(("seats", "hand"), [(1, 6), (2, 6), (3, 5), (4, 5), (5, 5), (6, 4)])
 def test_hands_are_dealt_by_player_count_and_the_first_turn_draws_nothing(seats: int, hand: int) -> None:
-    events = ENGINE.setup({}, seats, random.Random(3))
+    events = ENGINE.setup({}, seats, LegacyRandom(3))
     state = fold(ENGINE, events)
     assert [len(h) for h in state.cards.hands] == [hand] * seats
     assert len(state.cards.deck) == 49 - hand * seats

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import random
 
 from games.base import SPECTATOR, Event, fold
 from games.castle_panic import ENGINE
+from service.draw_schemes import LegacyRandom
 from tests.games.castle_panic.position import act, position
 
 
@@ -27,7 +27,7 @@ def test_hidden_hands_show_each_seat_only_its_own_hand() -> None:
 
 
 def test_the_view_never_lists_the_deck_or_the_monster_pile() -> None:
-    state = fold(ENGINE, ENGINE.setup({}, 3, random.Random(5)))
+    state = fold(ENGINE, ENGINE.setup({}, 3, LegacyRandom(5)))
     text = json.dumps(ENGINE.view(state, 0))
     assert all(f'"{card}"' not in text for card in state.cards.deck)
     assert all(f'"{token}"' not in text for token in state.tokens.pile)
@@ -36,7 +36,7 @@ def test_the_view_never_lists_the_deck_or_the_monster_pile() -> None:
 
 
 def test_the_overlord_hand_is_shown_to_the_overlord_only() -> None:
-    events = ENGINE.setup({"overlord": True}, 3, random.Random(5))
+    events = ENGINE.setup({"overlord": True}, 3, LegacyRandom(5))
     state = fold(ENGINE, events)
     hand = list(state.tokens.overlord_hand)
     assert ENGINE.view(state, 2)["overlord_hand"] == hand
@@ -50,11 +50,11 @@ def test_the_overlord_hand_is_shown_to_the_overlord_only() -> None:
 
 
 def test_hidden_hands_draws_are_redacted_to_a_count_for_everyone_else() -> None:
-    events = ENGINE.setup({"hidden_hands": True}, 2, random.Random(5))
+    events = ENGINE.setup({"hidden_hands": True}, 2, LegacyRandom(5))
     deal = next(e for e in events if e.type == "cards_drawn" and e.payload["seat"] == 1)
     assert ENGINE.redact(deal, 1) == deal
     assert ENGINE.redact(deal, 0) == Event("cards_drawn", {"seat": 1, "count": 6, "reason": "deal", "hidden": True})
-    open_deal = next(e for e in ENGINE.setup({}, 2, random.Random(5)) if e.type == "cards_drawn")
+    open_deal = next(e for e in ENGINE.setup({}, 2, LegacyRandom(5)) if e.type == "cards_drawn")
     assert ENGINE.redact(open_deal, 1) == open_deal
 
 

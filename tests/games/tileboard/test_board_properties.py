@@ -7,8 +7,6 @@ random Carcassonne and Castle games.
 
 from __future__ import annotations
 
-import random
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,6 +14,7 @@ from hypothesis import strategies as st
 from games import find_engine
 from games.base import fold
 from games.tileboard import SIDE_OFFSETS, WALL, Board, mirror_port
+from service.draw_schemes import LegacyRandom
 
 
 def frontier_from_cells(board: Board) -> dict:
@@ -77,7 +76,7 @@ def check(board: Board) -> None:
 
 
 def boards_of_a_game(engine, options, seed: int) -> list[Board]:
-    rng = random.Random(seed)
+    rng = LegacyRandom(seed)
     state = fold(engine, engine.setup(options, 2, rng))
     boards = [state.board]
     while not engine.is_terminal(state):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from games.base import BadOptions
@@ -19,6 +17,7 @@ from games.tileboard import (
     pick,
     take,
 )
+from service.draw_schemes import LegacyRandom
 
 
 class SouthOnly(BoardRules):
@@ -48,7 +47,7 @@ def test_pick_walks_the_multiset_in_its_order():
 
 def test_draw_uses_one_randrange_over_the_total():
     pool = (("A", 2), ("B", 3))
-    rng, same = random.Random(9), random.Random(9)
+    rng, same = LegacyRandom(9), LegacyRandom(9)
     assert draw(rng, pool) == pick(pool, same.randrange(5))
     assert rng.getstate() == same.getstate()
 
@@ -60,10 +59,10 @@ def test_take_drops_an_exhausted_entry():
 
 def test_draw_sequence_draws_each_item_once_and_lazily():
     pool = (("A", 2), ("B", 1), ("C", 0))
-    assert sorted(draw_sequence(random.Random(3), pool)) == ["A", "A", "B"]
-    rng = random.Random(3)
+    assert sorted(draw_sequence(LegacyRandom(3), pool)) == ["A", "A", "B"]
+    rng = LegacyRandom(3)
     first = next(draw_sequence(rng, pool))
-    assert first == pick(pool, random.Random(3).randrange(3))
+    assert first == pick(pool, LegacyRandom(3).randrange(3))
     assert list(draw_sequence(rng, pool, order=("B", "A"))) == ["B", "A"]
 
 
