@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from service.bench.service import _drive, _free_port, process_cpu
 from service.workers import default_workers
@@ -49,20 +50,27 @@ def _tree_cpu(pid: int) -> float:
 READY_WITHIN = 60.0
 
 
+async def wait_ready(session: Any, base: str, timeout: float = READY_WITHIN) -> None:
+    """Until ``base``'s ``/readyz`` answers 200 (the bench and the tests' served processes)."""
+    import aiohttp
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            async with session.get(f"{base}/readyz") as response:
+                if response.status == 200:
+                    return
+        except aiohttp.ClientError:
+            pass
+        await asyncio.sleep(0.1)
+    raise RuntimeError(f"donjon serve at {base} did not become ready within {timeout:g} s")
+
+
 async def _ready(base: str) -> None:
     import aiohttp
 
-    deadline = time.monotonic() + READY_WITHIN
     async with aiohttp.ClientSession() as session:
-        while time.monotonic() < deadline:
-            try:
-                async with session.get(f"{base}/readyz") as response:
-                    if response.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)
-    raise RuntimeError("donjon serve did not become ready")
+        await wait_ready(session, base)
 
 
 async def _run(workers: int, seconds: float, pool: concurrent.futures.Executor) -> tuple[float, float]:

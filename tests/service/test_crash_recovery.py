@@ -20,6 +20,7 @@ import pytest
 
 from events.embedded import EmbeddedServer
 from events.store import EventStore
+from service.bench.workers import wait_ready
 from service.draw_schemes import LegacyRandom
 from tests.service.conftest import TEST_SEED_KEY, TEST_SIGNING_KEY
 from tests.service.contract import CheckedWebSocket, openapi_trace
@@ -55,19 +56,6 @@ def start_service(data_dir: Path, port: int, log: Path) -> subprocess.Popen:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-
-
-async def wait_ready(session: aiohttp.ClientSession, base: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            async with session.get(f"{base}/readyz") as response:
-                if response.status == 200:
-                    return
-        except aiohttp.ClientError:
-            pass
-        await asyncio.sleep(0.1)
-    raise AssertionError("the service did not become ready")
 
 
 def group_gone(pgid: int, timeout: float = 10.0) -> bool:
