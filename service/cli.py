@@ -89,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
         " (default: all but cluster)",
     )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
+    bench.add_argument(
+        "--runs", type=int, default=1, help="repeat the sections N times and end with each figure's N values"
+    )
     return parser
 
 
@@ -121,7 +124,9 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
         from service.bench import run_bench
 
         sections = [s.strip() for s in args.only.split(",") if s.strip()]
-        return run(run_bench(quick=args.quick, sections=sections, as_json=args.json, engines=engines))
+        return run(
+            run_bench(quick=args.quick, sections=sections, as_json=args.json, engines=engines, runs=args.runs)
+        )
     return 2  # pragma: no cover - argparse refuses other commands
 
 

@@ -20,6 +20,11 @@ Sections (``--only`` picks some):
   per command with 1, 2 and 3 node processes on one Valkey and on a 3-master cluster, and a
   node's store connections with 10, 1,000 and 5,000 watched games. Not in the default run (it
   starts several processes and takes a few minutes): ask for it with ``--only cluster``.
+
+Every run begins with the machine it ran on (:func:`machine_figures`): the processor, the cores,
+the Python, and the time of a fixed pure-Python loop, so that figures taken on different machines
+(or on one machine on a slow day) can be compared. ``--runs N`` repeats the chosen sections and
+ends with each figure's N values side by side: the spread the README reports.
 """
 
 from __future__ import annotations
@@ -29,12 +34,14 @@ import importlib
 import inspect
 import json
 import os
+import platform
+import statistics
 import tempfile
 import time
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["run_bench", "SECTIONS"]
+__all__ = ["run_bench", "SECTIONS", "machine_figures", "reference_loop_ns", "spread"]
 
 SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory", "cluster")
 DEFAULT_SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory")
@@ -81,6 +88,54 @@ def _game_figures(engines: Mapping[str, Any], quick: bool) -> dict[str, str]:
     return figures
 
 
+REFERENCE_LOOP = 1_000_000
+"""Iterations of the machine's reference loop (an integer sum: the interpreter's own speed)."""
+
+
+def reference_loop_ns(repeats: int = 5) -> float:
+    """Nanoseconds per iteration of a plain ``for`` loop summing integers, the median of
+    ``repeats`` timings: a yardstick of this machine's single-core Python speed."""
+    timings = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        total = 0
+        for i in range(REFERENCE_LOOP):
+            total += i
+        timings.append(time.perf_counter() - started)
+    return statistics.median(timings) / REFERENCE_LOOP * 1e9
+
+
+def _processor() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.partition(":")[2].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine_figures() -> dict[str, str]:
+    """What the figures were measured on."""
+    return {
+        "machine: processor, cores, Python": (
+            f"{_processor()}, {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
+        ),
+        "machine: reference loop (pure-Python integer sum), ns per iteration": f"{reference_loop_ns():.1f}",
+    }
+
+
+def spread(runs: list[dict[str, str]]) -> dict[str, str]:
+    """Each figure's values over ``runs``, in run order, side by side (a figure a run lacks shows ``-``).
+
+    >>> spread([{"a": "1"}, {"a": "3", "b": "x"}])
+    {'a': '1 | 3', 'b': '- | x'}
+    """
+    names = list(dict.fromkeys(name for run in runs for name in run))
+    return {name: " | ".join(run.get(name, "-") for run in runs) for name in names}
+
+
 def _table(figures: dict[str, str]) -> str:
     width = max((len(name) for name in figures), default=10)
     return "\n".join(f"{name.ljust(width)}  {value}" for name, value in figures.items())
@@ -92,10 +147,10 @@ async def run_bench(
     sections: list[str] | None = None,
     as_json: bool = False,
     engines: Mapping[str, Any] | None = None,
+    runs: int = 1,
 ) -> int:
-    """Run the chosen sections (all by default) and print their figures; 0 when all ran."""
+    """Run the chosen sections (all by default) ``runs`` times and print their figures; 0 when all ran."""
     import games
-    from service.bench.service import bot_figures, engine_figures, replay_figures, service_figures
     from service.cli import out
     from service.logs import configure_logging
 
@@ -104,11 +159,44 @@ async def run_bench(
     if unknown:
         out(f"unknown section(s) {unknown}; choose from {', '.join(SECTIONS)}")
         return 2
+    if runs < 1:
+        out(f"--runs must be 1 or more, not {runs}")
+        return 2
     # The measured service logs as in production (JSON lines, info: a line per command), to nowhere.
     configure_logging("json", "info", stream=open(os.devnull, "w"))  # noqa: SIM115, ASYNC230 - once, before the run; lives as long as it
     engines = dict(engines) if engines is not None else games.default_engines()
-    figures: dict[str, str] = {}
     started = time.perf_counter()
+    machine = machine_figures()
+    if not as_json:
+        out(_table(machine))
+    results = []
+    for run in range(1, runs + 1):
+        if runs > 1 and not as_json:
+            out(f"--- run {run} of {runs}")
+        figures = await _run_sections(wanted, engines, quick, as_json)
+        figures["load average (1, 5, 15 min) at the end"] = ", ".join(f"{load:.2f}" for load in os.getloadavg())
+        if not as_json:
+            out(f"load average (1, 5, 15 min) at the end: {figures['load average (1, 5, 15 min) at the end']}")
+        results.append(figures)
+    if as_json:
+        document: dict[str, Any] = {**machine, **results[0]} if runs == 1 else {**machine, "runs": results}
+        out(json.dumps(document, indent=2))
+    else:
+        if runs > 1:
+            out(f"--- every figure over the {runs} runs, in run order")
+            out(_table(spread(results)))
+        out(f"total {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+async def _run_sections(
+    wanted: list[str], engines: Mapping[str, Any], quick: bool, as_json: bool
+) -> dict[str, str]:
+    """One run of the ``wanted`` sections, in :data:`SECTIONS` order, each printed as it ends."""
+    from service.bench.service import bot_figures, engine_figures, replay_figures, service_figures
+    from service.cli import out
+
+    figures: dict[str, str] = {}
     for section in SECTIONS:
         if section not in wanted:
             continue
@@ -141,10 +229,4 @@ async def run_bench(
         if not as_json:
             out(_table(part))
             out(f"  ({section}: {time.perf_counter() - section_started:.1f} s)")
-    figures["load average (1, 5, 15 min) at the end"] = ", ".join(f"{load:.2f}" for load in os.getloadavg())
-    if as_json:
-        out(json.dumps(figures, indent=2))
-    else:
-        out(f"load average (1, 5, 15 min) at the end: {figures['load average (1, 5, 15 min) at the end']}")
-        out(f"total {time.perf_counter() - started:.1f} s")
-    return 0
+    return figures

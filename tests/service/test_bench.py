@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from games.base import fold
 from service.bench import run_bench
 from service.bench.service import BENCH, _cpu_at, percentile
@@ -55,3 +57,35 @@ async def test_the_memory_section_measures_a_fresh_node_bounded_and_unbounded():
         "memory: RSS after loading 40 finished games, cache unbounded (as before)",
     ]
     assert all(" MiB (fresh process " in value and "40 games cached" in value for value in figures.values())
+
+
+def test_the_machine_is_named_with_a_reference_speed():
+    from service.bench import machine_figures
+
+    figures = machine_figures()
+    assert list(figures) == [
+        "machine: processor, cores, Python",
+        "machine: reference loop (pure-Python integer sum), ns per iteration",
+    ]
+    assert f"{os.cpu_count()} cores" in figures["machine: processor, cores, Python"]
+    assert float(figures["machine: reference loop (pure-Python integer sum), ns per iteration"]) > 0
+
+
+def test_spread_lines_up_each_figure_over_the_runs():
+    from service.bench import spread
+
+    assert spread([{"x": "1 ms", "y": "a"}, {"x": "2 ms"}, {"x": "3 ms", "y": "c"}]) == {
+        "x": "1 ms | 2 ms | 3 ms",
+        "y": "a | - | c",
+    }
+
+
+async def test_runs_repeat_the_sections_and_print_the_spread(capsys):
+    from tests.tinygame import TINY
+
+    assert await run_bench(sections=["engines"], runs=2, engines={"tiny": TINY}, quick=True) == 0
+    out = capsys.readouterr().out
+    assert "--- run 1 of 2" in out and "--- run 2 of 2" in out
+    assert "--- every figure over the 2 runs, in run order" in out
+    assert "machine: reference loop" in out
+    assert await run_bench(sections=["engines"], runs=0) == 2
