@@ -341,7 +341,11 @@ export class GameConnection extends EventTarget {
     return this.send(RESIGN, options);
   }
 
-  /** Take back this seat's last command, when the game's undo policy allows it (`canUndo`); else `undo_refused`. */
+  /**
+   * Take back this seat's last command, when the game's undo policy allows it (`canUndo`); else
+   * it rejects with `undo_refused`, whose message names the clause. Resolves with the ack, like send.
+   * @param {{expectedVersion?: number, id?: string}} [options]
+   */
   undo(options) {
     return this.send(UNDO, options);
   }
