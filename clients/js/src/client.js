@@ -70,13 +70,25 @@ export class DonjonClient {
     return this.request("GET", "/games/catalog");
   }
 
-  createGame({ game, seats, options, bots, bots_only } = {}) {
-    return this.request("POST", "/games", { body: definedFields({ game, seats, options, bots, bots_only }) });
+  /** The game's options and bots, and the service's features (`clock`, `on_timeout`, `undo`, `spectator_delay`). */
+  createGame({ game, seats, options, bots, bots_only, clock, on_timeout, undo, spectator_delay } = {}) {
+    const body = definedFields({ game, seats, options, bots, bots_only, clock, on_timeout, undo, spectator_delay });
+    return this.request("POST", "/games", { body });
   }
 
-  takeSeat(gameId, { name, seat, client_seed } = {}) {
-    const body = definedFields({ name, seat, client_seed });
-    return this.request("POST", `/games/${encodeURIComponent(gameId)}/seats`, { body });
+  /** `token`: in a rematch, the seat's token of the game it follows (the rematch's seats are reserved). */
+  takeSeat(gameId, { name, request_id, client_seed, token } = {}) {
+    const body = definedFields({ name, request_id, client_seed });
+    return this.request("POST", `/games/${encodeURIComponent(gameId)}/seats`, { body, token });
+  }
+
+  /**
+   * The rematch of a finished game, asked for by one of its seats (its `token`): created by the
+   * first seat asking, the same for every seat after. Resolves with `{id, seat}`, the caller's
+   * seat there; each seat then takes it with `takeSeat(id, {token})`, its old token.
+   */
+  rematch(gameId, { token } = {}) {
+    return this.request("POST", `/games/${encodeURIComponent(gameId)}/rematch`, { token });
   }
 
   listGames({ status, limit, offset } = {}) {

@@ -6,6 +6,9 @@
 // version, strictly increasing, whatever the network did. Commands wait in `pending` until their
 // ack or error; after a reconnect every pending command is sent again under its own id, which the
 // server answers with a duplicate ack if it had applied it already.
+//
+// The service's own commands (`resign`, `undo`) are ordinary commands of this kind; a rematch
+// the finished game links (`view.rematch`, the `game.rematch` event) fires "rematch" once.
 
 import { TokenBucket } from "./bucket.js";
 import { CLIENT_CODES, DonjonError } from "./errors.js";
@@ -21,6 +24,17 @@ const LATER_CLOSE_CODE = 1011;
 const RESEND_CODES = new Set(["rate_limited", "store_unavailable", "internal"]);
 /** Errors answering a hello that a later hello may not get. */
 const RETRY_HELLO_CODES = new Set(["rate_limited", "store_unavailable", "internal"]);
+
+/** The service's own commands (docs/protocol.md, "Service commands beside the engine's"): no args. */
+const RESIGN = Object.freeze({ type: "resign", args: {} });
+const UNDO = Object.freeze({ type: "undo", args: {} });
+const REMATCH_EVENT = "game.rematch";
+
+/** The rematch a view frame links: its view's `rematch`, or a `game.rematch` among its events. */
+function linkedRematch(frame) {
+  const linking = frame.events?.find((event) => event.type === REMATCH_EVENT);
+  return frame.view?.rematch ?? linking?.payload?.id ?? null;
+}
 
 /** How long an open socket's close may lag behind its error before the socket is given up. */
 const CLOSE_AFTER_ERROR_MS = 2000;
@@ -89,6 +103,7 @@ export class GameConnection extends EventTarget {
     this.seat = null;
     this.view = null;
     this.game = null;
+    this.rematch = null;
     this.state = "connecting";
 
     this.idPrefix = randomPrefix();
@@ -115,7 +130,12 @@ export class GameConnection extends EventTarget {
     return this.view?.legal ?? [];
   }
 
-  /** Listen to "change", "connection" or "error"; `fn` gets event.detail. Returns the unsubscribe. */
+  /** Whether this seat may undo now: `legal` ends with `{type: "undo"}` exactly then. */
+  get canUndo() {
+    return this.legal.some((command) => command.type === UNDO.type);
+  }
+
+  /** Listen to "change", "connection", "rematch" or "error"; `fn` gets event.detail. Returns the unsubscribe. */
   on(type, fn) {
     const listener = (event) => fn(event.detail);
     this.addEventListener(type, listener);
@@ -311,6 +331,25 @@ export class GameConnection extends EventTarget {
     });
   }
 
+  /**
+   * Leave the game (any time, the seat's turn or not): in a two-player game that is not
+   * cooperative the other seat wins by forfeit; otherwise a bot plays the seat from then on.
+   * Resolves with the ack, like send.
+   * @param {{expectedVersion?: number, id?: string}} [options]
+   */
+  resign(options) {
+    return this.send(RESIGN, options);
+  }
+
+  /**
+   * Take back this seat's last command, when the game's undo policy allows it (`canUndo`); else
+   * it rejects with `undo_refused`, whose message names the clause. Resolves with the ack, like send.
+   * @param {{expectedVersion?: number, id?: string}} [options]
+   */
+  undo(options) {
+    return this.send(UNDO, options);
+  }
+
   resendLater(entry, delay) {
     entry.resends += 1;
     setTimeout(() => {
@@ -359,6 +398,8 @@ export class GameConnection extends EventTarget {
     if (frame.type === "snapshot") this.seat = frame.seat ?? null;
     this.game = frame.game ?? this.game;
     this.view = frame.view;
+    const rematch = this.rematch === null ? linkedRematch(frame) : null;
+    if (rematch !== null) this.rematch = rematch;
     this.resolveReady(this);
     if (isNew) {
       this.emit("change", {
@@ -371,6 +412,8 @@ export class GameConnection extends EventTarget {
         frame,
       });
     }
+    // After "change", so that a listener finds the connection showing the finished game.
+    if (rematch !== null) this.emit("rematch", { id: rematch, version: this.version });
   }
 
   /** The hello was answered: the socket is live; send every pending command again, in order. */

@@ -1,4 +1,4 @@
-// Types of @donjon/client: every HTTP body and websocket frame of docs/protocol.md (protocol v1.1),
+// Types of @donjon/client: every HTTP body and websocket frame of docs/protocol.md (protocol v1.2),
 // and the client's own API. Objects may gain fields in later protocol versions (ignore unknown ones).
 
 // --- shared shapes --------------------------------------------------------------------------------
@@ -11,7 +11,9 @@ export interface Command {
   args?: Record<string, unknown>;
 }
 
-/** A viewer's view of a game: per game under docs/games/; always with `legal`. */
+/** since v1.2: the service's own commands, beside the engine's; `undo` ends `legal` when allowed, `resign` is never listed */
+export type ServiceCommand = { type: "resign"; args: {} } | { type: "undo"; args: {} };
+
 /** since v1.2: the turn clocks (docs/protocol.md, Turn clocks) */
 export interface Clock {
   /** per seat, as of `since` */
@@ -22,6 +24,7 @@ export interface Clock {
   deadline: number | null;
 }
 
+/** A viewer's view of a game: per game under docs/games/; always with `legal`. */
 export interface View {
   /** ends with {type: "undo"} when this seat may undo (since v1.2) */
   legal: Command[];
@@ -62,6 +65,7 @@ export type ErrorCode =
   | "bad_command" | "not_your_turn" | "illegal_move" | "game_over" | "not_started" | "bad_options"
   | "unknown_game" | "game_full" | "unauthorized" | "spectator" | "conflict" | "frame_too_large"
   | "rate_limited" | "store_unavailable" | "not_found" | "internal" | "rule_violation"
+  | "origin_not_allowed" | "not_finished" | "undo_refused" | "not_over" | "clock_expired"
   | ClientErrorCode
   | (string & {});
 
@@ -121,11 +125,14 @@ export interface CreateGameBody {
 }
 
 export interface TakeSeatRequest {
-  /** 1-40 characters; optional only in a rematch (since v1.2), taken with the old token */
+  /** 1-40 characters; optional only in a rematch (since v1.2), taken with the old token: the old name by default */
   name?: string;
-  seat?: number;
+  /** since v1.2: the request's idempotency key, 16-128 of A-Z a-z 0-9 _ - (as secret as the token it yields) */
+  request_id?: string;
   /** this seat's contribution to the game's seed: 1-128 printable ASCII characters, no spaces (docs/fairness.md) */
   client_seed?: string;
+  /** since v1.2, a rematch only: the seat's token of the game it follows (sent as `Authorization`, not in the body) */
+  token?: string;
 }
 
 export interface TakeSeatBody {
@@ -137,6 +144,14 @@ export interface TakeSeatBody {
   /** the value this seat contributed to the game's seed (its client_seed, or one the service made) */
   seed_contribution?: string;
   [field: string]: unknown;
+}
+
+/** since v1.2: `POST /games/{id}/rematch` (201) */
+export interface RematchBody {
+  /** the rematch game's id: the same for every seat asking */
+  id: string;
+  /** the caller's seat in the rematch (the seats rotate: old seat s sits at (s - 1) mod n) */
+  seat: number;
 }
 
 export interface LobbyEntry {
@@ -343,6 +358,8 @@ export declare class DonjonClient {
   catalog(): Promise<CatalogBody>;
   createGame(body: CreateGameRequest): Promise<CreateGameBody>;
   takeSeat(gameId: string, body: TakeSeatRequest): Promise<TakeSeatBody>;
+  /** since v1.2: the rematch of a finished game, by one of its seats; rejects with not_over, unauthorized, ... */
+  rematch(gameId: string, options: { token: string }): Promise<RematchBody>;
   listGames(query?: ListGamesQuery): Promise<ListGamesBody>;
   getGame(gameId: string, options?: { token?: string }): Promise<GameBody>;
   events(gameId: string, query?: EventsQuery): Promise<EventsBody>;
@@ -372,9 +389,18 @@ export interface ConnectionDetail {
   reason: string;
 }
 
+/** since v1.2: the game this connection shows links a rematch (fired once per connection, when first seen) */
+export interface RematchDetail {
+  /** the rematch game's id (also `conn.rematch`) */
+  id: string;
+  /** the version of the view that showed it */
+  version: number;
+}
+
 export interface ConnectionEvents {
   change: ChangeDetail;
   connection: ConnectionDetail;
+  rematch: RematchDetail;
   error: DonjonError;
 }
 
@@ -405,9 +431,17 @@ export declare class GameConnection extends EventTarget {
   readonly game: string | null;
   /** view.legal, or [] */
   readonly legal: Command[];
+  /** since v1.2: `legal` offers `{type: "undo"}` (this seat may undo now) */
+  readonly canUndo: boolean;
+  /** since v1.2: the rematch game's id once the game links one (view.rematch, `game.rematch`); null before */
+  readonly rematch: string | null;
   readonly state: ConnectionState;
   on<K extends keyof ConnectionEvents>(type: K, fn: (detail: ConnectionEvents[K]) => void): () => void;
   send(command: Command, options?: SendOptions): Promise<Ack>;
+  /** since v1.2: leave the game (`{type: "resign"}`), the seat's turn or not; resolves with the ack */
+  resign(options?: SendOptions): Promise<Ack>;
+  /** since v1.2: take back this seat's last command (`{type: "undo"}`); refused with undo_refused unless `canUndo` */
+  undo(options?: SendOptions): Promise<Ack>;
   close(): void;
 }
 

@@ -1,6 +1,6 @@
 // Type-checked by `npm test` (tsc --noEmit), never run: the API as a TypeScript client uses it.
 import { DonjonClient, DonjonError, Draw, msgpack, verifyExport } from "../src/index.js";
-import type { Ack, ChangeDetail, Command, GameEvent, ServerFrame, TakeSeatBody } from "../src/index.js";
+import type { Ack, ChangeDetail, Command, GameEvent, RematchBody, RematchDetail, ServerFrame, TakeSeatBody } from "../src/index.js";
 
 export async function playOneMove(baseUrl: string): Promise<number> {
   const client = new DonjonClient(baseUrl);
@@ -35,6 +35,28 @@ export async function playOneMove(baseUrl: string): Promise<number> {
   off();
   conn.close();
   return version + state.version + lobby.games.length;
+}
+
+/** Resign or undo, then play the rematch with the old token: the lifecycle API of v1.2. */
+export async function leaveAndPlayAgain(baseUrl: string, id: string, token: string): Promise<string> {
+  const client = new DonjonClient(baseUrl);
+  const { id: practice } = await client.createGame({ game: "castle", undo: false, clock: { per_move_s: 30 } });
+  const conn = client.connect(id, { token });
+  const learned = new Promise<RematchDetail>((resolve) => conn.on("rematch", resolve));
+  await conn.ready;
+  let ack: Ack;
+  try {
+    ack = conn.canUndo ? await conn.undo() : await conn.resign({ id: "leave" });
+  } catch (error) {
+    if (!(error instanceof DonjonError) || (error.code !== "undo_refused" && error.code !== "game_over")) throw error;
+    ack = { id: "none", version: conn.version ?? 0, duplicate: false };
+  }
+  const asked: RematchBody = await client.rematch(id, { token });
+  const { id: linked, version }: RematchDetail = await learned;
+  const known: string | null = conn.rematch;
+  const seat: TakeSeatBody = await client.takeSeat(asked.id, { token });
+  conn.close();
+  return `${practice} ${ack.version} ${linked === known} ${version} ${asked.seat} ${seat.token}`;
 }
 
 export async function auditExport(file: unknown, nodeKey: string): Promise<string> {

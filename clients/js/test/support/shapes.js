@@ -14,6 +14,7 @@ const REQUIRED = {
   lobby: { id: "string", game: "string", status: "string", version: "number", seats: "number", taken: "number", names: "array", created: "number" },
   catalog: { id: "string", title: "string", min_seats: "number", max_seats: "number", options: "object", bots: "array" },
   seatTaken: { seat: "number", token: "string", version: "number", status: "string" },
+  rematch: { id: "string", seat: "number" },
 };
 
 const kindOf = (value) => (value === null ? "null" : Array.isArray(value) ? "array" : typeof value);
