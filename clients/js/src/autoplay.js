@@ -1,7 +1,12 @@
 // playFromLegal: a seat that plays any game from `legal` alone (the recipe of docs/protocol.md,
 // "Views and legal"): whenever the view offers moves, send one at that version, wait for the next view.
 
-const pickAtRandom = (legal) => legal[Math.floor(Math.random() * legal.length)];
+// A player out to finish the game takes nothing back: `undo` only when it is all there is.
+const pickAtRandom = (legal) => {
+  const moves = legal.filter((move) => move.type !== "undo");
+  const from = moves.length > 0 ? moves : legal;
+  return from[Math.floor(Math.random() * from.length)];
+};
 
 /**
  * Resolves when the game is finished and this seat has no command in flight; rejects with the
