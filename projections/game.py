@@ -36,7 +36,7 @@ which drive the turn clocks and the undo checkpoints folded here.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -162,16 +162,24 @@ class GameProjection:
     def apply_all(self, envelopes: Iterable[EnvelopeLike]) -> GameProjection:
         """Fold every envelope newer than this projection; older ones are skipped (already in).
 
-        One event at a time: each engine event may record an undo checkpoint and move the turn
-        clocks (:meth:`apply`), so a run of them cannot be folded in one step."""
+        A run of consecutive engine events is folded by :meth:`_fold_run` in local variables,
+        with one new projection at its end; service events one at a time (:meth:`_fold_one`)."""
         projection, head = self, self.head_hash
-        for envelope in envelopes:
-            if envelope.version <= projection.version:
-                continue
-            projection = projection._fold_one(envelope)
-            # An envelope without a hash (a batch folded before the store answered) makes the
-            # head unknown (""), never stale; one replace for the run, at its end.
-            head = getattr(envelope, "hash", "")
+        pending = iter(envelopes)
+        envelope: EnvelopeLike | None
+        for envelope in pending:
+            while envelope is not None and envelope.version > projection.version:
+                if projection._runs(envelope):
+                    projection, envelope = projection._fold_run(envelope, pending)
+                    head = projection.head_hash
+                    continue
+                projection = projection._fold_one(envelope)
+                # An envelope without a hash (a batch folded before the store answered) makes the
+                # head unknown (""), never stale; one replace for the run, at its end.
+                head = getattr(envelope, "hash", "")
+                break
+            if envelope is None:
+                break
         if head != projection.head_hash:
             projection = replace(projection, head_hash=head)
         return projection
@@ -179,6 +187,17 @@ class GameProjection:
     def apply(self, envelope: EnvelopeLike) -> GameProjection:
         """Fold exactly the next envelope (``version + 1``), remembering its chain hash."""
         return self.apply_all((envelope,)) if envelope.version == self.version + 1 else self._fold_one(envelope)
+
+    def _runs(self, envelope: EnvelopeLike) -> bool:
+        """Does ``envelope``, the next one, start a run for :meth:`_fold_run`: an engine event
+        of a created game that has not finished (anything else is :meth:`_fold_one`'s to fold
+        or to refuse)."""
+        return (
+            "." not in envelope.type
+            and envelope.version == self.version + 1
+            and self.version > 0
+            and self.status is not Status.FINISHED
+        )
 
     def _fold_one(self, envelope: EnvelopeLike) -> GameProjection:
         if envelope.version != self.version + 1:
@@ -191,21 +210,80 @@ class GameProjection:
             return self._created(envelope.version, payload, ts)
         if self.version == 0:
             raise ProjectionError(f"game {self.game_id!r}: the first event is {kind!r}, not {CREATED!r}")
+        if self._runs(envelope):
+            return self._fold_run(envelope, iter(()))[0]
         after = self._apply(envelope, kind, payload, ts)
         if after.features.clock is not None and after.engine_events:
-            after = after._clocked(ts)
+            after = replace(after, clock=after._clock_after(after.clock, after.state, ts))
         return after
 
-    def _clocked(self, ts: int) -> GameProjection:
-        """The turn clocks after an event at ``ts`` (see :func:`projections.lifecycle.clock_to`)."""
-        clock = self.clock or clock_started(self.features, self.seats, ts)
+    def _fold_run(
+        self, first: EnvelopeLike, rest: Iterator[EnvelopeLike]
+    ) -> tuple[GameProjection, EnvelopeLike | None]:
+        """Fold ``first`` (the next version, an engine event) and the engine events after it in
+        ``rest``, up to the first service event, which is returned with the projection (``None``:
+        ``rest`` is used up). Older envelopes in ``rest`` are skipped, as :meth:`apply_all` does.
+
+        The projection's fields that engine events change are locals here, each event folded
+        exactly as one at a time: its undo checkpoints (:meth:`_checkpoints_with`), nothing
+        undoable across a reveal, and the turn clocks (:meth:`_clock_after`); seats, bots,
+        status and features cannot change inside a run."""
+        engine = self.engine
+        evolve, reveals = engine.evolve, engine.reveals
+        timed = self.features.clock is not None
+        state, version, engine_events, last_ts = self.state, self.version, self.engine_events, self.last_ts
+        checkpoints, clock, head = self.checkpoints, self.clock, self.head_hash
+        envelope: EnvelopeLike | None = first
+        while envelope is not None:
+            if envelope.version != version + 1:
+                raise ProjectionError(
+                    f"game {self.game_id!r}: expected version {version + 1}, got {envelope.version}"
+                )
+            version = envelope.version
+            ts = getattr(envelope, "ts", 0) or last_ts
+            event = Event(envelope.type, envelope.payload)
+            checkpoints = self._checkpoints_with(checkpoints, envelope, state, engine_events)
+            try:
+                after = evolve(state, event)
+            except Exception as exc:  # an engine refusing its own event is a broken stream
+                raise ProjectionError(
+                    f"game {self.game_id!r} version {version}: {self.game!r} cannot fold "
+                    f"{envelope.type!r}: {exc!r}"
+                ) from exc
+            if checkpoints and reveals(state, event):
+                checkpoints = ()  # nothing random or hidden is ever taken back
+            state, engine_events, last_ts = after, engine_events + 1, ts
+            if timed:
+                clock = self._clock_after(clock, state, ts)
+            head = getattr(envelope, "hash", "")
+            envelope = next(rest, None)
+            while envelope is not None and envelope.version <= version:
+                envelope = next(rest, None)
+            if envelope is not None and "." in envelope.type:
+                break
+        folded = replace(
+            self,
+            version=version,
+            state=state,
+            engine_events=engine_events,
+            last_ts=last_ts,
+            checkpoints=checkpoints,
+            clock=clock,
+            head_hash=head,
+        )
+        return folded, envelope
+
+    def _clock_after(self, clock: Clock | None, state: Any, ts: int) -> Clock:
+        """The turn clocks after an event at ``ts`` left ``state`` (see
+        :func:`projections.lifecycle.clock_to`); ``clock`` is ``None`` before the first."""
+        clock = clock or clock_started(self.features, self.seats, ts)
         runner = None
-        if self.status is Status.ACTIVE and not self.engine.is_terminal(self.state):
-            runner = self.engine.clock_seat(self.state)
+        if self.status is Status.ACTIVE and not self.engine.is_terminal(state):
+            runner = self.engine.clock_seat(state)
             if runner is not None and self.bots[runner] is not None:
                 runner = None  # a bot seat moves at once: no clock of its own
         over = self.status is Status.FINISHED
-        return replace(self, clock=clock_to(clock, self.features, runner, ts, over=over))
+        return clock_to(clock, self.features, runner, ts, over=over)
 
     def _apply(self, envelope: EnvelopeLike, kind: str, payload: dict[str, Any], ts: int) -> GameProjection:
         if kind == REMATCH:
@@ -233,42 +311,25 @@ class GameProjection:
             return self._seat_left(envelope.version, payload, ts)
         if kind == MOVE_UNDONE:
             return self._undone(envelope.version, payload, ts)
-        if is_service_event(kind):
-            raise ProjectionError(f"game {self.game_id!r}: unknown service event {kind!r}")
-        checkpoints = self._checkpoints_before(envelope)
-        event = Event(kind, payload)
-        try:
-            state = self.engine.evolve(self.state, event)
-        except Exception as exc:  # an engine refusing its own event is a broken stream
-            raise ProjectionError(
-                f"game {self.game_id!r} version {envelope.version}: {self.game!r} cannot fold "
-                f"{kind!r}: {exc!r}"
-            ) from exc
-        if checkpoints and self.engine.reveals(self.state, event):
-            checkpoints = ()  # nothing random or hidden is ever taken back
-        return replace(
-            self,
-            version=envelope.version,
-            state=state,
-            engine_events=self.engine_events + 1,
-            last_ts=ts,
-            checkpoints=checkpoints,
-        )
+        raise ProjectionError(f"game {self.game_id!r}: unknown service event {kind!r}")
 
-    def _checkpoints_before(self, envelope: EnvelopeLike) -> tuple[Checkpoint, ...]:
-        """The undo checkpoints with the engine event ``envelope`` folded in: the first event of
-        a human seat's command batch opens a checkpoint (on top of those of the same seat; any
+    def _checkpoints_with(
+        self, checkpoints: tuple[Checkpoint, ...], envelope: EnvelopeLike, state: Any, engine_events: int
+    ) -> tuple[Checkpoint, ...]:
+        """The undo checkpoints with the engine event ``envelope`` folded in, ``checkpoints``,
+        ``state`` and ``engine_events`` being the projection's before it: the first event of a
+        human seat's command batch opens a checkpoint (on top of those of the same seat; any
         other seat's batch drops them), a later event of the batch extends the newest."""
         if getattr(envelope, "command", None) is None:
-            if not self.checkpoints:
+            if not checkpoints:
                 return ()
-            top = self.checkpoints[-1]
-            return (*self.checkpoints[:-1], replace(top, last=envelope.version))
+            top = checkpoints[-1]
+            return (*checkpoints[:-1], Checkpoint(top.seat, top.first, envelope.version, top.state, top.engine_events))
         actor = getattr(envelope, "actor", None)
         if actor is None or not self.features.undo or not 0 <= actor < self.seats or self.bots[actor] is not None:
             return ()
-        kept = self.checkpoints if self.checkpoints and self.checkpoints[-1].seat == actor else ()
-        return (*kept, Checkpoint(actor, envelope.version, envelope.version, self.state, self.engine_events))
+        kept = checkpoints if checkpoints and checkpoints[-1].seat == actor else ()
+        return (*kept, Checkpoint(actor, envelope.version, envelope.version, state, engine_events))
 
     def _seat_left(self, version: int, payload: dict[str, Any], ts: int) -> GameProjection:
         seat = payload["seat"]
