@@ -99,6 +99,14 @@ class EnvelopeLike(Protocol):
     def payload(self) -> dict[str, Any]: ...
 
 
+def _extended(checkpoints: tuple[Checkpoint, ...], last: int) -> tuple[Checkpoint, ...]:
+    """``checkpoints`` with the newest one's batch running to version ``last`` (0: as they are)."""
+    if not last:
+        return checkpoints
+    top = checkpoints[-1]
+    return (*checkpoints[:-1], Checkpoint(top.seat, top.first, last, top.state, top.engine_events))
+
+
 def is_service_event(event_type: str) -> bool:
     """Service events carry a dot (``game.created``); engine events never do."""
     return "." in event_type
@@ -225,14 +233,17 @@ class GameProjection:
         ``rest`` is used up). Older envelopes in ``rest`` are skipped, as :meth:`apply_all` does.
 
         The projection's fields that engine events change are locals here, each event folded
-        exactly as one at a time: its undo checkpoints (:meth:`_checkpoints_with`), nothing
+        exactly as one at a time: its undo checkpoints (:meth:`_checkpoints_opened`), nothing
         undoable across a reveal, and the turn clocks (:meth:`_clock_after`); seats, bots,
-        status and features cannot change inside a run."""
+        status and features cannot change inside a run. A later event of a batch only moves the
+        newest checkpoint's ``last``: ``extended`` keeps that version until the checkpoint is
+        needed whole (:func:`_extended`)."""
         engine = self.engine
         evolve, reveals = engine.evolve, engine.reveals
         timed = self.features.clock is not None
         state, version, engine_events, last_ts = self.state, self.version, self.engine_events, self.last_ts
         checkpoints, clock, head = self.checkpoints, self.clock, self.head_hash
+        extended = 0
         envelope: EnvelopeLike | None = first
         while envelope is not None:
             if envelope.version != version + 1:
@@ -242,7 +253,11 @@ class GameProjection:
             version = envelope.version
             ts = getattr(envelope, "ts", 0) or last_ts
             event = Event(envelope.type, envelope.payload)
-            checkpoints = self._checkpoints_with(checkpoints, envelope, state, engine_events)
+            if getattr(envelope, "command", None) is not None:
+                checkpoints = self._checkpoints_opened(_extended(checkpoints, extended), envelope, state, engine_events)
+                extended = 0
+            elif checkpoints:
+                extended = version
             try:
                 after = evolve(state, event)
             except Exception as exc:  # an engine refusing its own event is a broken stream
@@ -251,7 +266,7 @@ class GameProjection:
                     f"{envelope.type!r}: {exc!r}"
                 ) from exc
             if checkpoints and reveals(state, event):
-                checkpoints = ()  # nothing random or hidden is ever taken back
+                checkpoints, extended = (), 0  # nothing random or hidden is ever taken back
             state, engine_events, last_ts = after, engine_events + 1, ts
             if timed:
                 clock = self._clock_after(clock, state, ts)
@@ -267,7 +282,7 @@ class GameProjection:
             state=state,
             engine_events=engine_events,
             last_ts=last_ts,
-            checkpoints=checkpoints,
+            checkpoints=_extended(checkpoints, extended),
             clock=clock,
             head_hash=head,
         )
@@ -313,18 +328,13 @@ class GameProjection:
             return self._undone(envelope.version, payload, ts)
         raise ProjectionError(f"game {self.game_id!r}: unknown service event {kind!r}")
 
-    def _checkpoints_with(
+    def _checkpoints_opened(
         self, checkpoints: tuple[Checkpoint, ...], envelope: EnvelopeLike, state: Any, engine_events: int
     ) -> tuple[Checkpoint, ...]:
-        """The undo checkpoints with the engine event ``envelope`` folded in, ``checkpoints``,
-        ``state`` and ``engine_events`` being the projection's before it: the first event of a
-        human seat's command batch opens a checkpoint (on top of those of the same seat; any
-        other seat's batch drops them), a later event of the batch extends the newest."""
-        if getattr(envelope, "command", None) is None:
-            if not checkpoints:
-                return ()
-            top = checkpoints[-1]
-            return (*checkpoints[:-1], Checkpoint(top.seat, top.first, envelope.version, top.state, top.engine_events))
+        """The undo checkpoints after the first event ``envelope`` of a command batch, ``checkpoints``,
+        ``state`` and ``engine_events`` being the projection's before it: a human seat's batch opens
+        a checkpoint (on top of those of the same seat; any other seat's batch drops them). A
+        later event of the batch extends the newest (:func:`_extended`)."""
         actor = getattr(envelope, "actor", None)
         if actor is None or not self.features.undo or not 0 <= actor < self.seats or self.bots[actor] is not None:
             return ()
