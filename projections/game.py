@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from games.base import Engine, Event
+from games.records import Record, copyable
 from projections.lifecycle import Checkpoint, Clock, Features, clock_started, clock_to
 
 __all__ = [
@@ -112,8 +113,9 @@ def is_service_event(event_type: str) -> bool:
     return "." in event_type
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class GameProjection:
+class GameProjection(Record):
     """A game folded up to ``version``. Never mutated: :meth:`apply` returns a new one."""
 
     game_id: str
@@ -183,13 +185,13 @@ class GameProjection:
                     continue
                 projection = projection._fold_one(envelope)
                 # An envelope without a hash (a batch folded before the store answered) makes the
-                # head unknown (""), never stale; one replace for the run, at its end.
+                # head unknown (""), never stale; one copy for the run, at its end.
                 head = getattr(envelope, "hash", "")
                 break
             if envelope is None:
                 break
         if head != projection.head_hash:
-            projection = replace(projection, head_hash=head)
+            projection = projection.but(head_hash=head)
         return projection
 
     def apply(self, envelope: EnvelopeLike) -> GameProjection:
@@ -222,7 +224,7 @@ class GameProjection:
             return self._fold_run(envelope, iter(()))[0]
         after = self._apply(envelope, kind, payload, ts)
         if after.features.clock is not None and after.engine_events:
-            after = replace(after, clock=after._clock_after(after.clock, after.state, ts))
+            after = after.but(clock=after._clock_after(after.clock, after.state, ts))
         return after
 
     def _fold_run(
@@ -276,8 +278,7 @@ class GameProjection:
                 envelope = next(rest, None)
             if envelope is not None and "." in envelope.type:
                 break
-        folded = replace(
-            self,
+        folded = self.but(
             version=version,
             state=state,
             engine_events=engine_events,
@@ -304,14 +305,13 @@ class GameProjection:
         if kind == REMATCH:
             if self.status is not Status.FINISHED:
                 raise ProjectionError(f"game {self.game_id!r}: {REMATCH!r} before the end")
-            return replace(self, version=envelope.version, rematch=payload["id"], last_ts=ts)
+            return self.but(version=envelope.version, rematch=payload["id"], last_ts=ts)
         if self.status is Status.FINISHED:
             raise ProjectionError(f"game {self.game_id!r}: {kind!r} after {FINISHED!r}")
         if kind == SEAT_TAKEN:
             return self._seat_taken(envelope.version, payload, ts)
         if kind == FINISHED:
-            return replace(
-                self,
+            return self.but(
                 version=envelope.version,
                 status=Status.FINISHED,
                 seed=payload.get("seed"),
@@ -321,7 +321,7 @@ class GameProjection:
                 checkpoints=(),
             )
         if kind == CLOCK_EXPIRED:
-            return replace(self, version=envelope.version, checkpoints=(), last_ts=ts)
+            return self.but(version=envelope.version, checkpoints=(), last_ts=ts)
         if kind == SEAT_LEFT:
             return self._seat_left(envelope.version, payload, ts)
         if kind == MOVE_UNDONE:
@@ -348,8 +348,8 @@ class GameProjection:
         bots = self.bots
         if payload.get("bot") is not None:
             bots = bots[:seat] + (str(payload["bot"]),) + bots[seat + 1 :]
-        return replace(
-            self, version=version, bots=bots, left=(*self.left, seat), checkpoints=(), last_ts=ts
+        return self.but(
+            version=version, bots=bots, left=(*self.left, seat), checkpoints=(), last_ts=ts
         )
 
     def _undone(self, version: int, payload: dict[str, Any], ts: int) -> GameProjection:
@@ -357,8 +357,7 @@ class GameProjection:
         top = self.checkpoints[-1] if self.checkpoints else None
         if top is None or (top.seat, top.first, top.last) != (payload["seat"], payload["from"], payload["to"]):
             raise ProjectionError(f"game {self.game_id!r}: {MOVE_UNDONE!r} at {version} reverts nothing undoable")
-        return replace(
-            self,
+        return self.but(
             version=version,
             state=top.state,
             engine_events=top.engine_events,
@@ -370,8 +369,7 @@ class GameProjection:
         if self.version != 0:
             raise ProjectionError(f"game {self.game_id!r}: {CREATED!r} at version {version}")
         seats = int(payload["seats"])
-        return replace(
-            self,
+        return self.but(
             version=version,
             game=payload["game"],
             seats=seats,
@@ -400,8 +398,8 @@ class GameProjection:
         if payload.get("seed_contribution") is not None:
             contributions = contributions[:seat] + (str(payload["seed_contribution"]),) + contributions[seat + 1 :]
         status = Status.ACTIVE if all(name is not None for name in names) else Status.OPEN
-        return replace(
-            self, version=version, names=names, bots=bots, contributions=contributions, status=status, last_ts=ts
+        return self.but(
+            version=version, names=names, bots=bots, contributions=contributions, status=status, last_ts=ts
         )
 
     # --- questions ---------------------------------------------------------------------------
