@@ -38,6 +38,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, Protocol
 
 from games.base import Engine, Event
@@ -246,15 +247,21 @@ class GameProjection(Record):
         state, version, engine_events, last_ts = self.state, self.version, self.engine_events, self.last_ts
         checkpoints, clock, head = self.checkpoints, self.clock, self.head_hash
         extended = 0
-        envelope: EnvelopeLike | None = first
-        while envelope is not None:
+        stop: EnvelopeLike | None = None
+        for envelope in chain((first,), rest):
+            kind = envelope.type
             if envelope.version != version + 1:
-                raise ProjectionError(
-                    f"game {self.game_id!r}: expected version {version + 1}, got {envelope.version}"
-                )
-            version = envelope.version
-            ts = getattr(envelope, "ts", 0) or last_ts
-            event = Event(envelope.type, envelope.payload)
+                if envelope.version <= version:
+                    continue  # already folded
+                if "." not in kind:
+                    raise ProjectionError(
+                        f"game {self.game_id!r}: expected version {version + 1}, got {envelope.version}"
+                    )
+            if "." in kind:
+                stop = envelope
+                break
+            version += 1
+            event = Event(kind, envelope.payload)
             if getattr(envelope, "command", None) is not None:
                 checkpoints = self._checkpoints_opened(_extended(checkpoints, extended), envelope, state, engine_events)
                 extended = 0
@@ -264,20 +271,16 @@ class GameProjection(Record):
                 after = evolve(state, event)
             except Exception as exc:  # an engine refusing its own event is a broken stream
                 raise ProjectionError(
-                    f"game {self.game_id!r} version {version}: {self.game!r} cannot fold "
-                    f"{envelope.type!r}: {exc!r}"
+                    f"game {self.game_id!r} version {version}: {self.game!r} cannot fold {kind!r}: {exc!r}"
                 ) from exc
             if checkpoints and reveals(state, event):
                 checkpoints, extended = (), 0  # nothing random or hidden is ever taken back
-            state, engine_events, last_ts = after, engine_events + 1, ts
+            state = after
+            engine_events += 1
+            last_ts = getattr(envelope, "ts", 0) or last_ts
             if timed:
-                clock = self._clock_after(clock, state, ts)
+                clock = self._clock_after(clock, state, last_ts)
             head = getattr(envelope, "hash", "")
-            envelope = next(rest, None)
-            while envelope is not None and envelope.version <= version:
-                envelope = next(rest, None)
-            if envelope is not None and "." in envelope.type:
-                break
         folded = self.but(
             version=version,
             state=state,
@@ -287,7 +290,7 @@ class GameProjection(Record):
             clock=clock,
             head_hash=head,
         )
-        return folded, envelope
+        return folded, stop
 
     def _clock_after(self, clock: Clock | None, state: Any, ts: int) -> Clock:
         """The turn clocks after an event at ``ts`` left ``state`` (see
