@@ -27,6 +27,13 @@ Service events and their payloads::
 ``game.created`` also records the service features (:class:`projections.lifecycle.Features`),
 which drive the turn clocks and the undo checkpoints folded here.
 
+Folding: :meth:`GameProjection.apply_all` folds a run of consecutive engine events in one step
+(``_fold_run``): the fields they change (state, version, engine events, time, undo checkpoints,
+turn clocks, head hash) are local variables while each event is folded exactly as it would be
+alone, and one projection is built at the run's end. Service events are folded one at a time;
+they are the only events that change seats, bots, the status or the features, so those stay
+fixed inside a run. ``apply`` of one envelope is a run of one.
+
 >>> from tests.tinygame import TINY
 >>> p = GameProjection.empty("g1", TINY)
 >>> p.status, p.version
