@@ -27,6 +27,13 @@ Service events and their payloads::
 ``game.created`` also records the service features (:class:`projections.lifecycle.Features`),
 which drive the turn clocks and the undo checkpoints folded here.
 
+Folding: :meth:`GameProjection.apply_all` folds a run of consecutive engine events in one step
+(``_fold_run``): the fields they change (state, version, engine events, time, undo checkpoints,
+turn clocks, head hash) are local variables while each event is folded exactly as it would be
+alone, and one projection is built at the run's end. Service events are folded one at a time;
+they are the only events that change seats, bots, the status or the features, so those stay
+fixed inside a run. ``apply`` of one envelope is a run of one.
+
 >>> from tests.tinygame import TINY
 >>> p = GameProjection.empty("g1", TINY)
 >>> p.status, p.version
@@ -36,11 +43,13 @@ which drive the turn clocks and the undo checkpoints folded here.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, Protocol
 
 from games.base import Engine, Event
+from games.records import Record, copyable
 from projections.lifecycle import Checkpoint, Clock, Features, clock_started, clock_to
 
 __all__ = [
@@ -99,13 +108,22 @@ class EnvelopeLike(Protocol):
     def payload(self) -> dict[str, Any]: ...
 
 
+def _extended(checkpoints: tuple[Checkpoint, ...], last: int) -> tuple[Checkpoint, ...]:
+    """``checkpoints`` with the newest one's batch running to version ``last`` (0: as they are)."""
+    if not last:
+        return checkpoints
+    top = checkpoints[-1]
+    return (*checkpoints[:-1], Checkpoint(top.seat, top.first, last, top.state, top.engine_events))
+
+
 def is_service_event(event_type: str) -> bool:
     """Service events carry a dot (``game.created``); engine events never do."""
     return "." in event_type
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class GameProjection:
+class GameProjection(Record):
     """A game folded up to ``version``. Never mutated: :meth:`apply` returns a new one."""
 
     game_id: str
@@ -162,23 +180,42 @@ class GameProjection:
     def apply_all(self, envelopes: Iterable[EnvelopeLike]) -> GameProjection:
         """Fold every envelope newer than this projection; older ones are skipped (already in).
 
-        One event at a time: each engine event may record an undo checkpoint and move the turn
-        clocks (:meth:`apply`), so a run of them cannot be folded in one step."""
+        A run of consecutive engine events is folded by :meth:`_fold_run` in local variables,
+        with one new projection at its end; service events one at a time (:meth:`_fold_one`)."""
         projection, head = self, self.head_hash
-        for envelope in envelopes:
-            if envelope.version <= projection.version:
-                continue
-            projection = projection._fold_one(envelope)
-            # An envelope without a hash (a batch folded before the store answered) makes the
-            # head unknown (""), never stale; one replace for the run, at its end.
-            head = getattr(envelope, "hash", "")
+        pending = iter(envelopes)
+        envelope: EnvelopeLike | None
+        for envelope in pending:
+            while envelope is not None and envelope.version > projection.version:
+                if projection._runs(envelope):
+                    projection, envelope = projection._fold_run(envelope, pending)
+                    head = projection.head_hash
+                    continue
+                projection = projection._fold_one(envelope)
+                # An envelope without a hash (a batch folded before the store answered) makes the
+                # head unknown (""), never stale; one copy for the run, at its end.
+                head = getattr(envelope, "hash", "")
+                break
+            if envelope is None:
+                break
         if head != projection.head_hash:
-            projection = replace(projection, head_hash=head)
+            projection = projection.but(head_hash=head)
         return projection
 
     def apply(self, envelope: EnvelopeLike) -> GameProjection:
         """Fold exactly the next envelope (``version + 1``), remembering its chain hash."""
         return self.apply_all((envelope,)) if envelope.version == self.version + 1 else self._fold_one(envelope)
+
+    def _runs(self, envelope: EnvelopeLike) -> bool:
+        """Does ``envelope``, the next one, start a run for :meth:`_fold_run`: an engine event
+        of a created game that has not finished (anything else is :meth:`_fold_one`'s to fold
+        or to refuse)."""
+        return (
+            "." not in envelope.type
+            and envelope.version == self.version + 1
+            and self.version > 0
+            and self.status is not Status.FINISHED
+        )
 
     def _fold_one(self, envelope: EnvelopeLike) -> GameProjection:
         if envelope.version != self.version + 1:
@@ -191,34 +228,100 @@ class GameProjection:
             return self._created(envelope.version, payload, ts)
         if self.version == 0:
             raise ProjectionError(f"game {self.game_id!r}: the first event is {kind!r}, not {CREATED!r}")
+        if self._runs(envelope):
+            return self._fold_run(envelope, iter(()))[0]
         after = self._apply(envelope, kind, payload, ts)
         if after.features.clock is not None and after.engine_events:
-            after = after._clocked(ts)
+            after = after.but(clock=after._clock_after(after.clock, after.state, ts))
         return after
 
-    def _clocked(self, ts: int) -> GameProjection:
-        """The turn clocks after an event at ``ts`` (see :func:`projections.lifecycle.clock_to`)."""
-        clock = self.clock or clock_started(self.features, self.seats, ts)
+    def _fold_run(
+        self, first: EnvelopeLike, rest: Iterator[EnvelopeLike]
+    ) -> tuple[GameProjection, EnvelopeLike | None]:
+        """Fold ``first`` (the next version, an engine event) and the engine events after it in
+        ``rest``, up to the first service event, which is returned with the projection (``None``:
+        ``rest`` is used up). Older envelopes in ``rest`` are skipped, as :meth:`apply_all` does.
+
+        The projection's fields that engine events change are locals here, each event folded
+        exactly as one at a time: its undo checkpoints (:meth:`_checkpoints_opened`), nothing
+        undoable across a reveal, and the turn clocks (:meth:`_clock_after`); seats, bots,
+        status and features cannot change inside a run. A later event of a batch only moves the
+        newest checkpoint's ``last``: ``extended`` keeps that version until the checkpoint is
+        needed whole (:func:`_extended`)."""
+        engine = self.engine
+        evolve, reveals = engine.evolve, engine.reveals
+        timed = self.features.clock is not None
+        state, version, engine_events, last_ts = self.state, self.version, self.engine_events, self.last_ts
+        checkpoints, clock, head = self.checkpoints, self.clock, self.head_hash
+        extended = 0
+        stop: EnvelopeLike | None = None
+        for envelope in chain((first,), rest):
+            kind = envelope.type
+            if envelope.version != version + 1:
+                if envelope.version <= version:
+                    continue  # already folded
+                if "." not in kind:
+                    raise ProjectionError(
+                        f"game {self.game_id!r}: expected version {version + 1}, got {envelope.version}"
+                    )
+            if "." in kind:
+                stop = envelope
+                break
+            version += 1
+            event = Event(kind, envelope.payload)
+            if getattr(envelope, "command", None) is not None:
+                checkpoints = self._checkpoints_opened(_extended(checkpoints, extended), envelope, state, engine_events)
+                extended = 0
+            elif checkpoints:
+                extended = version
+            try:
+                after = evolve(state, event)
+            except Exception as exc:  # an engine refusing its own event is a broken stream
+                raise ProjectionError(
+                    f"game {self.game_id!r} version {version}: {self.game!r} cannot fold {kind!r}: {exc!r}"
+                ) from exc
+            if checkpoints and reveals(state, event):
+                checkpoints, extended = (), 0  # nothing random or hidden is ever taken back
+            state = after
+            engine_events += 1
+            last_ts = getattr(envelope, "ts", 0) or last_ts
+            if timed:
+                clock = self._clock_after(clock, state, last_ts)
+            head = getattr(envelope, "hash", "")
+        folded = self.but(
+            version=version,
+            state=state,
+            engine_events=engine_events,
+            last_ts=last_ts,
+            checkpoints=_extended(checkpoints, extended),
+            clock=clock,
+            head_hash=head,
+        )
+        return folded, stop
+
+    def _clock_after(self, clock: Clock | None, state: Any, ts: int) -> Clock:
+        """The turn clocks after an event at ``ts`` left ``state`` (see
+        :func:`projections.lifecycle.clock_to`); ``clock`` is ``None`` before the first."""
+        clock = clock or clock_started(self.features, self.seats, ts)
         runner = None
-        if self.status is Status.ACTIVE and not self.engine.is_terminal(self.state):
-            runner = self.engine.clock_seat(self.state)
+        if self.status is Status.ACTIVE and not self.engine.is_terminal(state):
+            runner = self.engine.clock_seat(state)
             if runner is not None and self.bots[runner] is not None:
                 runner = None  # a bot seat moves at once: no clock of its own
         over = self.status is Status.FINISHED
-        return replace(self, clock=clock_to(clock, self.features, runner, ts, over=over))
+        return clock_to(clock, self.features, runner, ts, over=over)
 
     def _apply(self, envelope: EnvelopeLike, kind: str, payload: dict[str, Any], ts: int) -> GameProjection:
         if kind == REMATCH:
             if self.status is not Status.FINISHED:
                 raise ProjectionError(f"game {self.game_id!r}: {REMATCH!r} before the end")
-            return replace(self, version=envelope.version, rematch=payload["id"], last_ts=ts)
+            return self.but(version=envelope.version, rematch=payload["id"], last_ts=ts)
         if self.status is Status.FINISHED:
             raise ProjectionError(f"game {self.game_id!r}: {kind!r} after {FINISHED!r}")
         if kind == SEAT_TAKEN:
             return self._seat_taken(envelope.version, payload, ts)
         if kind == FINISHED:
-            return replace(
-                self,
+            return self.but(
                 version=envelope.version,
                 status=Status.FINISHED,
                 seed=payload.get("seed"),
@@ -228,47 +331,25 @@ class GameProjection:
                 checkpoints=(),
             )
         if kind == CLOCK_EXPIRED:
-            return replace(self, version=envelope.version, checkpoints=(), last_ts=ts)
+            return self.but(version=envelope.version, checkpoints=(), last_ts=ts)
         if kind == SEAT_LEFT:
             return self._seat_left(envelope.version, payload, ts)
         if kind == MOVE_UNDONE:
             return self._undone(envelope.version, payload, ts)
-        if is_service_event(kind):
-            raise ProjectionError(f"game {self.game_id!r}: unknown service event {kind!r}")
-        checkpoints = self._checkpoints_before(envelope)
-        event = Event(kind, payload)
-        try:
-            state = self.engine.evolve(self.state, event)
-        except Exception as exc:  # an engine refusing its own event is a broken stream
-            raise ProjectionError(
-                f"game {self.game_id!r} version {envelope.version}: {self.game!r} cannot fold "
-                f"{kind!r}: {exc!r}"
-            ) from exc
-        if checkpoints and self.engine.reveals(self.state, event):
-            checkpoints = ()  # nothing random or hidden is ever taken back
-        return replace(
-            self,
-            version=envelope.version,
-            state=state,
-            engine_events=self.engine_events + 1,
-            last_ts=ts,
-            checkpoints=checkpoints,
-        )
+        raise ProjectionError(f"game {self.game_id!r}: unknown service event {kind!r}")
 
-    def _checkpoints_before(self, envelope: EnvelopeLike) -> tuple[Checkpoint, ...]:
-        """The undo checkpoints with the engine event ``envelope`` folded in: the first event of
-        a human seat's command batch opens a checkpoint (on top of those of the same seat; any
-        other seat's batch drops them), a later event of the batch extends the newest."""
-        if getattr(envelope, "command", None) is None:
-            if not self.checkpoints:
-                return ()
-            top = self.checkpoints[-1]
-            return (*self.checkpoints[:-1], replace(top, last=envelope.version))
+    def _checkpoints_opened(
+        self, checkpoints: tuple[Checkpoint, ...], envelope: EnvelopeLike, state: Any, engine_events: int
+    ) -> tuple[Checkpoint, ...]:
+        """The undo checkpoints after the first event ``envelope`` of a command batch, ``checkpoints``,
+        ``state`` and ``engine_events`` being the projection's before it: a human seat's batch opens
+        a checkpoint (on top of those of the same seat; any other seat's batch drops them). A
+        later event of the batch extends the newest (:func:`_extended`)."""
         actor = getattr(envelope, "actor", None)
         if actor is None or not self.features.undo or not 0 <= actor < self.seats or self.bots[actor] is not None:
             return ()
-        kept = self.checkpoints if self.checkpoints and self.checkpoints[-1].seat == actor else ()
-        return (*kept, Checkpoint(actor, envelope.version, envelope.version, self.state, self.engine_events))
+        kept = checkpoints if checkpoints and checkpoints[-1].seat == actor else ()
+        return (*kept, Checkpoint(actor, envelope.version, envelope.version, state, engine_events))
 
     def _seat_left(self, version: int, payload: dict[str, Any], ts: int) -> GameProjection:
         seat = payload["seat"]
@@ -277,8 +358,8 @@ class GameProjection:
         bots = self.bots
         if payload.get("bot") is not None:
             bots = bots[:seat] + (str(payload["bot"]),) + bots[seat + 1 :]
-        return replace(
-            self, version=version, bots=bots, left=(*self.left, seat), checkpoints=(), last_ts=ts
+        return self.but(
+            version=version, bots=bots, left=(*self.left, seat), checkpoints=(), last_ts=ts
         )
 
     def _undone(self, version: int, payload: dict[str, Any], ts: int) -> GameProjection:
@@ -286,8 +367,7 @@ class GameProjection:
         top = self.checkpoints[-1] if self.checkpoints else None
         if top is None or (top.seat, top.first, top.last) != (payload["seat"], payload["from"], payload["to"]):
             raise ProjectionError(f"game {self.game_id!r}: {MOVE_UNDONE!r} at {version} reverts nothing undoable")
-        return replace(
-            self,
+        return self.but(
             version=version,
             state=top.state,
             engine_events=top.engine_events,
@@ -299,8 +379,7 @@ class GameProjection:
         if self.version != 0:
             raise ProjectionError(f"game {self.game_id!r}: {CREATED!r} at version {version}")
         seats = int(payload["seats"])
-        return replace(
-            self,
+        return self.but(
             version=version,
             game=payload["game"],
             seats=seats,
@@ -329,8 +408,8 @@ class GameProjection:
         if payload.get("seed_contribution") is not None:
             contributions = contributions[:seat] + (str(payload["seed_contribution"]),) + contributions[seat + 1 :]
         status = Status.ACTIVE if all(name is not None for name in names) else Status.OPEN
-        return replace(
-            self, version=version, names=names, bots=bots, contributions=contributions, status=status, last_ts=ts
+        return self.but(
+            version=version, names=names, bots=bots, contributions=contributions, status=status, last_ts=ts
         )
 
     # --- questions ---------------------------------------------------------------------------

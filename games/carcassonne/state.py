@@ -9,6 +9,7 @@ from typing import Any
 
 from games.base import OptionSpec, fill_options
 from games.carcassonne.tiles import TileSet, tile_set
+from games.records import Record, copyable
 from games.tileboard import Board
 
 __all__ = [
@@ -116,8 +117,9 @@ class Turn:
     kind: str | None = None
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class State:
+class State(Record):
     """Everything the rules need. ``pile`` counts the remaining tiles per id of
     ``options.tiles.ids``; with ``tile_order`` the remaining list is ``order`` instead."""
 
@@ -135,11 +137,6 @@ class State:
     turns: tuple[Turn, ...] = ()
     discarded: tuple[str, ...] = ()
     winners: tuple[int, ...] = ()
-
-    def but(self, **changes: Any) -> State:
-        """A copy with ``changes``: ``dataclasses.replace`` without its per-call overhead
-        (replaced below by a generated function with one keyword per field)."""
-        raise NotImplementedError
 
     @property
     def remaining(self) -> int:
@@ -172,17 +169,3 @@ class State:
                 counts[tid] += 1
             return {tid: n for tid, n in counts.items() if n}
         return {tid: n for tid, n in zip(ids, self.pile) if n}
-
-
-def _make_but() -> Any:
-    fields = tuple(State.__dataclass_fields__)
-    params = ", ".join(f"{name}=_KEEP" for name in fields)
-    body = "".join(f"    _set(new, {name!r}, self.{name} if {name} is _KEEP else {name})\n" for name in fields)
-    source = f"def but(self, *, {params}):\n    new = _new(State)\n{body}    return new\n"
-    scope = {"_KEEP": object(), "_set": object.__setattr__, "_new": object.__new__, "State": State}
-    exec(source, scope)  # generated from the dataclass's own field names, nothing from outside
-    scope["but"].__doc__ = State.but.__doc__
-    return scope["but"]
-
-
-State.but = _make_but()  # type: ignore[method-assign]  # a generated but(): the declared one, made fast

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from games.castle.track import Marker
+from games.records import Record, copyable
 from games.tileboard import Board
 
 __all__ = ["CastleState", "FeatureRef", "HeldWallTile", "Keep", "Options", "Phase", "SeatState", "with_seat"]
@@ -75,8 +76,9 @@ class Keep:
     cells: tuple[Cell, ...]
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class SeatState:
+class SeatState(Record):
     marker: Marker = Marker()  # noqa: RUF009 - a frozen value: one shared default is safe
     followers: int = 6
     """Normal followers in the supply (the seventh is the scoring marker)."""
@@ -138,5 +140,5 @@ class CastleState:
 
 def with_seat(state: CastleState, seat: int, **changes: Any) -> CastleState:
     seats = list(state.seats)
-    seats[seat] = replace(seats[seat], **changes)
+    seats[seat] = seats[seat].but(**changes)
     return state.but(seats=tuple(seats))

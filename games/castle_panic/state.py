@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import Any
 
+from games.records import Record, copyable
+
 __all__ = [
     "Phase",
     "Options",
@@ -59,8 +61,9 @@ class Phase(str, Enum):
     """The game has ended."""
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class Options:
+class Options(Record):
     """The normalized game options (all bools; see ``CastlePanicEngine.options``)."""
 
     master_slayer: bool = True
@@ -90,8 +93,9 @@ _RING_LETTERS = "CSKAF"
 """Ring letters of the monster notation, indexed by ring number (Castle=0 ... Forest=4)."""
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class Monster:
+class Monster(Record):
     """A monster token on the board: its token id, position and remaining hit points.
 
     Notation ``"<token id>@<ring letter><arc>:<hp>"``, ring letters C S K A F (Castle,
@@ -134,8 +138,9 @@ class Monster:
         return f"Monster.parse({self.notation()!r})"
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class Trade:
+class Trade(Record):
     """A trade the active player proposed and the other seat has not answered yet.
 
     ``take`` is None under the hidden-hands rule: the other seat picks its card when accepting.
@@ -147,8 +152,9 @@ class Trade:
     take: str | None
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class DamageChoice:
+class DamageChoice(Record):
     """Several monsters hit one wall or tower at once: ``seat`` picks the one that takes 1 damage."""
 
     seat: int
@@ -157,8 +163,9 @@ class DamageChoice:
     candidates: tuple[str, ...]
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class Config:
+class Config(Record):
     """Facts fixed at setup."""
 
     options: Options
@@ -169,8 +176,9 @@ class Config:
     trades_per_turn: int
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class Cards:
+class Cards(Record):
     """Castle cards by zone. ``deck`` is sorted: it has no order, only contents."""
 
     deck: tuple[str, ...] = ()
@@ -179,8 +187,9 @@ class Cards:
     removed: tuple[str, ...] = ()
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class Tokens:
+class Tokens(Record):
     """Monster tokens by zone (those on the board are in :attr:`Board.monsters`)."""
 
     pile: tuple[str, ...] = ()
@@ -190,8 +199,9 @@ class Tokens:
     removed: tuple[str, ...] = ()
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class Board:
+class Board(Record):
     """Monsters, walls (arcs with a wall), fortify tokens (arcs), towers (arcs) and the tar."""
 
     monsters: tuple[Monster, ...] = ()
@@ -201,8 +211,9 @@ class Board:
     tar: str | None = None
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class Turn:
+class Turn(Record):
     """The current turn: whose, which phase, and the per-turn allowances used so far."""
 
     number: int = 0
@@ -220,8 +231,9 @@ class Turn:
     overlord_played: bool = False
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class Pending:
+class Pending(Record):
     """Choices the game waits on before anything else happens."""
 
     damage: tuple[DamageChoice, ...] = ()
@@ -229,8 +241,9 @@ class Pending:
     discard_reason: str | None = None
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class House:
+class House(Record):
     """Table-wide facts that change during play: hand size, tower claims, eliminations."""
 
     hand_size: int = 0
@@ -240,8 +253,9 @@ class House:
     eliminated: frozenset[int] = frozenset()
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class Result:
+class Result(Record):
     """How the game ended."""
 
     outcome: str
@@ -252,8 +266,9 @@ class Result:
     master_slayers: tuple[int, ...] = ()
 
 
+@copyable
 @dataclass(frozen=True, slots=True)
-class State:
+class State(Record):
     """The whole game. ``config`` is None until ``game_started``."""
 
     config: Config | None = None

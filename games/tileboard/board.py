@@ -213,20 +213,28 @@ class _Draft:
     """A feature being merged inside one ``place`` call (mutable, never escapes).
 
     It shares the frozen sets of the feature it starts from and only lists the sets merged into
-    it; :meth:`freeze` builds each merged set once."""
+    it; :meth:`freeze` builds each merged set once. A draft of a segment of the tile being placed
+    has no ``old`` feature: it is always absorbed (see ``Board.place``), never frozen alone."""
 
     __slots__ = ("attrs", "cells", "followers", "id", "kind", "old", "open_ports", "segments", "size")
 
-    def __init__(self, old: Feature) -> None:
+    def __init__(self, old: Feature | None, fid: int, kind: str, segments: frozenset[SegRef],
+                 cells: frozenset[Cell], open_ports: int, attrs: dict[str, int],
+                 followers: tuple[Follower, ...]) -> None:
         self.old = old
-        self.id = old.id
-        self.kind = old.kind
-        self.size = len(old.segments)
-        self.segments = [old.segments]
-        self.cells = [old.cells]
-        self.open_ports = old.open_ports
-        self.attrs = old.attrs
-        self.followers = old.followers
+        self.id = fid
+        self.kind = kind
+        self.size = len(segments)
+        self.segments = [segments]
+        self.cells = [cells]
+        self.open_ports = open_ports
+        self.attrs = attrs
+        self.followers = followers
+
+    @classmethod
+    def of(cls, old: Feature) -> _Draft:
+        """A draft starting from a feature on the board."""
+        return cls(old, old.id, old.kind, old.segments, old.cells, old.open_ports, old.attrs, old.followers)
 
     def absorb(self, other: _Draft) -> None:
         """Take ``other`` into this feature (the caller relabels ``other``'s segments)."""
@@ -242,8 +250,8 @@ class _Draft:
         self.followers += other.followers
 
     def freeze(self) -> Feature:
-        if len(self.segments) == 1:  # absorbed nothing
-            old = self.old
+        old = self.old
+        if len(self.segments) == 1 and old is not None:  # absorbed nothing
             if self.open_ports == old.open_ports:
                 return old
             return Feature(old.id, old.kind, old.segments, old.cells, self.open_ports, old.attrs, old.followers)
@@ -447,16 +455,13 @@ class Board:
             if empty_playable:
                 open_mask |= _SIDE_MASKS[side]
 
-        masks = tile.port_masks[q]
-        sums = tile.sums
-        here = frozenset({(x, y)})
-        for i, seg in enumerate(tile.segments):
-            # Each segment starts as a feature of its own; the joins below merge some of them.
-            fid = next_id
+        # Each segment starts as a feature of its own (ids from ``first``, in segment order); the
+        # joins below merge some of them into the neighbours' features, and only the others are
+        # built as features, at the end.
+        first = next_id
+        for i in range(len(tile.segments)):
+            seg_feature[(x, y, i)] = next_id
             next_id += 1
-            open_ports = (masks[i] & open_mask).bit_count()
-            features[fid] = Feature(fid, seg.kind, frozenset({(x, y, i)}), here, open_ports, sums[i])
-            seg_feature[(x, y, i)] = fid
 
         # Walk the ports across each shared edge once: a neighbour's port facing this (playable)
         # cell is no longer open, and facing segments that join are noted for the merge below.
@@ -481,11 +486,23 @@ class Board:
                 if mine is not None and joins(tile.segments[mine].kind, other.tile.segments[theirs].kind):
                     joined.append(((x, y, mine), their_ref))
 
+        masks = tile.port_masks[q]
+        sums = tile.sums
+        here = frozenset({(x, y)})
+
+        def fresh(i: int) -> tuple[int, str, frozenset[SegRef], frozenset[Cell], int, dict[str, int]]:
+            """The feature of this tile's segment ``i`` alone, as fields."""
+            open_ports = (masks[i] & open_mask).bit_count()
+            return first + i, tile.segments[i].kind, frozenset({(x, y, i)}), here, open_ports, sums[i]
+
         def draft(fid: int) -> _Draft:
             d = drafts.get(fid)
             if d is None:
-                d = drafts[fid] = _Draft(features[fid])
-                d.open_ports -= lost.pop(fid, 0)
+                if fid >= first:
+                    d = drafts[fid] = _Draft(None, *fresh(fid - first), ())
+                else:
+                    d = drafts[fid] = _Draft.of(features[fid])
+                    d.open_ports -= lost.pop(fid, 0)
             return d
 
         for mine_ref, their_ref in joined:
@@ -493,7 +510,8 @@ class Board:
             b = draft(seg_feature[their_ref])
             if a is b:
                 continue
-            # Keep the bigger feature's id (then the older one) and relabel the smaller.
+            # Keep the bigger feature's id (then the older one) and relabel the smaller. A segment
+            # of this tile (size 1, the newest id) therefore never keeps its id once joined.
             if (a.size, -a.id) < (b.size, -b.id):
                 a, b = b, a
             for part in b.segments:
@@ -501,7 +519,8 @@ class Board:
                     seg_feature[ref] = a.id
             a.absorb(b)
             drafts[b.id] = a
-            del features[b.id]
+            if b.old is not None:
+                del features[b.id]
 
         done = set()
         for fid, d in drafts.items():
@@ -512,6 +531,9 @@ class Board:
         for fid, count in lost.items():  # neighbours that only lost open ports
             f = features[fid]
             features[fid] = Feature(f.id, f.kind, f.segments, f.cells, f.open_ports - count, f.attrs, f.followers)
+        for i in range(len(tile.segments)):  # this tile's segments that joined nothing, in order
+            if first + i not in drafts:
+                features[first + i] = Feature(*fresh(i))
 
         # The empty playable cells beside the new tile: a cell already in the frontier changes
         # only on the side facing the new tile; a new one touches no other tile (else it would
@@ -525,7 +547,7 @@ class Board:
                 nx, ny = x + dx, y + dy
                 known = frontier.get((nx, ny))
                 if known is None:
-                    known = tuple(None if playable(nx + ox, ny + oy) else WALL for ox, oy in SIDE_OFFSETS)
+                    known = tuple([None if playable(nx + ox, ny + oy) else WALL for ox, oy in SIDE_OFFSETS])
                 opposite = _OPPOSITE[side]
                 frontier[(nx, ny)] = (*known[:opposite], facing[side], *known[opposite + 1 :])
         return Board(rules, cells, seg_feature, features, frontier, next_id)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from projections.game import GameProjection, ProjectionError, Status
 from service.draw_schemes import LegacyRandom
 from tests.projections.helpers import Env, opening, random_game
 from tests.tinygame import TINY
+
+FINISHED = random_game(random.Random(1))
 
 
 def test_a_created_game_is_open_with_empty_seats():
@@ -66,6 +70,10 @@ def test_projections_are_never_mutated():
         (opening()[:1] + [Env(2, "game.seat_taken", {"seat": 5, "name": "x"})], "seat 5 cannot be taken"),
         (opening()[:1] + [Env(2, "game.paused", {})], "unknown service event 'game.paused'"),
         (opening() + [Env(7, "teleported", {})], "cannot fold 'teleported'"),
+        (opening() + [Env(8, "dealt", {"seat": 0, "card": 1})], "expected version 7, got 8"),
+        (opening() + [Env(8, "game.finished", {})], "expected version 7, got 8"),
+        (opening()[:1] + [Env(3, "game.seat_taken", {"seat": 0, "name": "x"})], "expected version 2, got 3"),
+        (FINISHED + [Env(len(FINISHED) + 1, "dealt", {})], "'dealt' after 'game.finished'"),
         (opening()[:2] + [Env(3, "game.seat_taken", {"seat": 0, "name": "eve"})], "seat 0 cannot be taken"),
     ],
 )
