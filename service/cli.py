@@ -199,6 +199,11 @@ def _data_dir_in_use(settings: Any) -> None:
 
 
 async def _settle_gc(_app: Any) -> None:
+    """:func:`settle_gc`, as an ``on_startup`` hook of the served app."""
+    settle_gc()
+
+
+def settle_gc() -> None:
     """Take what start-up built out of the collector's sight and make full collections rarer.
 
     A full collection walks every tracked object, and with ~1,000 sockets it froze the process
