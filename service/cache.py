@@ -267,7 +267,7 @@ class GameCache:
         )
         if result.duplicate:
             return result, None
-        if result.head:
+        if after.head_hash != result.head:  # the fold kept the head before the batch (Batch.folded)
             after = replace(after, head_hash=result.head)
         self.offer(after)
         self.metrics.events_appended.inc(len(batch.events))

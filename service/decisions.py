@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from events.chain import CHAIN
@@ -125,18 +125,27 @@ class Batch:
 
     def folded(self, projection: GameProjection, first: int = 0) -> GameProjection:
         """``projection`` with the batch's events from index ``first`` on folded in (``projection``
-        stands after those before ``first``)."""
-        return projection.apply_all(
-            _Appended(
-                self.expected_version + i + 1,
-                event.type,
-                event.payload,
-                self.ts,
-                self.actor,
-                self.command if i == 0 else None,
-            )
-            for i, event in enumerate(self.events[first:], first)
-        )
+        stands after those before ``first``). Its ``head_hash`` stays ``projection``'s: the new
+        head is known once the store has the batch, and :meth:`GameCache.commit
+        <service.cache.GameCache.commit>` sets it then (one copy of the projection, not two)."""
+        return _folded(projection, self.events, first, self.expected_version, self.ts, self.actor, self.command)
+
+
+def _folded(
+    projection: GameProjection,
+    events: Sequence[Event],
+    first: int,
+    expected_version: int,
+    ts: int,
+    actor: int | None,
+    command: Command | None,
+) -> GameProjection:
+    """See :meth:`Batch.folded`."""
+    head = projection.head_hash
+    return projection.apply_all(
+        _Appended(expected_version + i + 1, event.type, event.payload, ts, actor, command if i == 0 else None, head)
+        for i, event in enumerate(events[first:], first)
+    )
 
 
 @dataclass(slots=True)
@@ -149,6 +158,8 @@ class _Appended:
     ts: int
     actor: int | None = None
     command: Command | None = None
+    hash: str = ""
+    """The chain head the fold keeps: the one before the batch (see :meth:`Batch.folded`)."""
 
 
 def bot_seat_name(bot: str) -> str:
@@ -358,19 +369,17 @@ def command_decision(
     replay's re-run gives the same events), stamped with ``ts`` and ``command_id``. An engine
     command's batch carries the projection after it (:attr:`Batch.after`), folded once: the
     game's end is seen on that fold rather than on a fold of the engine state of its own."""
-    stamp = Batch(before.game_id, (), before.version, ts, actor=seat, command=command, command_id=command_id)
     kind = command.get("type") if isinstance(command, dict) else None
     if kind in SERVICE_COMMANDS:  # rare: the cache folds these when it commits them
         events = command_batch(before, seat, command, seed=seed, options=options, takeover=takeover)
-        return replace(stamp, events=events)
+        return Batch(before.game_id, events, before.version, ts, seat, command, command_id)
     events = _engine_events(before, seat, command, before.version, seed=seed)
-    batch = replace(stamp, events=events)
-    after = batch.folded(before)
+    after = _folded(before, events, 0, before.version, ts, seat, command)
     finished = finished_event(before.engine, after.state, seed=seed, options=options)
-    if finished is None:
-        return replace(batch, after=after)
-    ended = replace(batch, events=[*events, finished])
-    return replace(ended, after=ended.folded(after, first=len(events)))
+    if finished is not None:
+        events = [*events, finished]
+        after = _folded(after, events, len(events) - 1, before.version, ts, seat, command)
+    return Batch(before.game_id, events, before.version, ts, seat, command, command_id, after)
 
 
 def _engine_batch(
