@@ -29,12 +29,21 @@ What a caller sees is what it would see sending its call alone:
   server) fails every call of it, as a timeout; whether a call that was sent ran is then
   unknown, as for a lone call that timed out. One deadline per batch, not per call.
 
-A batch of one is sent as a plain script call, with no pipeline around it.
+On one server (not a cluster) a batch goes straight to one of the client's pooled connections:
+the calls packed into one write, then one reply read per call, inside the connection's own retry
+(``Retry``: a connection lost is reconnected and the whole batch sent again, as redis-py's
+pipeline does) and with no socket timeout of its own per read when the batch has its budget.
+That skips the layers redis-py puts around each command and pipeline (the command stack, the
+observability hooks, a timeout context per reply), about a third of the client's CPU per
+append, with the same replies and errors. On a cluster a batch is a redis-py pipeline (which
+routes it by slot); a batch of one there is a plain script call.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -146,19 +155,50 @@ class AppendBatcher:
 
     async def _run(self, batch: list[_Call]) -> list[Any]:
         """One reply per call: the script's result, or the exception that call got."""
-        if len(batch) == 1:  # AsyncScript itself reloads a flushed script
+        pool = getattr(self._redis, "connection_pool", None)  # one server; a cluster has a pool per node
+        if pool is None and len(batch) == 1:  # AsyncScript itself reloads a flushed script
             return [await self._script(keys=batch[0].keys, args=batch[0].args)]
-        replies = await self._pipeline(batch)
+        send = self._pipeline if pool is None else functools.partial(self._exchange, pool)
+        replies = await send(batch)
         missing = [i for i, reply in enumerate(replies) if isinstance(reply, rexc.NoScriptError)]
         if missing:
             try:
                 self._script.sha = await self._redis.script_load(self._script.script)
-                again = await self._pipeline([batch[i] for i in missing])
+                again = await send([batch[i] for i in missing])
             except Exception as exc:  # only the calls sent again failed; the others keep their replies
                 again = [exc] * len(missing)
             for i, reply in zip(missing, again):
                 replies[i] = reply
         return replies
+
+    async def _exchange(self, pool: Any, calls: list[_Call]) -> list[Any]:  # redis-py leaves the pool untyped
+        """The calls on one pooled connection of a one-server client: one write, one reply read
+        per call (an error reply is that call's exception), retried as the connection's ``Retry``
+        says when the connection is lost."""
+        sha = self._script.sha
+        # The batch's own budget bounds the reads; without one, the socket timeout does (None).
+        read_timeout = math.inf if self._timeout is not None else None
+        connection = await pool.get_connection()
+        try:
+            packed = connection.pack_commands([("EVALSHA", sha, len(c.keys), *c.keys, *c.args) for c in calls])
+
+            async def send_and_read() -> list[Any]:
+                await connection.send_packed_command(packed, check_health=False)
+                replies: list[Any] = []
+                for _ in calls:
+                    try:
+                        replies.append(await connection.read_response(timeout=read_timeout))
+                    except rexc.ResponseError as exc:  # this call's error; the others keep their replies
+                        replies.append(exc)
+                return replies
+
+            async def reconnect(_error: Exception) -> None:
+                await connection.disconnect()
+
+            replies: list[Any] = await connection.retry.call_with_retry(send_and_read, reconnect)
+            return replies
+        finally:
+            await pool.release(connection)
 
     async def _pipeline(self, calls: list[_Call]) -> list[Any]:
         async with self._redis.pipeline(transaction=False) as pipe:

@@ -22,12 +22,13 @@ True
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
-from collections.abc import MutableSequence, Sequence
+from collections.abc import Callable, MutableSequence, Sequence
 from typing import TypeVar
 
-__all__ = ["DRAW_VERSION", "Draw", "derive_draw"]
+__all__ = ["DRAW_VERSION", "Draw", "DrawKey", "derive_draw"]
 
 DRAW_VERSION = "donjon-draw-1"
 """The name of this algorithm, recorded as ``draw`` in ``game.created``."""
@@ -41,15 +42,36 @@ _SALT_SUFFIX = b"\x00salt"
 after one), so the salt of :meth:`Draw.secret_salt` is independent of every draw."""
 
 
+class DrawKey:
+    """A key whose HMAC-SHA256 set-up (the hashed inner and outer pads) is done once, for a
+    caller that draws many streams from the same key (the service, a game's seed): each block
+    then costs a copy of that state and the message's hashing. The blocks are the same as
+    from the plain key; the prepared state is never updated, only copied."""
+
+    __slots__ = ("_prepared",)
+
+    def __init__(self, key: bytes) -> None:
+        self._prepared = hmac.new(bytes(key), digestmod=hashlib.sha256)
+
+    def digest(self, message: bytes) -> bytes:
+        """``HMAC-SHA256(key, message)``."""
+        mac = self._prepared.copy()
+        mac.update(message)
+        return mac.digest()
+
+
 class Draw:
-    """One stream of draws; see the module docstring. Not thread-safe; cheap to make."""
+    """One stream of draws; see the module docstring. Not thread-safe; cheap to make. ``key``
+    is the key's bytes, or a :class:`DrawKey` prepared from them (the same draws)."""
 
-    __slots__ = ("_buffer", "_counter", "_key", "_position", "_prefix")
+    __slots__ = ("_buffer", "_counter", "_mac", "_position", "_prefix")
 
-    def __init__(self, key: bytes, label: str, version: int) -> None:
+    def __init__(self, key: bytes | DrawKey, label: str, version: int) -> None:
         if isinstance(version, bool) or not isinstance(version, int) or version < 0:
             raise ValueError(f"a draw stream's version is an int >= 0, got {version!r}")
-        self._key = bytes(key)
+        self._mac: Callable[[bytes], bytes] = (
+            key.digest if isinstance(key, DrawKey) else functools.partial(hmac.digest, bytes(key), digest="sha256")
+        )
         self._prefix = label.encode() + b"\x00" + str(version).encode() + b"\x00"
         self._counter = 0
         self._buffer = b""
@@ -58,7 +80,7 @@ class Draw:
     def _block(self) -> bytes:
         message = self._prefix + self._counter.to_bytes(8, "big")
         self._counter += 1
-        return hmac.digest(self._key, message, "sha256")
+        return self._mac(message)
 
     def _word(self) -> int:
         """The next 8 bytes of the stream as a big-endian unsigned integer."""
@@ -115,10 +137,10 @@ class Draw:
     def secret_salt(self) -> str:
         """A salt for the commitments to secret options that draws nothing from the stream:
         the first 32 hex digits of ``HMAC-SHA256(key, utf8(label) || 0x00 || ascii(version) || 0x00 salt)``."""
-        return hmac.digest(self._key, self._prefix[:-1] + _SALT_SUFFIX, "sha256").hex()[:32]
+        return self._mac(self._prefix[:-1] + _SALT_SUFFIX).hex()[:32]
 
 
-def derive_draw(seed: bytes, label: str, version: int) -> Draw:
+def derive_draw(seed: bytes | DrawKey, label: str, version: int) -> Draw:
     """The stream for the decision taken on top of ``version`` (see the module docstring)."""
     return Draw(seed, label, version)
 

@@ -130,6 +130,8 @@ class GameCache:
         """Called with the id of a game the cache forgot."""
         self.keep: Callable[[str], bool] = _keep_none
         """True for a game the cache must not forget (sockets on this node, bots it drives)."""
+        metrics.cache_games.track(lambda: len(self._projections))  # read when scraped, not set per append
+        metrics.cache_bytes.track(lambda: self.bytes)
 
     # --- projections -------------------------------------------------------------------------
 
@@ -185,8 +187,6 @@ class GameCache:
                     listing.move_to_end(game_id)
                     continue
                 self._forget(game_id)
-        self.metrics.cache_games.set(len(self._projections))
-        self.metrics.cache_bytes.set(self.bytes)
 
     def _forget(self, game_id: str) -> None:
         self._unlist(game_id)
@@ -267,7 +267,7 @@ class GameCache:
         )
         if result.duplicate:
             return result, None
-        if result.head:
+        if after.head_hash != result.head:  # the fold kept the head before the batch (Batch.folded)
             after = replace(after, head_hash=result.head)
         self.offer(after)
         self.metrics.events_appended.inc(len(batch.events))

@@ -81,17 +81,20 @@ def decide(
     if projection.status is Status.FINISHED:
         raise ServiceError(ErrorCode.GAME_OVER, f"game {projection.game_id!r} is over")
     try:
-        options = meta.full_options(projection)
-        events = decisions.command_batch(
-            projection, seat, command, seed=meta.seed, options=options, takeover=takeover
+        return decisions.command_decision(
+            projection,
+            seat,
+            command,
+            seed=meta.seed,
+            options=meta.full_options(projection),
+            ts=ts,
+            command_id=command_id,
+            takeover=takeover,
         )
     except RuleError as exc:
         raise from_rule_error(exc) from None
     except decisions.EngineFault as exc:
         raise ServiceError(ErrorCode.INTERNAL, str(exc)) from None
-    return decisions.Batch(
-        projection.game_id, events, projection.version, ts, actor=seat, command=command, command_id=command_id
-    )
 
 
 def refuse_human(projection: GameProjection, seat: int, command: Command, ts: int) -> None:

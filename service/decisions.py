@@ -36,8 +36,9 @@ on the recorded log, so the two cannot drift apart.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from events.chain import CHAIN
@@ -76,6 +77,7 @@ __all__ = [
     "EngineFault",
     "bot_seat_name",
     "command_batch",
+    "command_decision",
     "creation_batch",
     "creation_bots",
     "creation_command",
@@ -110,20 +112,40 @@ class Batch:
     actor: int | None = None
     command: Command | None = None
     command_id: str | None = None
+    after: GameProjection | None = field(default=None, repr=False, compare=False)
+    """The projection after the batch when the decision folded it already (:func:`command_decision`),
+    so that :meth:`applied_to` does not fold it again; ``None``: not folded yet."""
 
     def applied_to(self, projection: GameProjection) -> GameProjection:
-        """``projection`` (at ``expected_version``) with this batch folded in, as the stream will have it."""
-        return projection.apply_all(
-            _Appended(
-                self.expected_version + i + 1,
-                event.type,
-                event.payload,
-                self.ts,
-                self.actor,
-                self.command if i == 0 else None,
-            )
-            for i, event in enumerate(self.events)
-        )
+        """``projection`` (at ``expected_version``) with this batch folded in, as the stream will
+        have it: :attr:`after` when the decision folded it on top of that version already."""
+        if self.after is not None and projection.version == self.expected_version:
+            return self.after
+        return self.folded(projection)
+
+    def folded(self, projection: GameProjection, first: int = 0) -> GameProjection:
+        """``projection`` with the batch's events from index ``first`` on folded in (``projection``
+        stands after those before ``first``). Its ``head_hash`` stays ``projection``'s: the new
+        head is known once the store has the batch, and :meth:`GameCache.commit
+        <service.cache.GameCache.commit>` sets it then (one copy of the projection, not two)."""
+        return _folded(projection, self.events, first, self.expected_version, self.ts, self.actor, self.command)
+
+
+def _folded(
+    projection: GameProjection,
+    events: Sequence[Event],
+    first: int,
+    expected_version: int,
+    ts: int,
+    actor: int | None,
+    command: Command | None,
+) -> GameProjection:
+    """See :meth:`Batch.folded`."""
+    head = projection.head_hash
+    return projection.apply_all(
+        _Appended(expected_version + i + 1, event.type, event.payload, ts, actor, command if i == 0 else None, head)
+        for i, event in enumerate(events[first:], first)
+    )
 
 
 @dataclass(slots=True)
@@ -136,6 +158,8 @@ class _Appended:
     ts: int
     actor: int | None = None
     command: Command | None = None
+    hash: str = ""
+    """The chain head the fold keeps: the one before the batch (see :meth:`Batch.folded`)."""
 
 
 def bot_seat_name(bot: str) -> str:
@@ -174,12 +198,23 @@ def game_created(
     return Event(CREATED, payload)
 
 
+GAME_SEEDS_KEPT = 4096
+"""Game seeds :func:`drawing_seed` keeps (least recently used out): one HMAC per game, not one
+per decision, since a game's seed changes only while its seats are taken."""
+
+
 def drawing_seed(projection: GameProjection, server_seed: bytes) -> bytes:
     """The key of every draw of the game: the game seed of the seats' contributions, or the
     server seed in a game recorded before them."""
     if projection.draw == LEGACY_DRAW:
         return server_seed
-    return seeds.game_seed(server_seed, projection.contributions)
+    return _game_seed(server_seed, projection.contributions)
+
+
+@functools.lru_cache(maxsize=GAME_SEEDS_KEPT)
+def _game_seed(server_seed: bytes, contributions: tuple[str | None, ...]) -> bytes:
+    """:func:`service.seeds.game_seed`, a pure function of its arguments, remembered."""
+    return seeds.game_seed(server_seed, contributions)
 
 
 def decision_rng(
@@ -319,10 +354,46 @@ def command_batch(
     return _engine_batch(before, seat, command, before.version, seed=seed, options=options)
 
 
+def command_decision(
+    before: GameProjection,
+    seat: int,
+    command: Command,
+    *,
+    seed: bytes,
+    options: Mapping[str, Any],
+    ts: int,
+    command_id: str | None,
+    takeover: str | None = None,
+) -> Batch:
+    """The batch to append for :func:`command_batch`'s events (decided by the same functions, so
+    replay's re-run gives the same events), stamped with ``ts`` and ``command_id``. An engine
+    command's batch carries the projection after it (:attr:`Batch.after`), folded once: the
+    game's end is seen on that fold rather than on a fold of the engine state of its own."""
+    kind = command.get("type") if isinstance(command, dict) else None
+    if kind in SERVICE_COMMANDS:  # rare: the cache folds these when it commits them
+        events = command_batch(before, seat, command, seed=seed, options=options, takeover=takeover)
+        return Batch(before.game_id, events, before.version, ts, seat, command, command_id)
+    events = _engine_events(before, seat, command, before.version, seed=seed)
+    after = _folded(before, events, 0, before.version, ts, seat, command)
+    finished = finished_event(before.engine, after.state, seed=seed, options=options)
+    if finished is not None:
+        events = [*events, finished]
+        after = _folded(after, events, len(events) - 1, before.version, ts, seat, command)
+    return Batch(before.game_id, events, before.version, ts, seat, command, command_id, after)
+
+
 def _engine_batch(
     before: GameProjection, seat: int, command: Command, version: int, *, seed: bytes, options: Mapping[str, Any]
 ) -> list[Event]:
     """The engine's events for ``command`` decided on top of ``version`` (+ ``game.finished``)."""
+    events = _engine_events(before, seat, command, version, seed=seed)
+    finished = finished_event(before.engine, fold(before.engine, events, before.state), seed=seed, options=options)
+    return events if finished is None else [*events, finished]
+
+
+def _engine_events(before: GameProjection, seat: int, command: Command, version: int, *, seed: bytes) -> list[Event]:
+    """What ``engine.decide`` makes of ``command`` on top of ``version``, checked against the
+    engine contract (:class:`EngineFault`)."""
     engine = before.engine
     events = list(engine.decide(before.state, seat, command, decision_rng(before, seed, version=version)))
     if not events:
@@ -330,8 +401,7 @@ def _engine_batch(
     for event in events:
         if "." in event.type:
             raise EngineFault(f"{before.game} produced a service event type {event.type!r}")
-    finished = finished_event(engine, fold(engine, events, before.state), seed=seed, options=options)
-    return events if finished is None else [*events, finished]
+    return events
 
 
 def finished_event(engine: Engine, after: Any, *, seed: bytes, options: Mapping[str, Any]) -> Event | None:

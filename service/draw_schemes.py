@@ -16,14 +16,24 @@ True
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 from typing import Any
 
 from games.base import Rng
-from games.draw import DRAW_VERSION, derive_draw
+from games.draw import DRAW_VERSION, Draw, DrawKey, derive_draw
 
-__all__ = ["DRAW_VERSION", "LEGACY", "SCHEMES", "LegacyRandom", "UnknownDrawScheme", "legacy_rng", "rng_for"]
+__all__ = [
+    "DRAW_VERSION",
+    "LEGACY",
+    "SCHEMES",
+    "LegacyRandom",
+    "UnknownDrawScheme",
+    "keyed_draw",
+    "legacy_rng",
+    "rng_for",
+]
 
 LEGACY = "python-random"
 """The scheme of games whose ``game.created`` names none (recorded before ``donjon-draw-1``)."""
@@ -47,7 +57,22 @@ def legacy_rng(seed: bytes, label: str, version: int) -> LegacyRandom:
     return LegacyRandom(int.from_bytes(digest, "big"))
 
 
-SCHEMES: dict[str, Any] = {DRAW_VERSION: derive_draw, LEGACY: legacy_rng}
+DRAW_KEYS_KEPT = 4096
+"""Prepared draw keys :func:`keyed_draw` keeps (least recently used out): one per game seed."""
+
+
+@functools.lru_cache(maxsize=DRAW_KEYS_KEPT)
+def _draw_key(seed: bytes) -> DrawKey:
+    return DrawKey(seed)
+
+
+def keyed_draw(seed: bytes, label: str, version: int) -> Draw:
+    """:func:`games.draw.derive_draw` with the seed's HMAC set up once per seed, not per
+    decision (the same draws: :class:`games.draw.DrawKey`)."""
+    return derive_draw(_draw_key(seed), label, version)
+
+
+SCHEMES: dict[str, Any] = {DRAW_VERSION: keyed_draw, LEGACY: legacy_rng}
 
 
 def rng_for(scheme: str, seed: bytes, label: str, version: int) -> Rng:

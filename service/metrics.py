@@ -10,9 +10,12 @@ several nodes behind one load balancer stay apart. The series the service can na
 (one per served game, bot, error code, route) exist from the start with a zero sample, so a
 rate over them is defined before the first event.
 
-The classes here are thin typed handles on the library's metrics: call sites read
+The classes here are thin typed handles: call sites read
 ``metrics.commands.inc(game="castle", result="ok")``, and tests and the bench read a value back
-with ``.value(...)`` (``.count(...)`` for a histogram).
+with ``.value(...)`` (``.count(...)`` for a histogram). Gauges and histograms are the library's
+metrics; counters, bumped on every command and every frame sent, are plain numbers that their
+own collector hands to the registry when it is scraped (the same series, without the library's
+lock and label checks per increment); the cache's gauges are read when scraped (``track``).
 
 >>> metrics = Metrics(node_id="n1", games={"castle": ["greedy"]})
 >>> metrics.games_created.inc(game="castle")
@@ -25,12 +28,13 @@ True
 from __future__ import annotations
 
 import platform
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
 from typing import Generic, TypeVar
 
 import prometheus_client
 from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.metrics import MetricWrapperBase
 
 from service.errors import ErrorCode
@@ -60,11 +64,11 @@ def _version() -> str:
         return "unknown"
 
 
-Metric = TypeVar("Metric", bound=MetricWrapperBase)
+Wrapped = TypeVar("Wrapped", bound=MetricWrapperBase)
 """The library's metric class a handle wraps (its labelled children are of the same class)."""
 
 
-class _Series(Generic[Metric]):
+class _Series(Generic[Wrapped]):
     """What the three kinds share: the library metric, this node's label, reading a value back."""
 
     def __init__(self, registry: CollectorRegistry, node: str, name: str, labels: tuple[str, ...]) -> None:
@@ -72,9 +76,9 @@ class _Series(Generic[Metric]):
         self.label_names = labels
         self._registry = registry
         self._node = node
-        self._children: dict[tuple[tuple[str, str], ...], Metric] = {}
+        self._children: dict[tuple[tuple[str, str], ...], Wrapped] = {}
 
-    def _child(self, metric: Metric, labels: dict[str, str]) -> Metric:
+    def _child(self, metric: Wrapped, labels: dict[str, str]) -> Wrapped:
         """The library's series for ``labels``, remembered: ``labels()`` validates on every call,
         which on the command path cost a microsecond per update."""
         key = tuple(labels.items())
@@ -88,24 +92,62 @@ class _Series(Generic[Metric]):
         return found or 0.0
 
 
-class Counter(_Series[prometheus_client.Counter]):
+class Counter:
+    """A counter kept as plain numbers and handed to the registry when it is collected (a
+    collector of its own): an increment is a dict update, with no lock and no library call,
+    since counters are bumped on every command and every frame a socket is sent."""
+
     def __init__(
         self, registry: CollectorRegistry, node: str, name: str, help_: str, labels: tuple[str, ...] = ()
     ) -> None:
-        super().__init__(registry, node, name, labels)
-        self._metric = prometheus_client.Counter(name, help_, (NODE_LABEL, *labels), registry=registry)
-        self._plain = self._metric.labels(node=node) if not labels else None
+        self.name = name
+        self.label_names = labels
+        self._registry = registry
+        self._node = node
+        self._help = help_
+        self._counts: dict[tuple[tuple[str, str], ...], float] = {} if labels else {(): 0.0}
+        """Label items (as the caller named them) -> the count."""
+        registry.register(self)
 
     def inc(self, amount: float = 1.0, **labels: str) -> None:
-        child = self._plain if self._plain is not None else self._child(self._metric, labels)
-        child.inc(amount)
+        if amount < 0:
+            raise ValueError(f"{self.name} can only go up, not by {amount!r}")
+        key = tuple(labels.items()) if labels else ()
+        counts = self._counts
+        count = counts.get(key)
+        if count is None:
+            self._check(labels)
+            count = 0.0
+        counts[key] = count + amount
 
     def touch(self, **labels: str) -> None:
         """Make the series with these labels exist (at zero) before anything happens to it."""
-        self._metric.labels(node=self._node, **labels)
+        self.inc(0.0, **labels)
 
     def value(self, **labels: str) -> float:
-        return self._sample("", labels)
+        return sum(count for key, count in self._counts.items() if dict(key) == labels)
+
+    def _check(self, labels: dict[str, str]) -> None:
+        if set(labels) != set(self.label_names):
+            raise ValueError(f"{self.name} takes the labels {self.label_names}, got {sorted(labels)}")
+
+    def _family(self) -> CounterMetricFamily:
+        return CounterMetricFamily(self.name, self._help, labels=(NODE_LABEL, *self.label_names))
+
+    def describe(self) -> list[Metric]:
+        """The series' name for the registry (which refuses two collectors of one name)."""
+        return [self._family()]
+
+    def collect(self) -> list[Metric]:
+        family = self._family()
+        totals: dict[tuple[str, ...], float] = {}
+        for key, count in self._counts.items():
+            named = dict(key)
+            values = tuple(str(named[label]) for label in self.label_names)
+            totals[values] = totals.get(values, 0.0) + count
+        for values, count in totals.items():
+            family.add_metric((self._node, *values), count)
+        return [family]
 
 
 class Gauge(_Series[prometheus_client.Gauge]):
@@ -121,6 +163,11 @@ class Gauge(_Series[prometheus_client.Gauge]):
 
     def set(self, value: float) -> None:
         self._plain.set(value)
+
+    def track(self, read: Callable[[], float]) -> None:
+        """Take the value from ``read()`` whenever the registry is collected, rather than from
+        :meth:`set` at every change."""
+        self._plain.set_function(read)
 
     def value(self) -> float:
         return self._sample("", {})

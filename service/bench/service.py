@@ -531,12 +531,14 @@ async def service_figures(quick: bool = False, fsync: FsyncMode = "always") -> d
 
     from events.embedded import EmbeddedServer
     from service.app import create_app
+    from service.cli import settle_gc
     from service.keys import METRICS
     from service.settings import Secret, Settings
 
     _raise_fd_limit()
     seconds = 2.0 if quick else 6.0
     figures: dict[str, str] = {}
+    collector = gc.get_threshold()
     with tempfile.TemporaryDirectory(prefix="donjon-bench-") as folder:
         server = EmbeddedServer(folder, fsync=fsync)
         await server.start_async()
@@ -561,6 +563,7 @@ async def service_figures(quick: bool = False, fsync: FsyncMode = "always") -> d
                     return await loop.run_in_executor(pool, _drive, kind, base, params)
 
                 await drive("throughput", games=10, seconds=0.5)  # warm up the child and the server
+                settle_gc()  # as `donjon serve` does once started
                 store_pid = server.pid
                 samples: list[tuple[float, float, float]] = []
                 sampler = asyncio.create_task(_sample_cpu(samples, store_pid))
@@ -600,6 +603,8 @@ async def service_figures(quick: bool = False, fsync: FsyncMode = "always") -> d
             if runner is not None:
                 await runner.cleanup()
             await asyncio.to_thread(server.stop)
+            gc.unfreeze()  # the next sections measure without the served app's settings
+            gc.set_threshold(*collector)
     figures["service: store fsync"] = fsync
     return figures
 

@@ -282,3 +282,22 @@ async def test_batches_reload_the_script_after_the_server_flushed_its_cache(tmp_
         assert await append(store, "g0", [ev("c")], 2, command_id="e") == AppendResult(3, 3, False)
         assert store.append_batches == BatchStats(batches=3, calls=13, largest=7)
         assert [e.type for e in await store.read("g0")] == ["a", "b", "c"]
+
+
+async def test_on_one_server_a_batch_takes_one_pooled_connection_and_no_redis_py_pipeline(tmp_path) -> None:
+    async with EmbeddedServer(tmp_path / "data", fsync="everysec") as server, connected(server.url) as store:
+
+        def no_pipeline(*_args: Any, **_kwargs: Any) -> Any:
+            raise AssertionError("a one-server batch went through redis-py's pipeline")
+
+        store.redis.pipeline = no_pipeline
+        results = await asyncio.gather(*(append(store, f"g{i}", [ev("a")], 0, command_id="c") for i in range(6)))
+        assert results == [AppendResult(1, 1, False)] * 6
+        again = await asyncio.gather(
+            append(store, "g0", [ev("b")], 0, command_id="d"),  # a conflict: that call's own error
+            append(store, "g1", [ev("b")], 1, command_id="d"),
+            return_exceptions=True,
+        )
+        assert isinstance(again[0], ConflictError) and again[1] == AppendResult(2, 2, False)
+        assert await append(store, "g2", [ev("b")], 1, command_id="d") == AppendResult(2, 2, False)  # a lone one
+        assert store.append_batches == BatchStats(batches=3, calls=9, largest=6)

@@ -122,3 +122,16 @@ def test_every_game_and_bot_plays_the_same_under_any_hash_seed():
         results.append(json.loads(done.stdout))
     assert len(results[0]) >= 6 and all(re.fullmatch(r"[0-9a-f]{64}", v) for v in results[0].values())
     assert results[0] == results[1] == results[2]
+
+
+def test_a_prepared_key_draws_the_same_streams():
+    from games.draw import DrawKey
+    from service.draw_schemes import keyed_draw
+
+    key = bytes(range(32))
+    prepared = DrawKey(key)
+    for version in range(20):
+        plain, keyed, served = Draw(key, "g", version), Draw(prepared, "g", version), keyed_draw(key, "g", version)
+        draws = [plain.below(1000) for _ in range(10)]  # more than one block
+        assert [keyed.below(1000) for _ in range(10)] == draws == [served.below(1000) for _ in range(10)]
+        assert Draw(prepared, "g", version).secret_salt() == Draw(key, "g", version).secret_salt()

@@ -149,6 +149,25 @@ def test_two_apps_in_one_process_count_apart():
         one.commands.inc(wrong="label")
 
 
+def test_counters_are_collected_from_their_own_numbers_into_one_series_per_label_set():
+    metrics = Metrics(node_id="n1")
+    metrics.commands.inc(game="tiny", result="ok")
+    metrics.commands.inc(result="ok", game="tiny")  # the labels named in another order: the same series
+    metrics.commands.inc(2, game="tiny", result="not_your_turn")
+    metrics.ws_frames_out.inc()
+    with pytest.raises(ValueError):
+        metrics.ws_frames_out.inc(-1)
+    with pytest.raises(ValueError):
+        metrics.commands.inc(game="tiny")  # a label missing
+    lines = metrics.render().decode().splitlines()
+    assert 'donjon_commands_total{game="tiny",node="n1",result="ok"} 2.0' in lines
+    assert 'donjon_commands_total{game="tiny",node="n1",result="not_your_turn"} 2.0' in lines
+    assert 'donjon_ws_frames_out_total{node="n1"} 1.0' in lines
+    assert metrics.commands.value(game="tiny", result="ok") == 2.0
+    assert metrics.registry.get_sample_value("donjon_commands_total", {"node": "n1", "game": "tiny", "result": "ok"}) == 2
+
+
+
 # --- logs --------------------------------------------------------------------------------------
 
 
@@ -198,19 +217,20 @@ def test_the_commitment_covers_the_seed_and_the_secret_options():
 # --- serve -------------------------------------------------------------------------------------
 
 
-async def test_serve_freezes_the_start_up_heap_and_makes_full_collections_rarer():
+async def test_serve_freezes_the_start_up_heap_and_makes_collections_rarer():
     import gc
 
-    from service.cli import FULL_GC_EVERY, _settle_gc
+    from service.cli import FULL_GC_EVERY, YOUNG_GC_EVERY, _settle_gc
 
     saved = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
         await _settle_gc(None)
-        assert gc.get_freeze_count() > 0 and gc.get_threshold() == (700, 10, FULL_GC_EVERY) == (700, 10, 50)
-        gc.set_threshold(700, 10, 200)
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold() == (YOUNG_GC_EVERY, 10, FULL_GC_EVERY) == (10_000, 10, 10)
+        gc.set_threshold(20_000, 10, 200)
         await _settle_gc(None)
-        assert gc.get_threshold() == (700, 10, 200)  # an operator's higher threshold is kept
+        assert gc.get_threshold() == (20_000, 10, 200)  # an operator's higher thresholds are kept
     finally:
         gc.unfreeze()
         gc.set_threshold(*saved)
