@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 from projections.delay import delayed, visible_version
 from projections.game import GameProjection
-from projections.views import Viewer, events_for, view_for
+from projections.views import Viewer, events_for, own_view, shared_view, view_for
 
 __all__ = ["Subscriber", "AnySubscriber", "LiveGame", "snapshot_frame", "update_frame"]
 
@@ -67,8 +67,15 @@ def snapshot_frame(projection: GameProjection, viewer: Viewer) -> dict[str, Any]
     }
 
 
-def update_frame(projection: GameProjection, envelopes: Sequence[Any], viewer: Viewer) -> dict[str, Any]:
-    """What changed for ``viewer``: the events it may see (redacted) and the view after them."""
+def update_frame(
+    projection: GameProjection, envelopes: Sequence[Any], viewer: Viewer, shared: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """What changed for ``viewer``: the events it may see (redacted) and the view after them.
+
+    ``shared`` is the projection's :func:`~projections.views.shared_view` when the caller has
+    it already (a publish builds it once for every viewer)."""
+    if shared is None:
+        shared = shared_view(projection)
     return {
         "type": "update",
         "game": projection.game_id,
@@ -76,7 +83,7 @@ def update_frame(projection: GameProjection, envelopes: Sequence[Any], viewer: V
         "status": projection.status.value,
         "seats": projection.seat_list(),
         "events": events_for(projection.engine, envelopes, viewer),
-        "view": view_for(projection, viewer),
+        "view": {**shared, **own_view(projection, viewer)},
     }
 
 
@@ -165,13 +172,19 @@ class LiveGame:
         self.projection = self._after(fresh, folded)
         released = self._release(fresh)
         delivered = 0
+        # The shared view of each projection shown (the seats' and the spectators' differ under
+        # a spectator delay), built once for every class.
+        shared: dict[int, dict[str, Any]] = {}
         for viewer, by_codec in list(self._watchers.items()):
             if viewer is None:
                 if not released:
                     continue
-                frame = update_frame(self.spectators, released, None)
+                projection, envelopes = self.spectators, released
             else:
-                frame = update_frame(self.projection, fresh, viewer)
+                projection, envelopes = self.projection, fresh
+            if id(projection) not in shared:
+                shared[id(projection)] = shared_view(projection)
+            frame = update_frame(projection, envelopes, viewer, shared[id(projection)])
             for group in list(by_codec.values()):
                 subscribers = list(group)  # a copy: a subscriber may leave its group as it is delivered to
                 data = subscribers[0].codec.encode(frame)
