@@ -130,6 +130,11 @@ class GameCache:
         """Called with the id of a game the cache forgot."""
         self.keep: Callable[[str], bool] = _keep_none
         """True for a game the cache must not forget (sockets on this node, bots it drives)."""
+        self.on_append_done: Callable[[str], None] = _ignore
+        """Called with the game's id when this node's append of a batch is done, well or not
+        (the projection after it is cached by then, if it was appended)."""
+        self._appending: dict[str, list[int]] = {}
+        """Game -> the versions this node's appends in flight reach (one at a time under the game's lock)."""
 
     # --- projections -------------------------------------------------------------------------
 
@@ -147,6 +152,12 @@ class GameCache:
         current = self._projections.get(projection.game_id)
         if current is None or projection.version > current.version:
             self._remember(projection)
+
+    def appending(self, game_id: str, version: int) -> bool:
+        """True while this node appends a batch to ``game_id`` that ends at ``version``: the
+        stream reader, shown those events first, waits for :attr:`on_append_done` to take the
+        projection this append folded rather than fold the same events again."""
+        return version in self._appending.get(game_id, ())
 
     def __len__(self) -> int:
         return len(self._projections)
@@ -255,21 +266,31 @@ class GameCache:
             # much, never too little. A creation is not listed: until its append and lobby write
             # succeed, nobody knows the game's id.
             await self.due.mark(batch.game_id, batch.ts)
-        result = await self.store.append(
-            batch.game_id,
-            batch.events,
-            expected_version=batch.expected_version,
-            command_id=batch.command_id,
-            actor=batch.actor,
-            command=batch.command,
-            ts=batch.ts,
-            link=await self._link(before, batch),
-        )
+        link = await self._link(before, batch)
+        appending = self._appending.setdefault(batch.game_id, [])
+        appending.append(after.version)
+        try:
+            result = await self.store.append(
+                batch.game_id,
+                batch.events,
+                expected_version=batch.expected_version,
+                command_id=batch.command_id,
+                actor=batch.actor,
+                command=batch.command,
+                ts=batch.ts,
+                link=link,
+            )
+            if not result.duplicate:
+                if result.head:
+                    after = replace(after, head_hash=result.head)
+                self.offer(after)
+        finally:
+            appending.remove(after.version)
+            if not appending:
+                del self._appending[batch.game_id]
+            self.on_append_done(batch.game_id)
         if result.duplicate:
             return result, None
-        if result.head:
-            after = replace(after, head_hash=result.head)
-        self.offer(after)
         self.metrics.events_appended.inc(len(batch.events))
         finished = after.status is Status.FINISHED
         if records_lobby:
