@@ -64,23 +64,25 @@ def view(state: State, viewer: int | None) -> dict[str, Any]:
 
 
 def private_view(state: State, viewer: int | None) -> dict[str, Any]:
-    """The fields that may differ between viewers: ``viewer``, ``hands`` (each seat's own only,
-    under the hidden-hands rule), ``trade`` (its cards only to its two parties then), ``legal``
-    and, for the Overlord alone, ``overlord_hand``."""
+    """The fields that may differ between viewers: ``viewer``, ``legal``, for the Overlord alone
+    ``overlord_hand``, and under the hidden-hands rule ``hands`` (each seat's own only) and
+    ``trade`` (its cards only to its two parties); without that rule those two are public."""
     config = state.config
     if config is None:
         return {"legal": []}
-    hidden = config.options.hidden_hands
-    hands = state.cards.hands
-    out: dict[str, Any] = {
-        "viewer": viewer,
-        "hands": [list(hands[seat]) if not hidden or viewer == seat else None for seat in range(config.seats)],
-        "trade": _trade_view(state, viewer),
-        "legal": legal_moves(state, viewer),
-    }
+    out: dict[str, Any] = {"viewer": viewer, "legal": legal_moves(state, viewer)}
+    if config.options.hidden_hands:
+        out["hands"] = _hands(state, viewer)
+        out["trade"] = _trade_view(state, viewer)
     if config.overlord is not None and viewer == config.overlord:
         out["overlord_hand"] = list(state.tokens.overlord_hand)
     return out
+
+
+def _hands(state: State, viewer: int | None) -> list[list[str] | None]:
+    assert state.config is not None
+    hidden = state.config.options.hidden_hands
+    return [list(hand) if not hidden or viewer == seat else None for seat, hand in enumerate(state.cards.hands)]
 
 
 def public_view(state: State) -> dict[str, Any]:
@@ -141,6 +143,9 @@ def public_view(state: State) -> dict[str, Any]:
         },
         "result": None if state.result is None else _result(state),
     }
+    if not options.hidden_hands:
+        out["hands"] = _hands(state, None)
+        out["trade"] = _trade_view(state, None)
     if config.overlord is not None:
         out["overlord_hand_size"] = len(tokens.overlord_hand)
         out["overlord_plays_left"] = turn.overlord_plays

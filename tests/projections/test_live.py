@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from projections.game import GameProjection
-from projections.live import LiveGame, snapshot_frame
+from projections.live import LiveGame, snapshot_frame, update_frame
 from service.draw_schemes import LegacyRandom
 from tests.projections.helpers import opening, random_game
 from tests.tinygame import TINY
@@ -144,3 +144,27 @@ def test_a_split_view_is_built_once_per_publish_for_every_class_and_frames_keep_
     assert received == expected  # the same frames as the engine's whole view gives
     assert "hand" not in received[None]["view"]
     assert [received[seat]["view"]["hand"] for seat in (0, 1)] == [sorted(hand) for hand in live.projection.state.hands]
+
+
+def test_frames_spliced_from_the_shared_part_decode_to_the_whole_frames_in_both_wire_codecs():
+    """The service's codecs encode the shared part once and splice it into each class's frame:
+    every socket still gets exactly the frame the engine's whole view makes."""
+    from service.ws import FRAMED
+
+    engine = SplitTiny()
+    envs = opening()
+    for name in ("json", "msgpack"):
+        codec = FRAMED[name]
+        live = LiveGame(GameProjection.fold("g1", engine, envs[:3]))
+        socks = [Socket(viewer, codec) for viewer in (0, 1, None)]
+        for sock in socks:
+            live.add(sock)
+        for envelope in envs[3:]:
+            live.publish([envelope])
+        reference = GameProjection.fold("g1", TINY, envs[:3])
+        for step, envelope in enumerate(envs[3:]):
+            reference = reference.apply_all([envelope])
+            for sock in socks:
+                payload = sock.received[step]
+                frame = codec.decode(payload[2:] if payload[1] < 126 else payload[4:])
+                assert frame == update_frame(reference, [envelope], sock.viewer)
