@@ -14,6 +14,8 @@ Data flow::
     legal_moves(state, seat)            -> [command]      every command decide accepts now
     waiting_for(state)                  -> [seat]         the seats the game waits on now
     view(state, viewer)                 -> dict           what that viewer may see, with "legal"
+                                                          (optionally split in two, see
+                                                          :class:`SplitViews`)
     redact(event, viewer)               -> Event | None   the event as that viewer may see it
     reveals(state, event)               -> bool           the event (folded on state) shows
                                                           something random or hidden (a draw,
@@ -93,6 +95,7 @@ __all__ = [
     "BadOptions",
     "Bot",
     "EngineBase",
+    "SplitViews",
     "check_accepting",
     "check_seats",
     "command",
@@ -428,6 +431,23 @@ class Engine(Protocol):
 
     def summary(self, state: Any) -> dict[str, Any]:
         """A short JSON-safe summary: status, scores, winners (used by replay and the lobby)."""
+        ...
+
+
+class SplitViews(Protocol):
+    """An optional part of the :class:`Engine` surface, for a game whose view is mostly the same
+    for every viewer: ``view(state, viewer)`` is exactly ``{**public_view(state),
+    **private_view(state, viewer)}``, and the two never share a key. The service then builds the
+    public part once per version, however many seats and spectators watch, and only the private
+    part (``legal`` at least, and whatever else is the viewer's own) once per viewer. A game
+    without these two methods has its whole ``view`` built once per viewer."""
+
+    def public_view(self, state: Any) -> dict[str, Any]:
+        """The fields of the view that are the same for every viewer (no ``legal``)."""
+        ...
+
+    def private_view(self, state: Any, viewer: Viewer) -> dict[str, Any]:
+        """The fields that may differ between viewers, ``legal`` among them."""
         ...
 
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 from projections.delay import delayed, visible_version
 from projections.game import GameProjection
-from projections.views import Viewer, events_for, view_for
+from projections.views import Viewer, events_for, own_view, shared_view, view_for
 
 __all__ = ["Subscriber", "AnySubscriber", "LiveGame", "snapshot_frame", "update_frame"]
 
@@ -67,8 +67,20 @@ def snapshot_frame(projection: GameProjection, viewer: Viewer) -> dict[str, Any]
     }
 
 
-def update_frame(projection: GameProjection, envelopes: Sequence[Any], viewer: Viewer) -> dict[str, Any]:
-    """What changed for ``viewer``: the events it may see (redacted) and the view after them."""
+def update_frame(
+    projection: GameProjection, envelopes: Sequence[Any], viewer: Viewer, shared: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """What changed for ``viewer``: the events it may see (redacted) and the view after them.
+
+    ``shared`` is the projection's :func:`~projections.views.shared_view` when the caller has
+    it already (a publish builds it once for every viewer)."""
+    if shared is None:
+        shared = shared_view(projection)
+    return dict(_update_head(projection, envelopes, viewer), view={**shared, **own_view(projection, viewer)})
+
+
+def _update_head(projection: GameProjection, envelopes: Sequence[Any], viewer: Viewer) -> dict[str, Any]:
+    """An update frame but for its ``view``."""
     return {
         "type": "update",
         "game": projection.game_id,
@@ -76,7 +88,6 @@ def update_frame(projection: GameProjection, envelopes: Sequence[Any], viewer: V
         "status": projection.status.value,
         "seats": projection.seat_list(),
         "events": events_for(projection.engine, envelopes, viewer),
-        "view": view_for(projection, viewer),
     }
 
 
@@ -165,16 +176,18 @@ class LiveGame:
         self.projection = self._after(fresh, folded)
         released = self._release(fresh)
         delivered = 0
+        shown = _Shown()
         for viewer, by_codec in list(self._watchers.items()):
             if viewer is None:
                 if not released:
                     continue
-                frame = update_frame(self.spectators, released, None)
+                projection, envelopes = self.spectators, released
             else:
-                frame = update_frame(self.projection, fresh, viewer)
+                projection, envelopes = self.projection, fresh
+            update = shown.update(projection, envelopes, viewer)
             for group in list(by_codec.values()):
                 subscribers = list(group)  # a copy: a subscriber may leave its group as it is delivered to
-                data = subscribers[0].codec.encode(frame)
+                data = update.encode(subscribers[0].codec)
                 self.encodes += 1
                 for subscriber in subscribers:
                     subscriber.deliver(data)
@@ -192,3 +205,46 @@ class LiveGame:
         ):
             return folded
         return self.projection.apply_all(fresh)
+
+
+class _Shown:
+    """What one publish shows: the shared view of each projection (the seats' and the
+    spectators' differ under a spectator delay), built once for every class, and encoded once
+    per codec for every class whose codec can splice it into a frame (``encode_part`` and
+    ``encode_with_view``, as :class:`service.wire.Codec`)."""
+
+    def __init__(self) -> None:
+        self.shared: dict[int, dict[str, Any]] = {}
+        self.encoded: dict[tuple[int, str], Any] = {}
+
+    def update(self, projection: GameProjection, envelopes: Sequence[Any], viewer: Viewer) -> _Update:
+        shared = self.shared.get(id(projection))
+        if shared is None:
+            shared = self.shared[id(projection)] = shared_view(projection)
+        head = _update_head(projection, envelopes, viewer)
+        return _Update(self, projection, head, shared, own_view(projection, viewer))
+
+    def shared_part(self, projection: GameProjection, codec: Any, shared: dict[str, Any]) -> Any:
+        key = (id(projection), codec.name)
+        part = self.encoded.get(key)
+        if part is None:
+            part = self.encoded[key] = codec.encode_part(shared)
+        return part
+
+
+class _Update:
+    """One class's update frame, encoded for each codec its sockets use."""
+
+    def __init__(
+        self, shown: _Shown, projection: GameProjection, head: dict[str, Any], shared: dict[str, Any],
+        own: dict[str, Any],
+    ) -> None:
+        self.shown, self.projection, self.head, self.shared, self.own = shown, projection, head, shared, own
+        self.spliced = bool(shared) and shared.keys().isdisjoint(own)
+        """The shared part goes in as encoded once (an engine that split its view, keys apart)."""
+
+    def encode(self, codec: _Codec[Any]) -> Any:
+        encode_with_view = getattr(codec, "encode_with_view", None)
+        if self.spliced and encode_with_view is not None:
+            return encode_with_view(self.head, self.shown.shared_part(self.projection, codec, self.shared), self.own)
+        return codec.encode(dict(self.head, view={**self.shared, **self.own}))

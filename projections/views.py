@@ -5,7 +5,9 @@ goes through the two functions here, so that hidden information is decided in on
 
 * :func:`view_for` — the engine's ``view(state, viewer)`` once the game has started (it carries
   ``legal``: the exact commands this viewer may send now); before the start, and for anyone
-  but an acting seat, ``legal`` is empty.
+  but an acting seat, ``legal`` is empty. It is :func:`shared_view` (what every viewer sees
+  alike, built once per version however many viewers there are) and :func:`own_view` (the
+  rest: at least ``legal``) together.
 * :func:`event_for` — one envelope as the viewer may see it: the engine's ``redact`` for engine
   events, a fixed list of public fields for service events; the envelope's ``command`` and hash
   chain never leave, and the seed leaves only inside ``game.finished``.
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from games.base import Event
+from games.base import Event, SplitViews
 from projections.game import (
     CLOCK_EXPIRED,
     CREATED,
@@ -31,7 +33,7 @@ from projections.game import (
 )
 from projections.lifecycle import UNDO
 
-__all__ = ["Viewer", "view_for", "event_for", "events_for", "visibility_classes"]
+__all__ = ["Viewer", "view_for", "shared_view", "own_view", "event_for", "events_for", "visibility_classes"]
 
 Viewer = int | None
 
@@ -50,19 +52,49 @@ _PUBLIC_SERVICE_FIELDS: dict[str, tuple[str, ...]] = {
 
 def view_for(projection: GameProjection, viewer: Viewer) -> dict[str, Any]:
     """The engine view for ``viewer`` at the projection's version (``{"legal": []}`` before the start)."""
-    if projection.status is Status.OPEN or not projection.engine_events:
-        # Before the engine's setup events (or between the last seat and them, when replaying
-        # a version in the middle of that batch) there is no game to show yet.
+    return {**shared_view(projection), **own_view(projection, viewer)}
+
+
+def _started(projection: GameProjection) -> bool:
+    # Before the engine's setup events (or between the last seat and them, when replaying a
+    # version in the middle of that batch) there is no game to show yet.
+    return projection.status is not Status.OPEN and bool(projection.engine_events)
+
+
+def _split(engine: Any) -> SplitViews | None:
+    """The engine, when it splits its views into a public and a private part."""
+    return engine if hasattr(engine, "public_view") and hasattr(engine, "private_view") else None
+
+
+def shared_view(projection: GameProjection) -> dict[str, Any]:
+    """The fields of the view that every viewer sees alike: the engine's ``public_view`` and the
+    service's lifecycle fields (:func:`with_lifecycle`). Empty before the start, and for an engine
+    that does not split its views (its whole view is then each viewer's own)."""
+    split = _split(projection.engine)
+    if split is None or not _started(projection):
+        return {}
+    return with_lifecycle(split.public_view(projection.state), projection)
+
+
+def own_view(projection: GameProjection, viewer: Viewer) -> dict[str, Any]:
+    """The rest of ``viewer``'s view (keys apart from :func:`shared_view`'s): the engine's
+    ``private_view`` (its whole ``view`` when it does not split), whose ``legal`` is what this
+    viewer may send now."""
+    if not _started(projection):
         return {"legal": []}
-    view = projection.engine.view(projection.state, viewer)
+    split = _split(projection.engine)
+    if split is None:
+        view = with_lifecycle(projection.engine.view(projection.state, viewer), projection)
+    else:
+        view = split.private_view(projection.state, viewer)
     if projection.status is not Status.ACTIVE or viewer is None:
         # Belt and braces: a finished game or a spectator has nothing to send, whatever the engine says.
-        view = dict(view, legal=[])
-    elif viewer in projection.left or projection.bots[viewer] is not None:
-        view = dict(view, legal=[])  # a bot plays the seat now
-    elif projection.undo_owed(viewer) is not None:
-        view = dict(view, legal=[*view.get("legal", []), {"type": UNDO, "args": {}}])
-    return with_lifecycle(view, projection)
+        return dict(view, legal=[])
+    if viewer in projection.left or projection.bots[viewer] is not None:
+        return dict(view, legal=[])  # a bot plays the seat now
+    if projection.undo_owed(viewer) is not None:
+        return dict(view, legal=[*view.get("legal", []), {"type": UNDO, "args": {}}])
+    return view
 
 
 def with_lifecycle(view: dict[str, Any], projection: GameProjection) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import asyncio
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from events.chain import LEGACY_CHAIN, genesis
@@ -132,6 +132,11 @@ class GameCache:
         """True for a game the cache must not forget (sockets on this node, bots it drives)."""
         metrics.cache_games.track(lambda: len(self._projections))  # read when scraped, not set per append
         metrics.cache_bytes.track(lambda: self.bytes)
+        self.on_append_done: Callable[[str], None] = _ignore
+        """Called with the game's id when this node's append of a batch is done, well or not
+        (the projection after it is cached by then, if it was appended)."""
+        self._appending: dict[str, list[int]] = {}
+        """Game -> the versions this node's appends in flight reach (one at a time under the game's lock)."""
 
     # --- projections -------------------------------------------------------------------------
 
@@ -149,6 +154,12 @@ class GameCache:
         current = self._projections.get(projection.game_id)
         if current is None or projection.version > current.version:
             self._remember(projection)
+
+    def appending(self, game_id: str, version: int) -> bool:
+        """True while this node appends a batch to ``game_id`` that ends at ``version``: the
+        stream reader, shown those events first, waits for :attr:`on_append_done` to take the
+        projection this append folded rather than fold the same events again."""
+        return version in self._appending.get(game_id, ())
 
     def __len__(self) -> int:
         return len(self._projections)
@@ -255,21 +266,31 @@ class GameCache:
             # much, never too little. A creation is not listed: until its append and lobby write
             # succeed, nobody knows the game's id.
             await self.due.mark(batch.game_id, batch.ts)
-        result = await self.store.append(
-            batch.game_id,
-            batch.events,
-            expected_version=batch.expected_version,
-            command_id=batch.command_id,
-            actor=batch.actor,
-            command=batch.command,
-            ts=batch.ts,
-            link=await self._link(before, batch),
-        )
+        link = await self._link(before, batch)
+        appending = self._appending.setdefault(batch.game_id, [])
+        appending.append(after.version)
+        try:
+            result = await self.store.append(
+                batch.game_id,
+                batch.events,
+                expected_version=batch.expected_version,
+                command_id=batch.command_id,
+                actor=batch.actor,
+                command=batch.command,
+                ts=batch.ts,
+                link=link,
+            )
+            if not result.duplicate:
+                if after.head_hash != result.head:  # the fold kept the head before the batch (Batch.folded)
+                    after = after.but(head_hash=result.head)
+                self.offer(after)
+        finally:
+            appending.remove(after.version)
+            if not appending:
+                del self._appending[batch.game_id]
+            self.on_append_done(batch.game_id)
         if result.duplicate:
             return result, None
-        if after.head_hash != result.head:  # the fold kept the head before the batch (Batch.folded)
-            after = replace(after, head_hash=result.head)
-        self.offer(after)
         self.metrics.events_appended.inc(len(batch.events))
         finished = after.status is Status.FINISHED
         if records_lobby:

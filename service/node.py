@@ -14,7 +14,10 @@ games or slots watched.
 
 Whatever it gets is folded by that game's :class:`~projections.live.LiveGame` and fanned out to
 the game's sockets; the newer projection is offered to the command path's cache so the next
-command decides on it. Because every node, including the one that took a command, pushes this
+command decides on it. Events this node is appending itself are not folded here a second time:
+the notice usually comes before the append's answer, so the reader holds them until that append
+is done (``GameCache.on_append_done``) and pushes the projection the command path folded.
+Because every node, including the one that took a command, pushes this
 same way, a command taken on node A reaches spectators on node B exactly as it reaches its own
 sender. Each new version is also shown to the command path's bot watch
 (``GameService.watch_bots``), so a bot move that the appending node never makes (it died) is
@@ -74,6 +77,10 @@ class Node:
         self._read_error: str | None = None
         self._poll_cursor = 0
         self._restart: asyncio.TimerHandle | None = None
+        self._awaiting: dict[str, list[Any]] = {}
+        """Games shown events that this node's own append in flight wrote: those envelopes, pushed
+        once that append is done (:meth:`_own_append_done`), with the projection it folded."""
+        service.cache.on_append_done = self._own_append_done
 
     @property
     def problem(self) -> str | None:
@@ -228,10 +235,30 @@ class Node:
         self.metrics.feed_gap_reads.inc(len(positions))
         return positions
 
+    def _awaits_own_append(self, game_id: str, live: LiveGame, envelopes: list[Any]) -> bool:
+        """Hold ``envelopes`` back when this node is appending exactly them and the cache does
+        not have the projection after them yet: the append notice often comes before the
+        append's own answer, and folding the events here would fold them a second time on this
+        node. Held only until that append is done, well or not (then the push folds if it must)."""
+        last = envelopes[-1].version if envelopes else 0
+        if last <= live.version or not self.service.cache.appending(game_id, last):
+            return False
+        cached = self.service.cached(game_id)
+        if cached is not None and cached.version >= last:
+            return False
+        held = self._awaiting.get(game_id, [])
+        self._awaiting[game_id] = sorted({e.version: e for e in (*held, *envelopes)}.values(), key=_version)
+        return True
+
+    def _own_append_done(self, game_id: str) -> None:
+        envelopes = self._awaiting.pop(game_id, None)
+        if envelopes is not None:
+            self._publish({game_id: envelopes})
+
     def _publish(self, batches: dict[str, list[Any]]) -> None:
         for game_id, envelopes in batches.items():
             live = self.games.get(game_id)
-            if live is None:
+            if live is None or self._awaits_own_append(game_id, live, envelopes):
                 continue
             before = live.encodes
             started = time.perf_counter()
@@ -254,6 +281,10 @@ class Node:
             self.metrics.updates_delivered.inc(delivered)
             self.service.offer(live.projection)
             self.service.watch_bots(live.projection)
+
+
+def _version(envelope: Any) -> int:
+    return int(envelope.version)
 
 
 def _continues(version: int, envelopes: list[Any]) -> bool:

@@ -132,6 +132,24 @@ class Codec:
     def decode(self, data: str | bytes) -> Any:
         raise NotImplementedError
 
+    def encode_part(self, value: dict[str, Any]) -> bytes:
+        """``value`` encoded as a part of a frame (:meth:`encode_with_view`)."""
+        return self.encode(value)
+
+    def encode_with_view(self, frame: dict[str, Any], shared: bytes, own: dict[str, Any]) -> bytes:
+        """``frame`` with a ``"view"`` that is the map ``shared`` (encoded by :meth:`encode_part`
+        once, for every viewer) and ``own`` together; their keys are apart. The same bytes as
+        encoding the whole frame, but for the order of the view's keys."""
+        return self.merge((self.encode(frame), self.entry("view", self.merge((shared, self.encode(own))))))
+
+    def merge(self, maps: tuple[bytes, ...]) -> bytes:
+        """One encoded map of every entry of the encoded maps ``maps`` (keys apart), in order."""
+        raise NotImplementedError
+
+    def entry(self, key: str, value: bytes) -> bytes:
+        """The encoded map of one entry, ``key`` and the encoded ``value``."""
+        raise NotImplementedError
+
 
 class _JsonCodec(Codec):
     name = "json"
@@ -147,6 +165,13 @@ class _JsonCodec(Codec):
 
     def decode(self, data: str | bytes) -> Any:
         return decode_json(data)
+
+    def merge(self, maps: tuple[bytes, ...]) -> bytes:
+        bodies = [part[1:-1] for part in maps if len(part) > 2]  # "{...}" without its braces; "{}" adds nothing
+        return b"{" + b",".join(bodies) + b"}"
+
+    def entry(self, key: str, value: bytes) -> bytes:
+        return b"{" + orjson.dumps(key) + b":" + value + b"}"
 
 
 class _MsgpackCodec(Codec):
@@ -165,6 +190,37 @@ class _MsgpackCodec(Codec):
             reason = str(exc) or type(exc).__name__
             raise ServiceError(ErrorCode.BAD_JSON, f"the frame is not valid msgpack: {reason}") from None
         return _check_depth(value, "frame", data if len(data) <= MAX_DEPTH else None)
+
+    def merge(self, maps: tuple[bytes, ...]) -> bytes:
+        count, bodies = 0, []
+        for part in maps:
+            size, start = _map_header(part)
+            count += size
+            bodies.append(part[start:] if start else part)
+        return _map_prefix(count) + b"".join(bodies)
+
+    def entry(self, key: str, value: bytes) -> bytes:
+        return b"\x81" + msgpack.packb(key, use_bin_type=True) + value
+
+
+def _map_header(data: bytes) -> tuple[int, int]:
+    """A msgpack map's entry count and where its entries start (fixmap, map 16, map 32)."""
+    first = data[0]
+    if first & 0xF0 == 0x80:
+        return first & 0x0F, 1
+    if first == 0xDE:
+        return int.from_bytes(data[1:3], "big"), 3
+    if first == 0xDF:
+        return int.from_bytes(data[1:5], "big"), 5
+    raise ValueError(f"not a msgpack map (first byte {first:#x})")
+
+
+def _map_prefix(count: int) -> bytes:
+    if count < 16:
+        return bytes((0x80 | count,))
+    if count < 1 << 16:
+        return b"\xde" + count.to_bytes(2, "big")
+    return b"\xdf" + count.to_bytes(4, "big")
 
 
 JSON: Codec = _JsonCodec()

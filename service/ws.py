@@ -94,6 +94,12 @@ class FramedCodec(Codec):
     def decode(self, data: str | bytes) -> Any:
         return self.codec.decode(data)
 
+    def encode_part(self, value: dict[str, Any]) -> bytes:
+        return self.codec.encode_part(value)  # a part is framed only within a whole frame
+
+    def encode_with_view(self, frame: dict[str, Any], shared: bytes, own: dict[str, Any]) -> bytes:
+        return websocket_frame(self.codec.encode_with_view(frame, shared, own), self.binary)
+
 
 FRAMED = {codec.name: FramedCodec(codec) for codec in (JSON, MSGPACK)}
 

@@ -13,12 +13,23 @@ from games.carcassonne.rules import legal_moves
 from games.carcassonne.scoring import spot_name
 from games.carcassonne.state import SECRET_OPTIONS, Phase, State
 
-__all__ = ["redact", "summary", "view"]
+__all__ = ["private_view", "public_view", "redact", "summary", "view"]
 
 
 def view(state: State, viewer: int | None) -> dict[str, Any]:
+    """The game as ``viewer`` sees it: :func:`public_view` and :func:`private_view` together."""
+    return {**public_view(state), **private_view(state, viewer)}
+
+
+def private_view(state: State, viewer: int | None) -> dict[str, Any]:
+    """The one field that differs between viewers: ``legal`` (empty but for the seat to play)."""
+    return {"legal": [] if viewer is SPECTATOR or state.phase is Phase.NOT_STARTED else legal_moves(state, viewer)}
+
+
+def public_view(state: State) -> dict[str, Any]:
+    """Every field but ``legal``: the same for every seat and the spectators (the table is public)."""
     if state.phase is Phase.NOT_STARTED:
-        return {"game": "carcassonne", "phase": state.phase.value, "legal": []}
+        return {"game": "carcassonne", "phase": state.phase.value}
     board = state.table
     on_cell: dict[tuple[int, int], list[dict[str, Any]]] = {}
     for f in board.followers():
@@ -34,8 +45,7 @@ def view(state: State, viewer: int | None) -> dict[str, Any]:
         "tile": state.tile,
         "placed": None if state.placed is None or over else {"x": state.placed[0], "y": state.placed[1]},
         "board": [
-            {"id": p.tile.id, "x": p.x, "y": p.y, "rotation": p.rotation,
-             "followers": sorted(on_cell.get((p.x, p.y), []), key=lambda d: (d["seat"], d["at"]))}
+            {"id": p.tile.id, "x": p.x, "y": p.y, "rotation": p.rotation, "followers": _sorted(on_cell.get((p.x, p.y)))}
             for p in board.cells.values()
         ],
         "remaining": state.remaining,
@@ -45,8 +55,14 @@ def view(state: State, viewer: int | None) -> dict[str, Any]:
         "supply": [{"normal": n, "large": g} for n, g in state.supply],
         "options": {name: value for name, value in options.items() if name not in SECRET_OPTIONS},
         "winners": list(state.winners),
-        "legal": [] if viewer is SPECTATOR else legal_moves(state, viewer),
     }
+
+
+def _sorted(followers: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """A tile's followers by seat, then spot (most tiles have none: nothing to sort)."""
+    if not followers:
+        return []
+    return sorted(followers, key=lambda d: (d["seat"], d["at"])) if len(followers) > 1 else followers
 
 
 def redact(event: Event, viewer: int | None) -> Event | None:

@@ -168,6 +168,12 @@ class CastleEngine(EngineBase):
     def view(self, state: CastleState, viewer: Viewer) -> dict[str, Any]:
         return views.view(self, state, viewer)
 
+    def public_view(self, state: CastleState) -> dict[str, Any]:
+        return views.public_view(self, state)
+
+    def private_view(self, state: CastleState, viewer: Viewer) -> dict[str, Any]:
+        return views.private_view(self, state, viewer)
+
     def redact(self, event: Event, viewer: Viewer) -> Event | None:
         return views.redact(self, event, viewer)
 

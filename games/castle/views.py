@@ -20,7 +20,7 @@ from games.tileboard import segment_name
 if TYPE_CHECKING:
     from games.castle.engine import CastleEngine
 
-__all__ = ["LABELS", "redact", "summary", "view"]
+__all__ = ["LABELS", "private_view", "public_view", "redact", "summary", "view"]
 
 LABELS: Mapping[str, Mapping[str, str]] = {
     "path": {"original": "path", "zamek": "road", "pl": "droga", "role": "herald", "role_zamek": "herald",
@@ -52,8 +52,20 @@ def _interior_rows(cells: frozenset[tuple[int, int]]) -> list[str]:
 
 
 def view(engine: CastleEngine, state: CastleState, viewer: Viewer) -> dict[str, Any]:
+    """The game as ``viewer`` sees it: :func:`public_view` and :func:`private_view` together."""
+    return {**public_view(engine, state), **private_view(engine, state, viewer)}
+
+
+def private_view(engine: CastleEngine, state: CastleState, viewer: Viewer) -> dict[str, Any]:
+    """The one field that differs between viewers: ``legal`` (empty but for the seat to play)."""
+    started = state.phase is not Phase.NOT_STARTED and state.board is not None
+    return {"legal": legal_moves(engine, state, viewer) if started and isinstance(viewer, int) else []}
+
+
+def public_view(engine: CastleEngine, state: CastleState) -> dict[str, Any]:
+    """Every field but ``legal``: the same for both seats and the spectators (nothing is hidden)."""
     if state.phase is Phase.NOT_STARTED or state.board is None:
-        return {"game": engine.name, "phase": state.phase.value, "legal": []}
+        return {"game": engine.name, "phase": state.phase.value}
     board = state.board
     falcon = state.options.falcon
     rules = engine.board_rules(falcon)
@@ -122,7 +134,6 @@ def view(engine: CastleEngine, state: CastleState, viewer: Viewer) -> dict[str, 
         "gates": [list(g) for g in engine.dataset.track.gates] if falcon else [],
         "pending": pending,
         "extra_turns": state.extra_turns,
-        "legal": legal_moves(engine, state, viewer) if isinstance(viewer, int) else [],
     }
     if falcon:
         out["aerie_supply"] = state.aerie_supply

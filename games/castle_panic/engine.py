@@ -92,6 +92,12 @@ class CastlePanicEngine(EngineBase):
     def view(self, state: State, viewer: int | None) -> dict[str, Any]:
         return views.view(state, viewer)
 
+    def public_view(self, state: State) -> dict[str, Any]:
+        return views.public_view(state)
+
+    def private_view(self, state: State, viewer: int | None) -> dict[str, Any]:
+        return views.private_view(state, viewer)
+
     def redact(self, event: Event, viewer: int | None) -> Event | None:
         return views.redact(event, viewer)
 

@@ -13,6 +13,8 @@ on) and ``overlord_drew`` carries the Overlord's ``seat``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from games.base import Event
@@ -24,17 +26,22 @@ from games.castle_panic.state import State
 __all__ = ["view", "redact", "summary"]
 
 
-def _monster_view(state: State, m: Any) -> dict[str, Any]:
+_RING_NAMES: Mapping[int, str] = MappingProxyType({ring.value: ring.name.lower() for ring in Ring})
+_ARC_COLOURS: Mapping[int, str] = MappingProxyType({arc: colour.value for arc, colour in ARC_COLOUR.items()})
+"""The names a view shows, looked up once here rather than through the enums for every monster."""
+
+
+def _monster_view(tar: Any, m: Any) -> dict[str, Any]:
     return {
         "id": m.id,
         "kind": m.kind,
         "ring": m.ring,
-        "ring_name": Ring(m.ring).name.lower(),
+        "ring_name": _RING_NAMES[m.ring],
         "arc": m.arc,
-        "colour": ARC_COLOUR[m.arc].value,
+        "colour": _ARC_COLOURS[m.arc],
         "hp": m.hp,
         "max_hp": m.max_hp,
-        "tarred": state.board.tar == m.id,
+        "tarred": tar == m.id,
     }
 
 
@@ -51,21 +58,44 @@ def _trade_view(state: State, viewer: int | None) -> dict[str, Any] | None:
 
 
 def view(state: State, viewer: int | None) -> dict[str, Any]:
-    """The game as ``viewer`` (a seat, or None for a spectator) may see it, with its legal moves."""
+    """The game as ``viewer`` (a seat, or None for a spectator) may see it, with its legal moves:
+    :func:`public_view` and :func:`private_view` together."""
+    return {**public_view(state), **private_view(state, viewer)}
+
+
+def private_view(state: State, viewer: int | None) -> dict[str, Any]:
+    """The fields that may differ between viewers: ``viewer``, ``legal``, for the Overlord alone
+    ``overlord_hand``, and under the hidden-hands rule ``hands`` (each seat's own only) and
+    ``trade`` (its cards only to its two parties); without that rule those two are public."""
     config = state.config
     if config is None:
-        return {"game": "castle_panic", "started": False, "legal": []}
+        return {"legal": []}
+    out: dict[str, Any] = {"viewer": viewer, "legal": legal_moves(state, viewer)}
+    if config.options.hidden_hands:
+        out["hands"] = _hands(state, viewer)
+        out["trade"] = _trade_view(state, viewer)
+    if config.overlord is not None and viewer == config.overlord:
+        out["overlord_hand"] = list(state.tokens.overlord_hand)
+    return out
+
+
+def _hands(state: State, viewer: int | None) -> list[list[str] | None]:
+    assert state.config is not None
+    hidden = state.config.options.hidden_hands
+    return [list(hand) if not hidden or viewer == seat else None for seat, hand in enumerate(state.cards.hands)]
+
+
+def public_view(state: State) -> dict[str, Any]:
+    """Every field the same for every viewer: the board, counts, discards, scores, the turn."""
+    config = state.config
+    if config is None:
+        return {"game": "castle_panic", "started": False}
     options = config.options
     board, cards, tokens, turn, house = state.board, state.cards, state.tokens, state.turn, state.house
-    hands: list[list[str] | None] = []
-    for seat in range(config.seats):
-        visible = not options.hidden_hands or viewer == seat
-        hands.append(list(cards.hands[seat]) if visible else None)
     scores = [row._asdict() for row in seat_scores(state)]
     out: dict[str, Any] = {
         "game": "castle_panic",
         "started": True,
-        "viewer": viewer,
         "seats": config.seats,
         "castle_seats": list(config.castle_seats),
         "overlord": config.overlord,
@@ -77,14 +107,13 @@ def view(state: State, viewer: int | None) -> dict[str, Any]:
         "waiting_for": waiting_for(state),
         "hand_size": house.hand_size,
         "board": {
-            "monsters": [_monster_view(state, m) for m in board.monsters],
+            "monsters": [_monster_view(board.tar, m) for m in board.monsters],
             "walls": sorted(board.walls),
             "fortified": sorted(board.fortified),
             "fortify_tokens_left": FORTIFY_TOKENS - len(board.fortified),
             "towers": sorted(board.towers),
             "tar": board.tar,
         },
-        "hands": hands,
         "hand_counts": [len(hand) for hand in cards.hands],
         "deck_size": len(cards.deck),
         "discard": list(cards.discard),
@@ -104,7 +133,6 @@ def view(state: State, viewer: int | None) -> dict[str, Any]:
             "missing_played": turn.missing,
             "draws_left": turn.draws_left,
         },
-        "trade": _trade_view(state, viewer),
         "pending": {
             "damage": [
                 {"seat": c.seat, "arc": c.arc, "structure": c.structure, "candidates": list(c.candidates)}
@@ -113,23 +141,21 @@ def view(state: State, viewer: int | None) -> dict[str, Any]:
             "discards": sorted(state.pending.discards),
             "discard_reason": state.pending.discard_reason if state.pending.discards else None,
         },
-        "result": None,
-        "legal": legal_moves(state, viewer),
+        "result": None if state.result is None else _result(state),
     }
+    if not options.hidden_hands:
+        out["hands"] = _hands(state, None)
+        out["trade"] = _trade_view(state, None)
     if config.overlord is not None:
         out["overlord_hand_size"] = len(tokens.overlord_hand)
         out["overlord_plays_left"] = turn.overlord_plays
         out["overlord_mode"] = turn.overlord_mode
-        if viewer == config.overlord:
-            out["overlord_hand"] = list(tokens.overlord_hand)
     if options.my_home_is_my_castle:
         out["my_home"] = {
             "claims": [{"arc": arc, "seat": seat} for arc, seat in house.claims],
             "kings_tower": house.kings_tower,
             "eliminated": sorted(house.eliminated),
         }
-    if state.result is not None:
-        out["result"] = _result(state)
     return out
 
 

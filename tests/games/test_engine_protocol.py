@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from games import default_engines
-from games.base import Bot, Engine
+from games.base import Bot, Engine, SplitViews, play_steps
 from games.carcassonne import bots as carcassonne_bots
 from games.carcassonne.engine import CarcassonneEngine
 from games.castle import ENGINE as CASTLE
@@ -20,6 +20,7 @@ from service.ws import Connection
 from tests.tinygame import TINY
 
 ENGINES: tuple[Engine, ...] = (CarcassonneEngine(), CastleEngine(CASTLE.dataset), CastlePanicEngine(), TINY)
+SPLIT: tuple[SplitViews, ...] = (CarcassonneEngine(), CastleEngine(CASTLE.dataset), CastlePanicEngine())
 BOTS: tuple[Mapping[str, Bot], ...] = (carcassonne_bots.BOTS, castle_bots.BOTS, castle_panic_bots.BOTS)
 
 
@@ -37,3 +38,48 @@ def test_every_served_engine_is_one_of_the_checked_classes() -> None:
 def test_every_bot_names_itself_under_its_key() -> None:
     for bots in BOTS:
         assert bots and all(bot.name == name for name, bot in bots.items())
+
+
+class _RandomLegal:
+    name = "random-legal"
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def choose(self, state: object, seat: int, rng: object) -> dict[str, object]:
+        return rng.choice(self.engine.legal_moves(state, seat))  # type: ignore[attr-defined]
+
+
+SPLIT_GAMES = [
+    ("carcassonne", {}, 3),
+    ("castle", {"falcon": True}, 2),
+    ("castle_panic", {}, 2),
+    ("castle_panic", {"hidden_hands": True}, 3),
+    ("castle_panic", {"overlord": True}, 3),
+]
+"""Games whose views differ by viewer in every way an engine splits them: hidden hands, trades,
+the Overlord's tokens, legal moves."""
+
+
+def test_a_split_view_is_the_whole_view_over_many_random_states() -> None:
+    """``view`` is ``public_view`` and ``private_view`` together, the two share no key and the
+    public part names no ``legal``: the service builds the public part once for every viewer."""
+    served = default_engines()
+    assert all(isinstance(served[name], type(engine)) for name, engine in zip(
+        ("carcassonne", "castle", "castle_panic"), SPLIT, strict=True))
+    checked = 0
+    for name, options, seats in SPLIT_GAMES:
+        engine = served[name]
+        split: SplitViews = engine  # type: ignore[assignment]
+        for game in range(2):
+            states = [engine.initial_state()]
+            states += [state for state, _, _ in play_steps(engine, seats, options, _RandomLegal(engine), game)]
+            for state in states[::3]:
+                public = split.public_view(state)
+                assert "legal" not in public
+                for viewer in [*range(seats), None]:
+                    private = split.private_view(state, viewer)
+                    assert not set(public) & set(private)
+                    assert engine.view(state, viewer) == {**public, **private}
+                    checked += 1
+    assert checked > 500

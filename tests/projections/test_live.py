@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from projections.game import GameProjection
-from projections.live import LiveGame, snapshot_frame
+from projections.live import LiveGame, snapshot_frame, update_frame
 from service.draw_schemes import LegacyRandom
 from tests.projections.helpers import opening, random_game
 from tests.tinygame import TINY
@@ -108,3 +108,63 @@ def test_pushing_a_game_in_any_chunks_gives_each_viewer_every_visible_event_once
             for event in frame["events"]:
                 if event["type"] in ("dealt", "drew") and event["payload"]["seat"] != viewer:
                     assert "card" not in event["payload"]
+
+
+class SplitTiny(type(TINY)):  # type: ignore[misc]
+    """The tiny game with its view split (``games.base.SplitViews``), counting public parts built."""
+
+    def __init__(self):
+        self.public_built = 0
+
+    def public_view(self, state):
+        self.public_built += 1
+        return {key: value for key, value in TINY.view(state, None).items() if key not in ("legal", "hand")}
+
+    def private_view(self, state, viewer):
+        view = TINY.view(state, viewer)
+        return {key: view[key] for key in ("legal", "hand") if key in view}
+
+
+def test_a_split_view_is_built_once_per_publish_for_every_class_and_frames_keep_each_viewers_own():
+    engine = SplitTiny()
+    envs = opening()
+    live = LiveGame(GameProjection.fold("g1", engine, envs[:3]))
+    reference = LiveGame(GameProjection.fold("g1", TINY, envs[:3]))
+    codec = Codec("json")
+    sockets: dict[LiveGame, list[Socket]] = {game: [Socket(viewer, codec) for viewer in (0, 1, None)]
+                                             for game in (live, reference)}
+    for game, socks in sockets.items():
+        for sock in socks:
+            game.add(sock)
+    live.publish(envs)
+    reference.publish(envs)
+    assert engine.public_built == 1  # three classes, one public part
+    received = {sock.viewer: json.loads(sock.received[0]) for sock in sockets[live]}
+    expected = {sock.viewer: json.loads(sock.received[0]) for sock in sockets[reference]}
+    assert received == expected  # the same frames as the engine's whole view gives
+    assert "hand" not in received[None]["view"]
+    assert [received[seat]["view"]["hand"] for seat in (0, 1)] == [sorted(hand) for hand in live.projection.state.hands]
+
+
+def test_frames_spliced_from_the_shared_part_decode_to_the_whole_frames_in_both_wire_codecs():
+    """The service's codecs encode the shared part once and splice it into each class's frame:
+    every socket still gets exactly the frame the engine's whole view makes."""
+    from service.ws import FRAMED
+
+    engine = SplitTiny()
+    envs = opening()
+    for name in ("json", "msgpack"):
+        codec = FRAMED[name]
+        live = LiveGame(GameProjection.fold("g1", engine, envs[:3]))
+        socks = [Socket(viewer, codec) for viewer in (0, 1, None)]
+        for sock in socks:
+            live.add(sock)
+        for envelope in envs[3:]:
+            live.publish([envelope])
+        reference = GameProjection.fold("g1", TINY, envs[:3])
+        for step, envelope in enumerate(envs[3:]):
+            reference = reference.apply_all([envelope])
+            for sock in socks:
+                payload = sock.received[step]
+                frame = codec.decode(payload[2:] if payload[1] < 126 else payload[4:])
+                assert frame == update_frame(reference, [envelope], sock.viewer)

@@ -3,6 +3,7 @@ node, reconnect with ``since``, msgpack, duplicates, expected versions."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 
 import aiohttp
@@ -201,3 +202,63 @@ async def test_a_stream_the_node_cannot_fold_closes_its_sockets_and_the_node_kee
     await command(player, "still", {"type": "draw", "args": {}})
     ack, _ = await expect_reply(player, "still")
     assert ack["type"] == "ack"
+
+
+async def test_the_node_that_appended_pushes_the_projection_it_folded_not_a_second_fold(client, monkeypatch):
+    """The append notice often comes before the append's own answer (here always: the answer is
+    held back); the reader waits for that answer and pushes the projection the command path
+    folded, instead of folding the same events again."""
+    from projections.live import LiveGame
+    from service.keys import STORE
+
+    store = client.app[STORE]
+    append = store.append
+
+    async def slow_append(*args, **kwargs):
+        result = await append(*args, **kwargs)
+        await asyncio.sleep(0.02)  # the notice is read meanwhile
+        return result
+
+    monkeypatch.setattr(store, "append", slow_append)
+    reused: list[bool] = []
+    after = LiveGame._after
+
+    def spy(self, fresh, folded):
+        projection = after(self, fresh, folded)
+        reused.append(projection is folded)
+        return projection
+
+    monkeypatch.setattr(LiveGame, "_after", spy)
+    game_id, tokens = await started_tiny(client)
+    players = []
+    for seat, token in enumerate(tokens):
+        ws, first = await hello(client, game_id, token)
+        players.append(Player(ws, first, LegacyRandom(seat), f"p{seat}"))
+    await play_all(players)
+    assert len(reused) >= 4 and all(reused)
+
+
+async def test_events_held_for_the_appending_node_are_pushed_when_its_append_fails_after_landing(client, monkeypatch):
+    """The append landed but its answer was lost (the store stopped answering): the command is
+    refused with ``store_unavailable``, and the events the reader held for that append still
+    reach every socket, folded by the reader itself."""
+    from events.errors import StoreUnavailable
+    from service.keys import STORE
+
+    store = client.app[STORE]
+    append = store.append
+
+    async def lost_answer(*args, **kwargs):
+        await append(*args, **kwargs)
+        await asyncio.sleep(0.02)  # the notice is read meanwhile, and held for this append
+        raise StoreUnavailable("the answer was lost")
+
+    game_id, tokens = await started_tiny(client)
+    sockets = [(await hello(client, game_id, token))[0] for token in tokens]
+    monkeypatch.setattr(store, "append", lost_answer)
+    await command(sockets[0], "c1", {"type": "draw", "args": {}})
+    reply, before = await expect_reply(sockets[0], "c1")
+    assert reply["code"] == "store_unavailable"
+    assert [frame["version"] for frame in before if frame["type"] == "update"] == [7]  # pushed before the answer
+    update, _ = await receive_until(sockets[1], lambda f: f["type"] == "update")
+    assert update["version"] == 7
