@@ -80,9 +80,13 @@ def test_spread_lines_up_each_figure_over_the_runs():
     }
 
 
-async def test_runs_repeat_the_sections_and_print_the_spread(capsys):
+async def test_runs_repeat_the_sections_and_print_the_spread(capsys, monkeypatch):
+    import service.logs
     from tests.tinygame import TINY
 
+    # run_bench logs as production does, to nowhere; the suite's logging must outlive this test
+    # (structlog keeps a logger bound to the configuration it first logged under).
+    monkeypatch.setattr(service.logs, "configure_logging", lambda *args, **kwargs: None)
     assert await run_bench(sections=["engines"], runs=2, engines={"tiny": TINY}, quick=True) == 0
     out = capsys.readouterr().out
     assert "--- run 1 of 2" in out and "--- run 2 of 2" in out
