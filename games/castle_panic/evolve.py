@@ -44,6 +44,15 @@ def _without(items: tuple[str, ...], gone: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
+_PHASES: dict[str, Phase] = {phase.value: phase for phase in Phase}
+
+
+def _phase(value: str) -> Phase:
+    """``Phase(value)`` by a dict lookup (an enum call costs more than the rest of a phase change)."""
+    phase = _PHASES.get(value)
+    return Phase(value) if phase is None else phase
+
+
 def _set_at(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
     return items[:index] + (value,) + items[index + 1 :]
 
@@ -118,7 +127,7 @@ def _turn_started(s: State, p: Payload) -> State:
 
 def _phase_changed(s: State, p: Payload) -> State:
     turn = s.turn.but(
-        phase=Phase(p["phase"]),
+        phase=_phase(p["phase"]),
         draws_left=p.get("draws", s.turn.draws_left),
         overlord_plays=p.get("plays", s.turn.overlord_plays),
     )
@@ -175,17 +184,13 @@ def _card_scavenged(s: State, p: Payload) -> State:
 
 def _monster_damaged(s: State, p: Payload) -> State:
     target, hp = p["monster"], p["hp"]
-    monsters = tuple(
-        Monster(m.id, m.kind, m.ring, m.arc, hp, m.max_hp) if m.id == target else m for m in s.board.monsters
-    )
+    monsters = tuple([m.but(hp=hp) if m.id == target else m for m in s.board.monsters])
     return s.but(board=s.board.but(monsters=monsters))
 
 
 def _monsters_healed(s: State, p: Payload) -> State:
     healed = dict(p["monsters"])  # [[monster, hp], ...]
-    monsters = tuple(
-        Monster(m.id, m.kind, m.ring, m.arc, healed[m.id], m.max_hp) if m.id in healed else m for m in s.board.monsters
-    )
+    monsters = tuple([m.but(hp=healed[m.id]) if m.id in healed else m for m in s.board.monsters])
     return s.but(board=s.board.but(monsters=monsters))
 
 
@@ -206,10 +211,12 @@ def _monster_slain(s: State, p: Payload) -> State:
 
 def _monsters_moved(s: State, p: Payload) -> State:
     moves = {monster: (ring, arc) for monster, ring, arc in p["moves"]}
-    monsters = tuple(
-        Monster(m.id, m.kind, *moves[m.id], m.hp, m.max_hp) if m.id in moves else m for m in s.board.monsters
-    )
+    monsters = tuple([_moved(m, *moves[m.id]) if m.id in moves else m for m in s.board.monsters])
     return s.but(board=s.board.but(monsters=monsters))
+
+
+def _moved(monster: Monster, ring: int, arc: int) -> Monster:
+    return monster.but(ring=ring, arc=arc)
 
 
 def _wall_destroyed(s: State, p: Payload) -> State:
