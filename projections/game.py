@@ -258,6 +258,7 @@ class GameProjection(Record):
         engine = self.engine
         evolve, reveals = engine.evolve, engine.reveals
         timed, clock_after = self.features.clock is not None, self._clock_after
+        undo, opened = self.features.undo, self._checkpoints_opened
         state, version, engine_events, last_ts = self.state, self.version, self.engine_events, self.last_ts
         checkpoints, clock, head = self.checkpoints, self.clock, self.head_hash
         extended = 0
@@ -279,7 +280,8 @@ class GameProjection(Record):
             _set_event_type(event, kind)
             _set_event_payload(event, envelope.payload)
             if getattr(envelope, "command", None) is not None:
-                checkpoints = self._checkpoints_opened(_extended(checkpoints, extended), envelope, state, engine_events)
+                # Without undo no batch opens a checkpoint: skip the call that would say so.
+                checkpoints = opened(_extended(checkpoints, extended), envelope, state, engine_events) if undo else ()
                 extended = 0
             elif checkpoints:
                 extended = version
