@@ -108,6 +108,13 @@ class EnvelopeLike(Protocol):
     def payload(self) -> dict[str, Any]: ...
 
 
+# An engine Event for each envelope of a run, made without the frozen dataclass's __init__ (which
+# sets each field through object.__setattr__): a bare instance, its two slots set directly.
+_new_event = object.__new__
+_set_event_type = Event.__dict__["type"].__set__
+_set_event_payload = Event.__dict__["payload"].__set__
+
+
 def _extended(checkpoints: tuple[Checkpoint, ...], last: int) -> tuple[Checkpoint, ...]:
     """``checkpoints`` with the newest one's batch running to version ``last`` (0: as they are)."""
     if not last:
@@ -250,7 +257,8 @@ class GameProjection(Record):
         needed whole (:func:`_extended`)."""
         engine = self.engine
         evolve, reveals = engine.evolve, engine.reveals
-        timed = self.features.clock is not None
+        timed, clock_after = self.features.clock is not None, self._clock_after
+        undo, opened = self.features.undo, self._checkpoints_opened
         state, version, engine_events, last_ts = self.state, self.version, self.engine_events, self.last_ts
         checkpoints, clock, head = self.checkpoints, self.clock, self.head_hash
         extended = 0
@@ -268,9 +276,12 @@ class GameProjection(Record):
                 stop = envelope
                 break
             version += 1
-            event = Event(kind, envelope.payload)
+            event = _new_event(Event)
+            _set_event_type(event, kind)
+            _set_event_payload(event, envelope.payload)
             if getattr(envelope, "command", None) is not None:
-                checkpoints = self._checkpoints_opened(_extended(checkpoints, extended), envelope, state, engine_events)
+                # Without undo no batch opens a checkpoint: skip the call that would say so.
+                checkpoints = opened(_extended(checkpoints, extended), envelope, state, engine_events) if undo else ()
                 extended = 0
             elif checkpoints:
                 extended = version
@@ -286,7 +297,7 @@ class GameProjection(Record):
             engine_events += 1
             last_ts = getattr(envelope, "ts", 0) or last_ts
             if timed:
-                clock = self._clock_after(clock, state, last_ts)
+                clock = clock_after(clock, state, last_ts)
             head = getattr(envelope, "hash", "")
         folded = self.but(
             version=version,

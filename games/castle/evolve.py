@@ -16,7 +16,7 @@ from games.castle.data import WallEffect
 from games.castle.scoring import completed_by_placement
 from games.castle.state import CastleState, HeldWallTile, Keep, Options, Phase, SeatState, with_seat
 from games.castle.track import Marker
-from games.tileboard import Follower, feature_at, find_segment, take
+from games.tileboard import Board, Follower, feature_at, find_segment, take
 
 if TYPE_CHECKING:
     from games.castle.engine import CastleEngine
@@ -80,29 +80,34 @@ def _tile_placed(engine: CastleEngine, state: CastleState, p: Payload) -> Castle
 
 
 def _follower_placed(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
-    assert state.board is not None
-    seg = find_segment(state.board.cells[(p["x"], p["y"])], p["at"])
+    board, seat, kind = state.board, p["seat"], p["kind"]
+    assert board is not None
+    seg = find_segment(board.cells[(p["x"], p["y"])], p["at"])
     assert seg is not None
-    board = state.board.with_follower(Follower(p["seat"], p["kind"], p["x"], p["y"], seg))
-    supply = state.seats[p["seat"]]
-    if p["kind"] == "prince":
-        state = with_seat(state, p["seat"], prince=False)
-    elif p["kind"] == "falconer":
-        state = with_seat(state, p["seat"], falconer=False)
+    board = board.with_follower(Follower(seat, kind, p["x"], p["y"], seg))
+    supply = state.seats[seat]
+    if kind == "prince":
+        supply = supply.but(prince=False)
+    elif kind == "falconer":
+        supply = supply.but(falconer=False)
     else:
-        state = with_seat(state, p["seat"], followers=supply.followers - 1)
-    return _enter_scoring(state.but(board=board))
+        supply = supply.but(followers=supply.followers - 1)
+    seats = (*state.seats[:seat], supply, *state.seats[seat + 1 :])
+    return _enter_scoring(state, board, seats=seats)
 
 
 def _follower_passed(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
-    return _enter_scoring(state)
+    assert state.board is not None
+    return _enter_scoring(state, state.board)
 
 
-def _enter_scoring(state: CastleState) -> CastleState:
-    assert state.board is not None and state.placed is not None
-    completed = completed_by_placement(state.board, *state.placed)
+def _enter_scoring(state: CastleState, board: Board, **changes: Any) -> CastleState:
+    """The state after the follower step, on ``board`` (with ``changes``), in one copy: the
+    features the placed tile completed, to score, or straight on to the turn's end."""
+    assert state.placed is not None
+    completed = completed_by_placement(board, *state.placed)
     phase = Phase.SCORE if completed else Phase.END_TURN
-    return state.but(completed=completed, scored=(), doubled=(), phase=phase)
+    return state.but(board=board, completed=completed, scored=(), doubled=(), phase=phase, **changes)
 
 
 def _feature_scored(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:

@@ -79,8 +79,8 @@ class CastlePanicEngine(EngineBase):
     def setup(self, options: Mapping[str, Any], seats: int, rng: Rng) -> list[Event]:
         return rules.setup(self.normalize_options(options, seats), seats, rng)
 
-    def evolve(self, state: State, event: Event) -> State:
-        return evolve(state, event)
+    evolve = staticmethod(evolve)
+    """The module's function itself: a fold calls it once per event, with no method in between."""
 
     def decide(self, state: State, seat: int, cmd: dict[str, Any], rng: Rng) -> list[Event]:
         """:raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move."""

@@ -44,6 +44,15 @@ def _without(items: tuple[str, ...], gone: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
+_PHASES: dict[str, Phase] = {phase.value: phase for phase in Phase}
+
+
+def _phase(value: str) -> Phase:
+    """``Phase(value)`` by a dict lookup (an enum call costs more than the rest of a phase change)."""
+    phase = _PHASES.get(value)
+    return Phase(value) if phase is None else phase
+
+
 def _set_at(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
     return items[:index] + (value,) + items[index + 1 :]
 
@@ -78,22 +87,23 @@ def _game_started(s: State, p: Payload) -> State:
 def _monster_placed(s: State, p: Payload) -> State:
     token = p["monster"]
     kind = TOKEN_KIND[token]
-    tokens = s.tokens
-    if p["source"] == "overlord":
-        tokens = tokens.but(overlord_hand=_without(tokens.overlord_hand, (token,)))
-    else:
-        tokens = tokens.but(pile=_without(tokens.pile, (token,)))
     monster = Monster(token, kind.name, p["ring"], p["arc"], kind.hp, kind.hp)
     board = s.board.but(monsters=s.board.monsters + (monster,))
-    s = s.but(tokens=tokens, board=board)
-    return _consume_draw(s, p)
+    return s.but(tokens=_drawn_token(s.tokens, p["source"], token), board=board, turn=_draws_left(s.turn, p))
 
 
-def _consume_draw(s: State, p: Payload) -> State:
+def _drawn_token(tokens: Tokens, source: str, token: str) -> Tokens:
+    """``tokens`` with ``token`` taken from the Overlord's hand or from the pile."""
+    if source == "overlord":
+        return tokens.but(overlord_hand=_without(tokens.overlord_hand, (token,)))
+    return tokens.but(pile=_without(tokens.pile, (token,)))
+
+
+def _draws_left(turn: Turn, p: Payload) -> Turn:
     """A token drawn in phase 6 carries the number of draws still queued after it."""
     if "draws_left" in p:
-        return s.but(turn=s.turn.but(draws_left=p["draws_left"]))
-    return s
+        return turn.but(draws_left=p["draws_left"])
+    return turn
 
 
 def _cards_drawn(s: State, p: Payload) -> State:
@@ -117,7 +127,7 @@ def _turn_started(s: State, p: Payload) -> State:
 
 def _phase_changed(s: State, p: Payload) -> State:
     turn = s.turn.but(
-        phase=Phase(p["phase"]),
+        phase=_phase(p["phase"]),
         draws_left=p.get("draws", s.turn.draws_left),
         overlord_plays=p.get("plays", s.turn.overlord_plays),
     )
@@ -128,12 +138,12 @@ def _cards_discarded(s: State, p: Payload) -> State:
     seat, gone, reason = p["seat"], p["cards"], p["reason"]
     cards = s.cards
     hands = _set_at(cards.hands, seat, _without(cards.hands[seat], gone))
-    s = s.but(cards=cards.but(hands=hands, discard=cards.discard + tuple(gone)))
+    cards = cards.but(hands=hands, discard=cards.discard + tuple(gone))
     if reason == "discard_and_draw":
-        s = s.but(turn=s.turn.but(discards=s.turn.discards + 1))
-    elif reason == "owed":
-        s = s.but(pending=s.pending.but(discards=s.pending.discards - {seat}))
-    return s
+        return s.but(cards=cards, turn=s.turn.but(discards=s.turn.discards + 1))
+    if reason == "owed":
+        return s.but(cards=cards, pending=s.pending.but(discards=s.pending.discards - {seat}))
+    return s.but(cards=cards)
 
 
 def _trade_proposed(s: State, p: Payload) -> State:
@@ -174,17 +184,13 @@ def _card_scavenged(s: State, p: Payload) -> State:
 
 def _monster_damaged(s: State, p: Payload) -> State:
     target, hp = p["monster"], p["hp"]
-    monsters = tuple(
-        Monster(m.id, m.kind, m.ring, m.arc, hp, m.max_hp) if m.id == target else m for m in s.board.monsters
-    )
+    monsters = tuple([m.but(hp=hp) if m.id == target else m for m in s.board.monsters])
     return s.but(board=s.board.but(monsters=monsters))
 
 
 def _monsters_healed(s: State, p: Payload) -> State:
     healed = dict(p["monsters"])  # [[monster, hp], ...]
-    monsters = tuple(
-        Monster(m.id, m.kind, m.ring, m.arc, healed[m.id], m.max_hp) if m.id in healed else m for m in s.board.monsters
-    )
+    monsters = tuple([m.but(hp=healed[m.id]) if m.id in healed else m for m in s.board.monsters])
     return s.but(board=s.board.but(monsters=monsters))
 
 
@@ -205,10 +211,12 @@ def _monster_slain(s: State, p: Payload) -> State:
 
 def _monsters_moved(s: State, p: Payload) -> State:
     moves = {monster: (ring, arc) for monster, ring, arc in p["moves"]}
-    monsters = tuple(
-        Monster(m.id, m.kind, *moves[m.id], m.hp, m.max_hp) if m.id in moves else m for m in s.board.monsters
-    )
+    monsters = tuple([_moved(m, *moves[m.id]) if m.id in moves else m for m in s.board.monsters])
     return s.but(board=s.board.but(monsters=monsters))
+
+
+def _moved(monster: Monster, ring: int, arc: int) -> Monster:
+    return monster.but(ring=ring, arc=arc)
 
 
 def _wall_destroyed(s: State, p: Payload) -> State:
@@ -237,13 +245,8 @@ def _tar_placed(s: State, p: Payload) -> State:
 
 def _token_revealed(s: State, p: Payload) -> State:
     token = p["token"]
-    tokens = s.tokens
-    if p["source"] == "overlord":
-        tokens = tokens.but(overlord_hand=_without(tokens.overlord_hand, (token,)))
-    else:
-        tokens = tokens.but(pile=_without(tokens.pile, (token,)))
-    s = s.but(tokens=tokens.but(discard=tokens.discard + (token,)))
-    return _consume_draw(s, p)
+    tokens = _drawn_token(s.tokens, p["source"], token)
+    return s.but(tokens=tokens.but(discard=tokens.discard + (token,)), turn=_draws_left(s.turn, p))
 
 
 def _draws_queued(s: State, p: Payload) -> State:
@@ -352,9 +355,9 @@ EVENT_TYPES: frozenset[str] = frozenset(_HANDLERS)
 
 
 def evolve(state: State, event: Event) -> State:
-    """Apply one event; returns a new state and never mutates ``state``."""
+    """Apply one event; returns a new state and never mutates ``state``. The engine's ``evolve``
+    is this function (one call from the fold to the handler)."""
     handler = _HANDLERS.get(event.type)
     if handler is None:
         raise UnknownEvent("castle_panic", event.type)
     return handler(state, event.payload)
-
