@@ -7,7 +7,7 @@ import { after, before, describe, test } from "node:test";
 
 import { CLIENT_CODES, DonjonClient, DonjonError } from "../src/index.js";
 import { Proxy } from "./support/proxy.js";
-import { freePort, DonjonServer } from "./support/server.js";
+import { freePort, DonjonServer, serveForSuite } from "./support/server.js";
 import { record, seatedGame, waitFor } from "./support/watch.js";
 
 async function rejectsWith(promise, code, extra = {}) {
@@ -32,11 +32,9 @@ async function errorCount(server, code) {
 describe("errors", () => {
   let server;
   let client;
-  before(async () => {
-    server = await new DonjonServer().start();
-    client = new DonjonClient(server.url);
+  serveForSuite((started, connected) => {
+    [server, client] = [started, connected];
   });
-  after(() => server?.dispose());
 
   test("HTTP refusals carry code and status", { timeout: 30_000 }, async () => {
     await rejectsWith(client.createGame({ game: "chess" }), "unknown_game", { status: 400 });

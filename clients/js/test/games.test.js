@@ -3,11 +3,11 @@
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { promisify } from "node:util";
 
-import { DonjonClient, playFromLegal } from "../src/index.js";
-import { DonjonServer } from "./support/server.js";
+import { playFromLegal } from "../src/index.js";
+import { serveForSuite } from "./support/server.js";
 import { assertShape } from "./support/shapes.js";
 import { assertOnceInOrder, logVersions, record, seatedGame, waitFor } from "./support/watch.js";
 
@@ -21,11 +21,9 @@ const GAMES = [
 describe("whole games from legal", () => {
   let server;
   let client;
-  before(async () => {
-    server = await new DonjonServer().start();
-    client = new DonjonClient(server.url);
+  serveForSuite((started, connected) => {
+    [server, client] = [started, connected];
   });
-  after(() => server?.dispose());
 
   for (const [game, seats, codec] of GAMES) {
     test(`${game}, ${seats} seats over ${codec}, and a spectator`, { timeout: 120_000 }, async () => {

@@ -3,11 +3,11 @@
 // policy, turned off), and the rematch route with the connections that learn of the rematch.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { DonjonClient, DonjonError } from "../src/index.js";
 import { Proxy } from "./support/proxy.js";
-import { DonjonServer } from "./support/server.js";
+import { serveForSuite } from "./support/server.js";
 import { assertShape } from "./support/shapes.js";
 import { record, seatedGame, waitFor } from "./support/watch.js";
 
@@ -46,11 +46,9 @@ async function play(conn, move) {
 describe("lifecycle: resign, undo, rematch", () => {
   let server;
   let client;
-  before(async () => {
-    server = await new DonjonServer().start();
-    client = new DonjonClient(server.url);
+  serveForSuite((started, connected) => {
+    [server, client] = [started, connected];
   });
-  after(() => server?.dispose());
 
   test("resign ends a two-player game: the other seat wins by forfeit", { timeout: 30_000 }, async () => {
     const { id, tokens } = await seatedGame(client, "carcassonne", 2);

@@ -7,6 +7,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { after, before } from "node:test";
+
+import { DonjonClient } from "../../src/index.js";
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..");
 
@@ -132,4 +135,17 @@ export class DonjonServer {
     await this.stop();
     rmSync(this.dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * One `donjon serve` for the tests of the enclosing `describe`: started before them (then
+ * `use(server, client)` is called), stopped after them.
+ */
+export function serveForSuite(use, { clientPath = "" } = {}) {
+  let server;
+  before(async () => {
+    server = await new DonjonServer().start();
+    use(server, new DonjonClient(`${server.url}${clientPath}`));
+  });
+  after(() => server?.dispose());
 }
