@@ -292,12 +292,16 @@ class GameFeed:
         self.problem = f"{type(exc).__name__}: {exc}"
         if command == "sub" and self._where.get(game_id) is link:
             # MOVED: the slot has another owner now. Subscribe there; read in the meantime.
-            self.moved += 1
-            del self._where[game_id]
-            link.games.discard(game_id)
-            self._refresh = True
-            self._dirty.set()
-            self._announce({game_id} & self._wanted)
+            self._slot_moved(link, game_id)
+
+    def _slot_moved(self, link: _Link, game_id: str) -> None:
+        """``game_id``'s slot left ``link``'s master: find its new owner, read it meanwhile."""
+        self.moved += 1
+        del self._where[game_id]
+        link.games.discard(game_id)
+        self._refresh = True
+        self._dirty.set()
+        self._announce({game_id} & self._wanted)
 
     def _handle(self, link: _Link, reply: Any) -> None:
         kind = reply[0].decode() if isinstance(reply, list) and isinstance(reply[0], bytes) else str(reply)
@@ -326,9 +330,4 @@ class GameFeed:
                 return
             # The server ended it: the slot moved to another master.
             if self._where.get(game_id) is link:
-                self.moved += 1
-                del self._where[game_id]
-                link.games.discard(game_id)
-                self._refresh = True
-                self._dirty.set()
-                self._announce({game_id} & self._wanted)
+                self._slot_moved(link, game_id)
