@@ -91,11 +91,12 @@ def _apply_scoring(state: State, p: dict[str, Any]) -> State:
         scores[seat] += p["points"]
     supply = [list(s) for s in state.supply]
     board = state.table
-    gone = set()
+    gone = []
     for seat, x, y, at, kind in p["followers_returned"]:
         supply[seat][1 if kind == FollowerKind.LARGE.value else 0] += 1
-        gone.add(board.seg_feature[(x, y, _segment(board.cells[(x, y)], at))])
-    return state.but(scores=tuple(scores), supply=tuple(tuple(s) for s in supply), board=board.without_followers(gone))
+        gone.append((x, y, _segment(board.cells[(x, y)], at)))
+    board = board.without_followers_at(gone)
+    return state.but(scores=tuple(scores), supply=tuple(tuple(s) for s in supply), board=board)
 
 
 def _segment(placed: Placed, at: str) -> int:

@@ -65,7 +65,8 @@ Features (:class:`Feature`, maintained by union on every placement)
 Followers
     ``Follower(owner, kind, x, y, segment)``. ``board.free_segments(x, y)`` lists the segments
     of a tile whose feature holds no follower; ``board.with_follower(f)`` (no checks),
-    ``board.without_followers([feature ids])``, ``board.followers()``.
+    ``board.without_followers([feature ids])``, ``board.without_followers_at([(x, y, seg)])``,
+    ``board.followers()``.
 
 Naming spots, the follower step (:mod:`games.tileboard.spots`)
     Clients name a segment of a placed tile by any of its board ports or, without ports, by its

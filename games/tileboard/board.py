@@ -19,7 +19,7 @@ sharing them is safe), and merged sets are built once, at the end of the placeme
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from games.tileboard.tiles import ROTATIONS, SIDE_OFFSETS, Segment, SideKinds, Tile, mirror_port
@@ -210,21 +210,20 @@ class Feature:
 
 
 class _Draft:
-    """A feature being merged inside one ``place`` call (mutable, never escapes).
+    """A feature being changed while a board settles (mutable; it never leaves :class:`_Settling`).
 
-    It shares the frozen sets of the feature it starts from and only lists the sets merged into
-    it; :meth:`freeze` builds each merged set once. A draft of a segment of the tile being placed
-    has no ``old`` feature: it is always absorbed (see ``Board.place``), never frozen alone."""
+    It shares the frozen sets of the feature it starts from and only lists the parts merged into
+    it; :meth:`freeze` builds each merged set once, however many placements merged into it."""
 
     __slots__ = ("attrs", "cells", "followers", "id", "kind", "old", "open_ports", "segments", "size")
 
-    def __init__(self, old: Feature | None, fid: int, kind: str, segments: frozenset[SegRef],
-                 cells: frozenset[Cell], open_ports: int, attrs: dict[str, int],
-                 followers: tuple[Follower, ...]) -> None:
+    def __init__(self, old: Feature | None, fid: int, kind: str, segments: Iterable[SegRef],
+                 cells: Iterable[Cell], open_ports: int, attrs: dict[str, int],
+                 followers: tuple[Follower, ...], size: int) -> None:
         self.old = old
         self.id = fid
         self.kind = kind
-        self.size = len(segments)
+        self.size = size
         self.segments = [segments]
         self.cells = [cells]
         self.open_ports = open_ports
@@ -233,8 +232,9 @@ class _Draft:
 
     @classmethod
     def of(cls, old: Feature) -> _Draft:
-        """A draft starting from a feature on the board."""
-        return cls(old, old.id, old.kind, old.segments, old.cells, old.open_ports, old.attrs, old.followers)
+        """A draft starting from a feature of the settled board."""
+        return cls(old, old.id, old.kind, old.segments, old.cells, old.open_ports, old.attrs, old.followers,
+                   len(old.segments))
 
     def absorb(self, other: _Draft) -> None:
         """Take ``other`` into this feature (the caller relabels ``other``'s segments)."""
@@ -243,7 +243,7 @@ class _Draft:
         self.cells += other.cells
         self.open_ports += other.open_ports
         if other.attrs:
-            attrs = dict(self.attrs)  # the old feature's dict stays as it was
+            attrs = dict(self.attrs)  # the dict may be shared with a frozen feature
             for k, v in other.attrs.items():
                 attrs[k] = attrs.get(k, 0) + v
             self.attrs = attrs
@@ -251,34 +251,267 @@ class _Draft:
 
     def freeze(self) -> Feature:
         old = self.old
-        if len(self.segments) == 1 and old is not None:  # absorbed nothing
-            if self.open_ports == old.open_ports:
+        if old is not None and len(self.segments) == 1:  # absorbed nothing: its sets are the old ones
+            if self.open_ports == old.open_ports and self.followers is old.followers:
                 return old
-            return Feature(old.id, old.kind, old.segments, old.cells, self.open_ports, old.attrs, old.followers)
+            return Feature(old.id, old.kind, old.segments, old.cells, self.open_ports, old.attrs, self.followers)
         segments = frozenset().union(*self.segments)
         cells = frozenset().union(*self.cells)
         return Feature(self.id, self.kind, segments, cells, self.open_ports, self.attrs, self.followers)
 
 
-@dataclass(frozen=True, slots=True)
+Change = tuple[Any, ...]
+"""One recorded change of a board: ``(_PLACE, placed)``, ``(_FOLLOWER, follower)``,
+``(_CLEAR, feature ids)`` or ``(_CLEAR_AT, segment refs)``."""
+_PLACE, _FOLLOWER, _CLEAR, _CLEAR_AT = range(4)
+
+_MAX_PENDING = 64
+"""A board settles once this many changes wait on it, so that a chain of unsettled boards (and
+the tile maps each one holds) stays short."""
+
+
+class _Settling:
+    """The features and frontier of a settled board, copied once and changed in place by a run of
+    recorded changes, then frozen into a settled board's fields (see :class:`Board`)."""
+
+    def __init__(self, board: Board) -> None:
+        self.rules = board.rules
+        self.seg_feature = dict(board._seg_feature)
+        self.features: dict[int, Feature | _Draft] = dict(board._features)
+        self.frontier = dict(board._frontier)
+        self.next_id = board._next_id
+        self.drafted: list[_Draft] = []
+
+    def draft(self, fid: int) -> _Draft:
+        """The feature ``fid``, made changeable (once per settling)."""
+        feature = self.features[fid]
+        if type(feature) is _Draft:
+            return feature
+        d = self.features[fid] = _Draft.of(feature)  # type: ignore[arg-type]
+        self.drafted.append(d)
+        return d
+
+    def apply(self, change: Change, cells: dict[Cell, Placed]) -> None:
+        """Apply one recorded change; ``cells`` are the tiles of the board that recorded it."""
+        kind = change[0]
+        if kind == _PLACE:
+            self.place(change[1], cells)
+        elif kind == _FOLLOWER:
+            follower = change[1]
+            d = self.draft(self.seg_feature[(follower.x, follower.y, follower.segment)])
+            d.followers = (*d.followers, follower)
+        else:
+            fids = change[1] if kind == _CLEAR else [self.seg_feature[ref] for ref in change[1]]
+            for fid in fids:
+                if self.features[fid].followers:
+                    self.draft(fid).followers = ()
+
+    def place(self, placed: Placed, cells: dict[Cell, Placed]) -> None:
+        """Join the new tile's segments to its neighbours' features and move the frontier."""
+        tile, x, y = placed.tile, placed.x, placed.y
+        q = placed.rotation // 90
+        ports = tile.rotated[q]
+        rules = self.rules
+        playable = rules.is_playable
+        seg_feature, features = self.seg_feature, self.features
+
+        # Which sides face what, once; the ports facing an empty playable cell are open.
+        around: list[Placed | None] = []
+        open_sides: list[int] = []
+        open_mask = 0
+        for side in range(4):
+            dx, dy = SIDE_OFFSETS[side]
+            other = cells.get((x + dx, y + dy))
+            around.append(other)
+            if other is None and playable(x + dx, y + dy):
+                open_sides.append(side)
+                open_mask |= _SIDE_MASKS[side]
+
+        # Each segment starts as a feature of its own (new ids, in segment order, added at the end
+        # of ``features``); the joins below merge some of them into the neighbours' features.
+        first = self.next_id
+        masks, sums, segments = tile.port_masks[q], tile.sums, tile.segments
+        here = ((x, y),)
+        for i, segment in enumerate(segments):
+            seg_feature[(x, y, i)] = first + i
+            d = _Draft(None, first + i, segment.kind, ((x, y, i),), here, (masks[i] & open_mask).bit_count(),
+                       sums[i], (), 1)
+            features[first + i] = d
+            self.drafted.append(d)
+        self.next_id = first + len(segments)
+
+        # Walk the ports across each shared edge once: a neighbour's port facing this (playable)
+        # cell is no longer open, and facing segments that join are noted for the merge below.
+        here_playable = playable(x, y)
+        joins = rules.joins
+        draft = self.draft
+        joined: list[tuple[SegRef, SegRef]] = []
+        for side in range(4):
+            other = around[side]
+            if other is None:
+                continue
+            their_ports = other.ports
+            ox, oy, their_segments = other.x, other.y, other.tile.segments
+            for p in range(3 * side, 3 * side + 3):
+                theirs = their_ports[_MIRROR[p]]
+                if theirs is None:
+                    continue
+                their_ref = (ox, oy, theirs)
+                if here_playable:
+                    draft(seg_feature[their_ref]).open_ports -= 1
+                mine = ports[p]
+                if mine is not None and joins(segments[mine].kind, their_segments[theirs].kind):
+                    joined.append(((x, y, mine), their_ref))
+
+        for mine_ref, their_ref in joined:
+            a = draft(seg_feature[mine_ref])
+            b = draft(seg_feature[their_ref])
+            if a is b:
+                continue
+            # Keep the bigger feature's id (then the older one) and relabel the smaller. A segment
+            # of this tile (size 1, the newest id) therefore never keeps its id once joined.
+            if (a.size, -a.id) < (b.size, -b.id):
+                a, b = b, a
+            aid = a.id
+            for part in b.segments:
+                for ref in part:
+                    seg_feature[ref] = aid
+            a.absorb(b)
+            del features[b.id]
+
+        # The empty playable cells beside the new tile: a cell already in the frontier changes
+        # only on the side facing the new tile; a new one touches no other tile (else it would
+        # be in the frontier), so its other sides are empty or walls.
+        frontier = self.frontier
+        frontier.pop((x, y), None)
+        facing = rules.facing_keys(tile)[q]
+        for side in open_sides:
+            dx, dy = SIDE_OFFSETS[side]
+            nx, ny = x + dx, y + dy
+            known = frontier.get((nx, ny))
+            if known is None:
+                known = tuple([None if playable(nx + ox, ny + oy) else WALL for ox, oy in SIDE_OFFSETS])
+            opposite = _OPPOSITE[side]
+            frontier[(nx, ny)] = (*known[:opposite], facing[side], *known[opposite + 1 :])
+
+    def freeze(self) -> tuple[dict[SegRef, int], dict[int, Feature], dict[Cell, Constraint], int]:
+        """The settled fields; each feature changed by the run becomes a :class:`Feature` once."""
+        features = self.features
+        for d in self.drafted:
+            if features.get(d.id) is d:
+                features[d.id] = d.freeze()
+        return self.seg_feature, features, self.frontier, self.next_id  # type: ignore[return-value]
+
+
 class Board:
-    """Placed tiles, features and the frontier. Treat every field as read-only.
+    """Placed tiles, features and the frontier: an immutable value. Treat every field as read-only.
 
     ``frontier`` maps each empty playable cell that touches a placed tile along an edge to its
     constraint: per side ``N E S W`` the key of the facing placed side, :data:`WALL`, or
     ``None`` (empty playable neighbour).
+
+    A change (:meth:`place`, :meth:`with_follower`, :meth:`without_followers`) makes its new
+    ``cells`` at once and only records the rest: the board *settles*, bringing its features and
+    frontier up to date, when one of them is first read. A replay folds a whole game without
+    reading a feature in between, so it settles once, at the end, copying the feature maps once
+    and freezing each changed feature once, instead of on every placement. Settling changes
+    nothing a caller can see: every board, settled or not, reads as the value its changes made,
+    and settling never touches the board it started from.
     """
 
-    rules: BoardRules = field(compare=False, repr=False)
-    cells: dict[Cell, Placed] = field(default_factory=dict)
-    seg_feature: dict[SegRef, int] = field(default_factory=dict, repr=False)
-    features: dict[int, Feature] = field(default_factory=dict, repr=False)
-    frontier: dict[Cell, Constraint] = field(default_factory=dict, repr=False)
-    next_id: int = 0
+    __slots__ = ("_base", "_change", "_features", "_frontier", "_next_id", "_pending", "_seg_feature", "cells",
+                 "rules")
+
+    rules: BoardRules
+    cells: dict[Cell, Placed]
+
+    def __init__(
+        self,
+        rules: BoardRules,
+        cells: dict[Cell, Placed] | None = None,
+        seg_feature: dict[SegRef, int] | None = None,
+        features: dict[int, Feature] | None = None,
+        frontier: dict[Cell, Constraint] | None = None,
+        next_id: int = 0,
+    ) -> None:
+        """A settled board from its fields (every change makes its boards itself)."""
+        self.rules = rules
+        self.cells = {} if cells is None else cells
+        self._seg_feature = {} if seg_feature is None else seg_feature
+        self._features = {} if features is None else features
+        self._frontier = {} if frontier is None else frontier
+        self._next_id = next_id
+        self._base: Board | None = None
+        self._change: Change | None = None
+        self._pending = 0
 
     @classmethod
     def empty(cls, rules: BoardRules) -> Board:
         return cls(rules)
+
+    def _changed(self, change: Change, cells: dict[Cell, Placed]) -> Board:
+        """A new board: this one with ``change`` recorded (settled when first read)."""
+        board = Board.__new__(Board)
+        board.rules = self.rules
+        board.cells = cells
+        board._base = self
+        board._change = change
+        board._pending = self._pending + 1
+        if board._pending >= _MAX_PENDING:
+            board._settle()
+        return board
+
+    def _settle(self) -> None:
+        """Bring the features and frontier up to date: apply the recorded changes since the
+        nearest settled board, on copies of its maps. Boards in between stay as they are."""
+        runs: list[Board] = []
+        board = self
+        while board._base is not None:
+            runs.append(board)
+            board = board._base
+        settling = _Settling(board)
+        for each in reversed(runs):
+            settling.apply(each._change, each.cells)  # type: ignore[arg-type]
+        self._seg_feature, self._features, self._frontier, self._next_id = settling.freeze()
+        self._base = self._change = None
+        self._pending = 0
+
+    @property
+    def seg_feature(self) -> dict[SegRef, int]:
+        """The feature id of every segment on the board."""
+        if self._base is not None:
+            self._settle()
+        return self._seg_feature
+
+    @property
+    def features(self) -> dict[int, Feature]:
+        """Every feature by id, in the order they were made (merged ones gone)."""
+        if self._base is not None:
+            self._settle()
+        return self._features
+
+    @property
+    def frontier(self) -> dict[Cell, Constraint]:
+        if self._base is not None:
+            self._settle()
+        return self._frontier
+
+    @property
+    def next_id(self) -> int:
+        if self._base is not None:
+            self._settle()
+        return self._next_id
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Board):
+            return NotImplemented
+        return (self.cells, self.seg_feature, self.features, self.frontier, self.next_id) == (
+            other.cells, other.seg_feature, other.features, other.frontier, other.next_id)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Board({len(self.cells)} tiles, {len(self.features)} features, {len(self.frontier)} frontier cells)"
 
     # --- queries ----------------------------------------------------------------------------
 
@@ -297,13 +530,13 @@ class Board:
     def features_on(self, x: int, y: int) -> list[Feature]:
         """The distinct features having a segment on the tile at (x, y), by segment order."""
         placed = self.cells[(x, y)]
+        seg_feature, features = self.seg_feature, self.features
         seen: dict[int, Feature] = {}
         for i in range(len(placed.tile.segments)):
-            fid = self.seg_feature[(x, y, i)]
+            fid = seg_feature[(x, y, i)]
             if fid not in seen:
-                seen[fid] = self.features[fid]
+                seen[fid] = features[fid]
         return list(seen.values())
-
     def features_around(self, x: int, y: int) -> list[tuple[SegRef, Feature]]:
         """Every distinct feature a tile at (x, y) belongs to or borders: those with a segment on
         it (segment order), then those with a port facing it across an edge (sides N E S W),
@@ -431,140 +664,21 @@ class Board:
             raise IllegalPlacement(f"({x}, {y}) is already occupied")
         if check and not self.is_legal(tile, x, y, rotation):
             raise IllegalPlacement(f"{tile.id} rotated {rotation} does not fit at ({x}, {y})")
-        rules = self.rules
-        playable = rules.is_playable
         placed = Placed(tile, x, y, rotation, fixed)
-        q = rotation // 90
-        ports = tile.rotated[q]
         cells = dict(self.cells)
         cells[(x, y)] = placed
-        seg_feature = dict(self.seg_feature)
-        features = dict(self.features)
-        drafts: dict[int, _Draft] = {}
-        next_id = self.next_id
-
-        # Which sides face what, once; the ports facing an empty playable cell are open.
-        around = []
-        open_mask = 0
-        for side in range(4):
-            dx, dy = SIDE_OFFSETS[side]
-            n = (x + dx, y + dy)
-            other = cells.get(n)
-            empty_playable = other is None and playable(*n)
-            around.append((other, empty_playable))
-            if empty_playable:
-                open_mask |= _SIDE_MASKS[side]
-
-        # Each segment starts as a feature of its own (ids from ``first``, in segment order); the
-        # joins below merge some of them into the neighbours' features, and only the others are
-        # built as features, at the end.
-        first = next_id
-        for i in range(len(tile.segments)):
-            seg_feature[(x, y, i)] = next_id
-            next_id += 1
-
-        # Walk the ports across each shared edge once: a neighbour's port facing this (playable)
-        # cell is no longer open, and facing segments that join are noted for the merge below.
-        here_playable = playable(x, y)
-        joins = rules.joins
-        lost: dict[int, int] = {}
-        joined: list[tuple[SegRef, SegRef]] = []
-        for side in range(4):
-            other = around[side][0]
-            if other is None:
-                continue
-            their_ports = other.ports
-            for p in range(3 * side, 3 * side + 3):
-                theirs = their_ports[_MIRROR[p]]
-                if theirs is None:
-                    continue
-                their_ref = (other.x, other.y, theirs)
-                if here_playable:
-                    fid = seg_feature[their_ref]
-                    lost[fid] = lost.get(fid, 0) + 1
-                mine = ports[p]
-                if mine is not None and joins(tile.segments[mine].kind, other.tile.segments[theirs].kind):
-                    joined.append(((x, y, mine), their_ref))
-
-        masks = tile.port_masks[q]
-        sums = tile.sums
-        here = frozenset({(x, y)})
-
-        def fresh(i: int) -> tuple[int, str, frozenset[SegRef], frozenset[Cell], int, dict[str, int]]:
-            """The feature of this tile's segment ``i`` alone, as fields."""
-            open_ports = (masks[i] & open_mask).bit_count()
-            return first + i, tile.segments[i].kind, frozenset({(x, y, i)}), here, open_ports, sums[i]
-
-        def draft(fid: int) -> _Draft:
-            d = drafts.get(fid)
-            if d is None:
-                if fid >= first:
-                    d = drafts[fid] = _Draft(None, *fresh(fid - first), ())
-                else:
-                    d = drafts[fid] = _Draft.of(features[fid])
-                    d.open_ports -= lost.pop(fid, 0)
-            return d
-
-        for mine_ref, their_ref in joined:
-            a = draft(seg_feature[mine_ref])
-            b = draft(seg_feature[their_ref])
-            if a is b:
-                continue
-            # Keep the bigger feature's id (then the older one) and relabel the smaller. A segment
-            # of this tile (size 1, the newest id) therefore never keeps its id once joined.
-            if (a.size, -a.id) < (b.size, -b.id):
-                a, b = b, a
-            for part in b.segments:
-                for ref in part:
-                    seg_feature[ref] = a.id
-            a.absorb(b)
-            drafts[b.id] = a
-            if b.old is not None:
-                del features[b.id]
-
-        done = set()
-        for fid, d in drafts.items():
-            if d.id in done or fid != d.id:
-                continue
-            done.add(d.id)
-            features[d.id] = d.freeze()
-        for fid, count in lost.items():  # neighbours that only lost open ports
-            f = features[fid]
-            features[fid] = Feature(f.id, f.kind, f.segments, f.cells, f.open_ports - count, f.attrs, f.followers)
-        for i in range(len(tile.segments)):  # this tile's segments that joined nothing, in order
-            if first + i not in drafts:
-                features[first + i] = Feature(*fresh(i))
-
-        # The empty playable cells beside the new tile: a cell already in the frontier changes
-        # only on the side facing the new tile; a new one touches no other tile (else it would
-        # be in the frontier), so its other sides are empty or walls.
-        frontier = dict(self.frontier)
-        frontier.pop((x, y), None)
-        facing = rules.facing_keys(tile)[q]
-        for side in range(4):
-            if around[side][1]:
-                dx, dy = SIDE_OFFSETS[side]
-                nx, ny = x + dx, y + dy
-                known = frontier.get((nx, ny))
-                if known is None:
-                    known = tuple([None if playable(nx + ox, ny + oy) else WALL for ox, oy in SIDE_OFFSETS])
-                opposite = _OPPOSITE[side]
-                frontier[(nx, ny)] = (*known[:opposite], facing[side], *known[opposite + 1 :])
-        return Board(rules, cells, seg_feature, features, frontier, next_id)
+        return self._changed((_PLACE, placed), cells)
 
     def with_follower(self, follower: Follower) -> Board:
         """A new board with ``follower`` added to its segment's feature (no occupancy check)."""
-        fid = self.seg_feature[(follower.x, follower.y, follower.segment)]
-        f = self.features[fid]
-        features = dict(self.features)
-        features[fid] = Feature(f.id, f.kind, f.segments, f.cells, f.open_ports, f.attrs, f.followers + (follower,))
-        return Board(self.rules, self.cells, self.seg_feature, features, self.frontier, self.next_id)
+        return self._changed((_FOLLOWER, follower), self.cells)
 
     def without_followers(self, feature_ids: Iterable[int]) -> Board:
-        """A new board where the given features hold no followers."""
-        features = dict(self.features)
-        for fid in feature_ids:
-            f = features[fid]
-            if f.followers:
-                features[fid] = Feature(f.id, f.kind, f.segments, f.cells, f.open_ports, f.attrs, ())
-        return Board(self.rules, self.cells, self.seg_feature, features, self.frontier, self.next_id)
+        """A new board where the given features (ids of this board's) hold no followers."""
+        return self._changed((_CLEAR, tuple(feature_ids)), self.cells)
+
+    def without_followers_at(self, segments: Iterable[SegRef]) -> Board:
+        """A new board where the features of the given segments ``(x, y, segment)`` hold no
+        followers: :meth:`without_followers` for a caller that knows where the followers stand
+        (a scoring event), which need not settle this board to find their features."""
+        return self._changed((_CLEAR_AT, tuple(segments)), self.cells)
