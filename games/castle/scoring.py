@@ -149,8 +149,8 @@ def completed_by_placement(board: Board, x: int, y: int) -> tuple[FeatureRef, ..
     the placed tile when it has one there (:meth:`Board.features_around`)."""
     return tuple(
         (sx, sy, segment_name(board.cells[(sx, sy)], seg))
-        for (sx, sy, seg), feature in board.features_around(x, y)
-        if feature.complete and feature.kind in SCORED_KINDS
+        for (sx, sy, seg), feature in board.features_around(x, y, complete=True)
+        if feature.kind in SCORED_KINDS
     )
 
 

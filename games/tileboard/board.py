@@ -2,8 +2,15 @@
 
 The board never knows a game's rules: a :class:`BoardRules` object supplies the facts (which
 cells are playable, when two facing sides match, which facing kinds join). Every change returns
-a new :class:`Board`; the old one stays valid. Internally each change copies a few flat dicts
-(tens to hundreds of entries), which is cheaper in Python than any persistent structure.
+a new :class:`Board`; the old one stays valid.
+
+A change is recorded, not applied: the new board *settles* (copies its features and frontier
+from the nearest settled board once and applies the changes recorded since, in place) when one
+of them is first read. A replay, which reads no feature between placements, thus copies the
+maps and freezes each feature once per run of changes instead of once per placement; a query of
+a few features (:meth:`Board.features_around`) leaves the settling unfrozen, and the next change
+carries on from it. Settling is invisible: a board reads as the value its changes made, whenever
+it is read, and never changes a board it started from.
 
 Features are the connected components of segments: the new tile's segments are joined with the
 facing segments of each neighbour when ``rules.joins(kind_a, kind_b)`` says so. A feature keeps
@@ -13,12 +20,12 @@ followers standing on it.
 
 A placement touches a few features (one port fewer open, or a merge) and leaves the rest as they
 are: a feature that only loses an open port keeps its segment and cell sets (they are frozen, so
-sharing them is safe), and merged sets are built once, at the end of the placement.
+sharing them is safe), and merged sets are built once, when the settling freezes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -291,6 +298,13 @@ class _Settling:
         self.drafted.append(d)
         return d
 
+    def frozen(self, fid: int) -> Feature:
+        """The feature ``fid`` as it stands, frozen (a later change drafts it again)."""
+        feature = self.features[fid]
+        if type(feature) is _Draft:
+            feature = self.features[fid] = feature.freeze()
+        return feature  # type: ignore[return-value]
+
     def apply(self, change: Change, cells: dict[Cell, Placed]) -> None:
         """Apply one recorded change; ``cells`` are the tiles of the board that recorded it."""
         kind = change[0]
@@ -327,24 +341,20 @@ class _Settling:
                 open_sides.append(side)
                 open_mask |= _SIDE_MASKS[side]
 
-        # Each segment starts as a feature of its own (new ids, in segment order, added at the end
-        # of ``features``); the joins below merge some of them into the neighbours' features.
+        # Each segment starts as a feature of its own (new ids, in segment order); the joins below
+        # merge some of them into the neighbours' features, and only the others are added, at the
+        # end of ``features``.
         first = self.next_id
         masks, sums, segments = tile.port_masks[q], tile.sums, tile.segments
-        here = ((x, y),)
-        for i, segment in enumerate(segments):
+        for i in range(len(segments)):
             seg_feature[(x, y, i)] = first + i
-            d = _Draft(None, first + i, segment.kind, ((x, y, i),), here, (masks[i] & open_mask).bit_count(),
-                       sums[i], (), 1)
-            features[first + i] = d
-            self.drafted.append(d)
         self.next_id = first + len(segments)
 
         # Walk the ports across each shared edge once: a neighbour's port facing this (playable)
         # cell is no longer open, and facing segments that join are noted for the merge below.
         here_playable = playable(x, y)
         joins = rules.joins
-        draft = self.draft
+        lost: dict[int, int] = {}
         joined: list[tuple[SegRef, SegRef]] = []
         for side in range(4):
             other = around[side]
@@ -358,18 +368,31 @@ class _Settling:
                     continue
                 their_ref = (ox, oy, theirs)
                 if here_playable:
-                    draft(seg_feature[their_ref]).open_ports -= 1
+                    fid = seg_feature[their_ref]
+                    lost[fid] = lost.get(fid, 0) + 1
                 mine = ports[p]
                 if mine is not None and joins(segments[mine].kind, their_segments[theirs].kind):
                     joined.append(((x, y, mine), their_ref))
 
+        draft = self.draft
+        for fid, count in lost.items():
+            draft(fid).open_ports -= count
+        here = ((x, y),)
+        joined_here: dict[int, _Draft] = {}
         for mine_ref, their_ref in joined:
-            a = draft(seg_feature[mine_ref])
+            fid = seg_feature[mine_ref]
+            if fid >= first:  # a segment of this tile, joined for the first time
+                i = fid - first
+                a = joined_here[fid] = _Draft(None, fid, segments[i].kind, (mine_ref,), here,
+                                              (masks[i] & open_mask).bit_count(), sums[i], (), 1)
+            else:
+                a = draft(fid)
             b = draft(seg_feature[their_ref])
             if a is b:
                 continue
             # Keep the bigger feature's id (then the older one) and relabel the smaller. A segment
-            # of this tile (size 1, the newest id) therefore never keeps its id once joined.
+            # of this tile (size 1, the newest id) therefore never keeps its id once joined, and
+            # the neighbour's side is never one of this tile's segments.
             if (a.size, -a.id) < (b.size, -b.id):
                 a, b = b, a
             aid = a.id
@@ -377,7 +400,14 @@ class _Settling:
                 for ref in part:
                     seg_feature[ref] = aid
             a.absorb(b)
-            del features[b.id]
+            if b.id < first:
+                del features[b.id]
+
+        cell = frozenset(here)
+        for i, segment in enumerate(segments):  # this tile's segments that joined nothing, in order
+            if first + i not in joined_here:
+                features[first + i] = Feature(first + i, segment.kind, frozenset({(x, y, i)}), cell,
+                                              (masks[i] & open_mask).bit_count(), sums[i])
 
         # The empty playable cells beside the new tile: a cell already in the frontier changes
         # only on the side facing the new tile; a new one touches no other tile (else it would
@@ -419,8 +449,8 @@ class Board:
     and settling never touches the board it started from.
     """
 
-    __slots__ = ("_base", "_change", "_features", "_frontier", "_next_id", "_pending", "_seg_feature", "cells",
-                 "rules")
+    __slots__ = ("_base", "_change", "_features", "_frontier", "_next_id", "_pending", "_seg_feature", "_work",
+                 "cells", "rules")
 
     rules: BoardRules
     cells: dict[Cell, Placed]
@@ -444,6 +474,7 @@ class Board:
         self._base: Board | None = None
         self._change: Change | None = None
         self._pending = 0
+        self._work: _Settling | None = None
 
     @classmethod
     def empty(cls, rules: BoardRules) -> Board:
@@ -457,24 +488,49 @@ class Board:
         board._base = self
         board._change = change
         board._pending = self._pending + 1
+        board._work = None
         if board._pending >= _MAX_PENDING:
             board._settle()
         return board
 
-    def _settle(self) -> None:
-        """Bring the features and frontier up to date: apply the recorded changes since the
-        nearest settled board, on copies of its maps. Boards in between stay as they are."""
+    def _settling(self) -> _Settling:
+        """This board's features and frontier, brought up to date but not frozen: the recorded
+        changes since the nearest settled board applied on copies of its maps, or, when a board
+        on the way holds such a settling (:meth:`_reader`), on that one, which it gives up (it
+        is still its own value: read again, it settles again from its base)."""
         runs: list[Board] = []
         board = self
         while board._base is not None:
+            work = board._work
+            if work is not None:
+                board._work = None
+                break
             runs.append(board)
             board = board._base
-        settling = _Settling(board)
+        else:
+            work = _Settling(board)
         for each in reversed(runs):
-            settling.apply(each._change, each.cells)  # type: ignore[arg-type]
-        self._seg_feature, self._features, self._frontier, self._next_id = settling.freeze()
-        self._base = self._change = None
+            work.apply(each._change, each.cells)  # type: ignore[arg-type]
+        return work
+
+    def _settle(self) -> None:
+        """Bring the features and frontier up to date and freeze them into this board."""
+        work = self._work if self._work is not None else self._settling()
+        self._seg_feature, self._features, self._frontier, self._next_id = work.freeze()
+        self._base = self._change = self._work = None
         self._pending = 0
+
+    def _reader(self) -> tuple[dict[SegRef, int], Mapping[int, Feature | _Draft], Callable[[int], Feature]]:
+        """(segment -> feature id, feature id -> feature or draft, feature id -> feature) for a
+        query of a few features: drafts may be read but never leave the board. A board
+        with changes pending keeps its settling unfrozen for them, so that the next change
+        carries on from it instead of copying the maps again: a follower step that asks which
+        features the placed tile completed (The Castle) settles nothing in a replay."""
+        if self._base is None:
+            return self._seg_feature, self._features, self._features.__getitem__
+        if self._work is None:
+            self._work = self._settling()
+        return self._work.seg_feature, self._work.features, self._work.frozen
 
     @property
     def seg_feature(self) -> dict[SegRef, int]:
@@ -525,35 +581,27 @@ class Board:
         return self.cells.get((x, y))
 
     def feature_of(self, x: int, y: int, segment: int) -> Feature:
-        return self.features[self.seg_feature[(x, y, segment)]]
+        seg_feature, _, frozen = self._reader()
+        return frozen(seg_feature[(x, y, segment)])
 
     def features_on(self, x: int, y: int) -> list[Feature]:
         """The distinct features having a segment on the tile at (x, y), by segment order."""
         placed = self.cells[(x, y)]
-        seg_feature, features = self.seg_feature, self.features
+        seg_feature, _, frozen = self._reader()
         seen: dict[int, Feature] = {}
         for i in range(len(placed.tile.segments)):
             fid = seg_feature[(x, y, i)]
             if fid not in seen:
-                seen[fid] = features[fid]
+                seen[fid] = frozen(fid)
         return list(seen.values())
-    def features_around(self, x: int, y: int) -> list[tuple[SegRef, Feature]]:
+    def features_around(self, x: int, y: int, *, complete: bool = False) -> list[tuple[SegRef, Feature]]:
         """Every distinct feature a tile at (x, y) belongs to or borders: those with a segment on
         it (segment order), then those with a port facing it across an edge (sides N E S W),
         each once, with the first segment found. A tile closes a bordering feature of another
-        kind without joining it (The Castle's buildings), so completion checks need both."""
-        out: list[tuple[SegRef, Feature]] = []
-        seen: set[int] = set()
-        seg_feature, features, cells = self.seg_feature, self.features, self.cells
-
-        def note(ref: SegRef) -> None:
-            fid = seg_feature[ref]
-            if fid not in seen:
-                seen.add(fid)
-                out.append((ref, features[fid]))
-
-        for i in range(len(cells[(x, y)].tile.segments)):
-            note((x, y, i))
+        kind without joining it (The Castle's buildings), so completion checks need both; with
+        ``complete=True`` only the complete ones are listed."""
+        cells = self.cells
+        refs = [(x, y, i) for i in range(len(cells[(x, y)].tile.segments))]
         for side in range(4):
             dx, dy = SIDE_OFFSETS[side]
             other = cells.get((x + dx, y + dy))
@@ -563,7 +611,16 @@ class Board:
             for p in range(3 * side, 3 * side + 3):
                 theirs = their_ports[_MIRROR[p]]
                 if theirs is not None:
-                    note((other.x, other.y, theirs))
+                    refs.append((other.x, other.y, theirs))
+        seg_feature, features, frozen = self._reader()
+        out: list[tuple[SegRef, Feature]] = []
+        seen: set[int] = set()
+        for ref in refs:
+            fid = seg_feature[ref]
+            if fid not in seen:
+                seen.add(fid)
+                if not complete or features[fid].open_ports == 0:
+                    out.append((ref, frozen(fid)))
         return out
 
     def segment(self, ref: SegRef) -> Segment:

@@ -49,7 +49,11 @@ def draw(rng: Rng, pool: Sequence[tuple[str, int]]) -> str:
 
 def take(pool: Sequence[tuple[str, int]], name: str) -> tuple[tuple[str, int], ...]:
     """The pool with one ``name`` fewer; an exhausted entry leaves the pool."""
-    return tuple((n, c - 1 if n == name else c) for n, c in pool if not (n == name and c == 1))
+    for i, (n, c) in enumerate(pool):
+        if n == name:
+            rest = tuple(pool[i + 1 :])
+            return (*pool[:i], *rest) if c == 1 else (*pool[:i], (n, c - 1), *rest)
+    return tuple(pool)
 
 
 def draw_sequence(rng: Rng, pool: Sequence[tuple[str, int]], order: Sequence[str] | None = None) -> Iterator[str]:

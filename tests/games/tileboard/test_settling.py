@@ -108,3 +108,26 @@ def test_followers_cleared_by_segment_equal_followers_cleared_by_feature():
     )
     assert seen(by_segment) == seen(by_feature)
     assert not any(f.followers for f in by_segment.all_features())
+
+
+def test_a_board_whose_settling_the_next_change_took_over_still_reads_as_its_own_value():
+    """A query of a few features (``features_around``) leaves the settling unfrozen for the next
+    change to carry on from; the board it came from must still read as itself afterwards."""
+    events = events_of_a_game("castle", {"falcon": True}, 5)
+    eager = boards_folded("castle", events, read_each=True)
+    late = boards_folded("castle", events, read_each=False)
+    for index in range(1, len(late) - 1, 9):
+        board, after = late[index], late[index + 1]
+        placed = next(reversed(board.cells.values()))
+        board.features_around(placed.x, placed.y)  # keeps its settling unfrozen
+        after.features_around(placed.x, placed.y)  # takes it over, if ``after`` came from ``board``
+        assert seen(after) == seen(eager[index + 1])
+        assert seen(board) == seen(eager[index])
+
+
+def test_complete_features_around_are_the_complete_ones_of_all_around():
+    events = events_of_a_game("castle", {"falcon": False}, 9)
+    for board in boards_folded("castle", events, read_each=False)[::6]:
+        for placed in list(board.cells.values())[-3:]:
+            wanted = [(ref, f) for ref, f in board.features_around(placed.x, placed.y) if f.complete]
+            assert board.features_around(placed.x, placed.y, complete=True) == wanted
