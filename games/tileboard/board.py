@@ -273,8 +273,8 @@ Change = tuple[Any, ...]
 _PLACE, _FOLLOWER, _CLEAR, _CLEAR_AT = range(4)
 
 _MAX_PENDING = 64
-"""A board settles once this many changes wait on it, so that a chain of unsettled boards (and
-the tile maps each one holds) stays short."""
+"""A board settles once this many changes wait on it, so that the settled board it holds on to
+is never far behind."""
 
 
 class _Settling:
@@ -288,6 +288,11 @@ class _Settling:
         self.frontier = dict(board._frontier)
         self.next_id = board._next_id
         self.drafted: list[_Draft] = []
+        self.settled_cells = board.cells
+        self.placed: dict[Cell, Placed] = {}
+        """The tiles placed by the changes applied so far (``settled_cells`` has the others)."""
+        self.applied = 0
+        """How many changes since the settled board have been applied."""
 
     def draft(self, fid: int) -> _Draft:
         """The feature ``fid``, made changeable (once per settling)."""
@@ -305,11 +310,16 @@ class _Settling:
             feature = self.features[fid] = feature.freeze()
         return feature  # type: ignore[return-value]
 
-    def apply(self, change: Change, cells: dict[Cell, Placed]) -> None:
-        """Apply one recorded change; ``cells`` are the tiles of the board that recorded it."""
+    def tile_at(self, cell: Cell) -> Placed | None:
+        """The tile at ``cell`` as the changes applied so far left the board."""
+        return self.settled_cells.get(cell) or self.placed.get(cell)
+
+    def apply(self, change: Change) -> None:
+        """Apply the next recorded change."""
+        self.applied += 1
         kind = change[0]
         if kind == _PLACE:
-            self.place(change[1], cells)
+            self.place(change[1])
         elif kind == _FOLLOWER:
             follower = change[1]
             d = self.draft(self.seg_feature[(follower.x, follower.y, follower.segment)])
@@ -320,9 +330,10 @@ class _Settling:
                 if self.features[fid].followers:
                     self.draft(fid).followers = ()
 
-    def place(self, placed: Placed, cells: dict[Cell, Placed]) -> None:
+    def place(self, placed: Placed) -> None:
         """Join the new tile's segments to its neighbours' features and move the frontier."""
         tile, x, y = placed.tile, placed.x, placed.y
+        tile_at = self.tile_at
         q = placed.rotation // 90
         ports = tile.rotated[q]
         rules = self.rules
@@ -335,7 +346,7 @@ class _Settling:
         open_mask = 0
         for side in range(4):
             dx, dy = SIDE_OFFSETS[side]
-            other = cells.get((x + dx, y + dy))
+            other = tile_at((x + dx, y + dy))
             around.append(other)
             if other is None and playable(x + dx, y + dy):
                 open_sides.append(side)
@@ -423,6 +434,7 @@ class _Settling:
                 known = tuple([None if playable(nx + ox, ny + oy) else WALL for ox, oy in SIDE_OFFSETS])
             opposite = _OPPOSITE[side]
             frontier[(nx, ny)] = (*known[:opposite], facing[side], *known[opposite + 1 :])
+        self.placed[(x, y)] = placed
 
     def freeze(self) -> tuple[dict[SegRef, int], dict[int, Feature], dict[Cell, Constraint], int]:
         """The settled fields; each feature changed by the run becomes a :class:`Feature` once."""
@@ -449,7 +461,7 @@ class Board:
     and settling never touches the board it started from.
     """
 
-    __slots__ = ("_base", "_change", "_features", "_frontier", "_next_id", "_pending", "_seg_feature", "_work",
+    __slots__ = ("_changes", "_features", "_frontier", "_next_id", "_parent", "_seg_feature", "_settled", "_work",
                  "cells", "rules")
 
     rules: BoardRules
@@ -471,9 +483,12 @@ class Board:
         self._features = {} if features is None else features
         self._frontier = {} if frontier is None else frontier
         self._next_id = next_id
-        self._base: Board | None = None
-        self._change: Change | None = None
-        self._pending = 0
+        self._settled: Board | None = None
+        """Unsettled: the nearest settled board it comes from (``None``: this one is settled)."""
+        self._changes: tuple[Change, ...] = ()
+        """Unsettled: the changes recorded since ``_settled``, oldest first."""
+        self._parent: Board | None = None
+        """The nearest board this one was made from that held a settling (to take over) then."""
         self._work: _Settling | None = None
 
     @classmethod
@@ -481,52 +496,50 @@ class Board:
         return cls(rules)
 
     def _changed(self, change: Change, cells: dict[Cell, Placed]) -> Board:
-        """A new board: this one with ``change`` recorded (settled when first read)."""
+        """A new board: this one with ``change`` recorded (settled when first read). It holds
+        the nearest settled board and the changes since, not the boards in between, so those
+        are freed as a fold goes."""
         board = Board.__new__(Board)
         board.rules = self.rules
         board.cells = cells
-        board._base = self
-        board._change = change
-        board._pending = self._pending + 1
+        board._settled = self if self._settled is None else self._settled
+        board._changes = (*self._changes, change)
+        board._parent = self if self._work is not None else self._parent
         board._work = None
-        if board._pending >= _MAX_PENDING:
+        if len(board._changes) >= _MAX_PENDING:
             board._settle()
         return board
 
     def _settling(self) -> _Settling:
-        """This board's features and frontier, brought up to date but not frozen: the recorded
-        changes since the nearest settled board applied on copies of its maps, or, when a board
-        on the way holds such a settling (:meth:`_reader`), on that one, which it gives up (it
-        is still its own value: read again, it settles again from its base)."""
-        runs: list[Board] = []
-        board = self
-        while board._base is not None:
-            work = board._work
-            if work is not None:
-                board._work = None
-                break
-            runs.append(board)
-            board = board._base
+        """This board's features and frontier brought up to date, not frozen: the changes since
+        the settled board applied on copies of its maps, or on the settling of the board this
+        one was made from (:meth:`_reader`), which gives it up (that board still reads as its
+        own value: read again, it settles again from the settled board)."""
+        parent, self._parent = self._parent, None
+        work = parent._work if parent is not None else None
+        if work is not None:
+            parent._work = None  # type: ignore[union-attr]
         else:
-            work = _Settling(board)
-        for each in reversed(runs):
-            work.apply(each._change, each.cells)  # type: ignore[arg-type]
+            assert self._settled is not None
+            work = _Settling(self._settled)
+        for change in self._changes[work.applied :]:
+            work.apply(change)
         return work
 
     def _settle(self) -> None:
         """Bring the features and frontier up to date and freeze them into this board."""
         work = self._work if self._work is not None else self._settling()
         self._seg_feature, self._features, self._frontier, self._next_id = work.freeze()
-        self._base = self._change = self._work = None
-        self._pending = 0
+        self._settled = self._parent = self._work = None
+        self._changes = ()
 
     def _reader(self) -> tuple[dict[SegRef, int], Mapping[int, Feature | _Draft], Callable[[int], Feature]]:
         """(segment -> feature id, feature id -> feature or draft, feature id -> feature) for a
-        query of a few features: drafts may be read but never leave the board. A board
-        with changes pending keeps its settling unfrozen for them, so that the next change
-        carries on from it instead of copying the maps again: a follower step that asks which
-        features the placed tile completed (The Castle) settles nothing in a replay."""
-        if self._base is None:
+        query of a few features: drafts may be read but never leave the board. A board with
+        changes pending keeps its settling unfrozen for them, so that the next change carries
+        on from it instead of copying the maps again: a follower step that asks which features
+        the placed tile completed (The Castle) settles nothing in a replay."""
+        if self._settled is None:
             return self._seg_feature, self._features, self._features.__getitem__
         if self._work is None:
             self._work = self._settling()
@@ -535,26 +548,26 @@ class Board:
     @property
     def seg_feature(self) -> dict[SegRef, int]:
         """The feature id of every segment on the board."""
-        if self._base is not None:
+        if self._settled is not None:
             self._settle()
         return self._seg_feature
 
     @property
     def features(self) -> dict[int, Feature]:
         """Every feature by id, in the order they were made (merged ones gone)."""
-        if self._base is not None:
+        if self._settled is not None:
             self._settle()
         return self._features
 
     @property
     def frontier(self) -> dict[Cell, Constraint]:
-        if self._base is not None:
+        if self._settled is not None:
             self._settle()
         return self._frontier
 
     @property
     def next_id(self) -> int:
-        if self._base is not None:
+        if self._settled is not None:
             self._settle()
         return self._next_id
 

@@ -9,8 +9,10 @@ it in that order).
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -93,7 +95,30 @@ def test_a_long_run_of_changes_settles_on_the_way():
     events = events_of_a_game("carcassonne", {}, 3)
     boards = boards_folded("carcassonne", events, read_each=False)
     assert len(boards) > 2 * _MAX_PENDING
-    assert all(board._pending < _MAX_PENDING for board in boards)
+    assert all(len(board._changes) < _MAX_PENDING for board in boards)
+
+
+def boards_kept_by(board: Board) -> set[int]:
+    """Ids of the boards that ``board`` keeps alive (itself included)."""
+    kept, todo = set(), [board]
+    while todo:
+        each = todo.pop()
+        if id(each) in kept:
+            continue
+        kept.add(id(each))
+        todo += [ref for ref in gc.get_referents(each) if isinstance(ref, Board)]
+    return kept
+
+
+@pytest.mark.parametrize("game, options", [("carcassonne", {}), ("castle", {"falcon": True})])
+def test_an_unsettled_board_keeps_no_chain_of_the_boards_before_it(game, options):
+    """A cached game folded from the store holds its last board unread: that board must not
+    hold every board of the fold."""
+    events = events_of_a_game(game, options, 13)
+    engine = find_engine(game)
+    for end in (len(events) // 3, len(events) // 2, len(events) - 1):
+        state = fold(engine, events[:end])
+        assert len(boards_kept_by(state.board)) <= 3
 
 
 def test_followers_cleared_by_segment_equal_followers_cleared_by_feature():
