@@ -115,7 +115,7 @@ def fast_init(cls: type[T]) -> type[T]:
     source = f"def __init__({', '.join(params)}):\n{lines}"
     exec(source, scope)  # generated from the dataclass's own fields, nothing from outside
     init = scope["__init__"]
-    init.__doc__ = cls.__init__.__doc__  # type: ignore[misc]
+    init.__doc__ = cls.__init__.__doc__
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[method-assign]
     return cls
