@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from games.records import fast_init
+
 __all__ = [
     "BOT",
     "FORFEIT",
@@ -139,6 +141,7 @@ def clock_to(clock: Clock, features: Features, runner: int | None, ts: int, *, o
     return replace(clock, remaining=tuple(remaining), running=runner, since=ts)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     """One command batch of ``seat`` (versions ``first``..``last``) that may still be undone,

@@ -9,7 +9,7 @@ from typing import Any
 
 from games.base import OptionSpec, fill_options
 from games.carcassonne.tiles import TileSet, tile_set
-from games.records import Record, copyable
+from games.records import Record, copyable, fast_init
 from games.tileboard import Board
 
 __all__ = [
@@ -104,6 +104,7 @@ def options_from(filled: Mapping[str, Any]) -> Options:
     return Options(o["inns_cathedrals"], o["farmers"], o["tiny_city_points"], o["junction_inn"], order)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Turn:
     """One completed turn, kept for audit and the from-scratch recount."""

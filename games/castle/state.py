@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from games.castle.track import Marker
-from games.records import Record, copyable
+from games.records import Record, copyable, fast_init
 from games.tileboard import Board
 
 __all__ = ["CastleState", "FeatureRef", "HeldWallTile", "Keep", "Options", "Phase", "SeatState", "with_seat"]
@@ -60,6 +60,7 @@ class Options:
         }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HeldWallTile:
     """A face-up wall tile in front of a player; usable from the turn after ``taken_turn``."""
@@ -68,6 +69,7 @@ class HeldWallTile:
     taken_turn: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Keep:
     """Where a player's keep stands: the largest house that player has scored."""
