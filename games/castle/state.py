@@ -95,7 +95,8 @@ class SeatState(Record):
 @dataclass(frozen=True)
 class CastleState:
     """The whole game. Frozen but without slots, on purpose: every event copies it, and
-    copying its ``__dict__`` (:meth:`but`) is three times cheaper than ``dataclasses.replace``."""
+    giving the copy one merged ``__dict__`` (:meth:`but`) costs less than half of setting its
+    22 slots (and a ninth of ``dataclasses.replace``)."""
 
     phase: Phase = Phase.NOT_STARTED
     options: Options = Options()
@@ -130,14 +131,16 @@ class CastleState:
     def but(self, **changes: Any) -> CastleState:
         """A copy with ``changes`` (field names only; the copy is as frozen as the original)."""
         new = object.__new__(CastleState)
-        fields = new.__dict__
-        fields.update(self.__dict__)
-        fields.update(changes)
+        _set_fields(new, self.__dict__ | changes)  # one merged dict, given as the copy's own
         return new
 
     @property
     def pending(self) -> tuple[FeatureRef, ...]:
         return tuple(at for at in self.completed if at not in self.scored)
+
+
+_set_fields = CastleState.__dict__["__dict__"].__set__
+"""Sets an instance's ``__dict__`` (past the frozen ``__setattr__``): :meth:`CastleState.but`."""
 
 
 def with_seat(state: CastleState, seat: int, **changes: Any) -> CastleState:
