@@ -92,11 +92,12 @@ class SeatState(Record):
     aeries: int = 0
 
 
+@copyable
 @dataclass(frozen=True)
-class CastleState:
+class CastleState(Record):
     """The whole game. Frozen but without slots, on purpose: every event copies it, and
-    giving the copy one merged ``__dict__`` (:meth:`but`) costs less than half of setting its
-    22 slots (and a ninth of ``dataclasses.replace``)."""
+    giving the copy one merged ``__dict__`` (:func:`games.records.copyable`) costs less than
+    half of setting its 22 slots (and a ninth of ``dataclasses.replace``)."""
 
     phase: Phase = Phase.NOT_STARTED
     options: Options = Options()
@@ -128,19 +129,9 @@ class CastleState:
     final: tuple[dict[str, Any], ...] = ()
     winners: tuple[int, ...] = ()
 
-    def but(self, **changes: Any) -> CastleState:
-        """A copy with ``changes`` (field names only; the copy is as frozen as the original)."""
-        new = object.__new__(CastleState)
-        _set_fields(new, self.__dict__ | changes)  # one merged dict, given as the copy's own
-        return new
-
     @property
     def pending(self) -> tuple[FeatureRef, ...]:
         return tuple(at for at in self.completed if at not in self.scored)
-
-
-_set_fields = CastleState.__dict__["__dict__"].__set__
-"""Sets an instance's ``__dict__`` (past the frozen ``__setattr__``): :meth:`CastleState.but`."""
 
 
 def with_seat(state: CastleState, seat: int, **changes: Any) -> CastleState:

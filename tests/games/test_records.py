@@ -85,5 +85,23 @@ def test_fast_init_refuses_records_it_would_get_wrong():
         a: int
 
     for cls in (Posted, WithInitVar, NotInInit, KeywordOnly, NoSlots):
-        with pytest.raises(TypeError, match="slotted records"):
+        with pytest.raises(TypeError, match="plain records"):
             fast_init(cls)
+
+
+@copyable
+@dataclass(frozen=True)
+class Unslotted(Record):
+    a: int
+    b: str = "b"
+
+
+def test_copyable_without_slots_copies_by_dict():
+    one = Unslotted(1)
+    two = one.but(b="z")
+    assert (two, one) == (Unslotted(1, "z"), Unslotted(1))
+    assert two.__dict__ is not one.__dict__
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        two.a = 2  # type: ignore[misc]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'c'"):
+        one.but(c=3)
