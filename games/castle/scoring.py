@@ -147,11 +147,13 @@ def completed_by_placement(board: Board, x: int, y: int) -> tuple[FeatureRef, ..
     buildings of other kinds it closed from outside (only paths must match, so a court tile
     closes a house it faces without joining it). Each is named by its first segment found, on
     the placed tile when it has one there (:meth:`Board.features_around`)."""
-    return tuple(
-        (sx, sy, segment_name(board.cells[(sx, sy)], seg))
+    cells = board.cells
+    # ``not open_ports`` is ``feature.complete`` without the property call (once per turn, in every fold).
+    return tuple([
+        (sx, sy, segment_name(cells[(sx, sy)], seg))
         for (sx, sy, seg), feature in board.features_around(x, y)
-        if feature.complete and feature.kind in SCORED_KINDS
-    )
+        if not feature.open_ports and feature.kind in SCORED_KINDS
+    ])
 
 
 # --- scoring on the wall ------------------------------------------------------------------------
