@@ -103,7 +103,9 @@ def copyable(cls: type[R]) -> type[R]:
 def _copyable_by_dict(cls: type[R]) -> type[R]:
     """:func:`copyable` for a record without slots: the copy's ``__dict__`` is set whole."""
     names = frozenset(f.name for f in _plain_fields(cls, "copyable", slotted=False))
-    count, new, set_fields = len(names), object.__new__, cls.__dict__["__dict__"].__set__
+    # The ``__dict__`` descriptor of the first class in the MRO that gave its instances one.
+    holder = next(k for k in cls.__mro__ if "__dict__" in k.__dict__)
+    count, new, set_fields = len(names), object.__new__, holder.__dict__["__dict__"].__set__
 
     def but(self: R, **changes: Any) -> R:
         fields = self.__dict__ | changes

@@ -105,3 +105,13 @@ def test_copyable_without_slots_copies_by_dict():
         two.a = 2  # type: ignore[misc]
     with pytest.raises(TypeError, match="unexpected keyword argument 'c'"):
         one.but(c=3)
+
+
+@copyable
+@dataclass(frozen=True)
+class UnslottedChild(Unslotted):
+    c: int = 0
+
+
+def test_copyable_without_slots_works_down_a_hierarchy():
+    assert UnslottedChild(1, "x", 2).but(c=3, a=0) == UnslottedChild(0, "x", 3)
