@@ -123,6 +123,20 @@ def _extended(checkpoints: tuple[Checkpoint, ...], last: int) -> tuple[Checkpoin
     return (*checkpoints[:-1], Checkpoint(top.seat, top.first, last, top.state, top.engine_events))
 
 
+_Opened = tuple[int, int, Any, int]
+"""A command batch a run opened a checkpoint for: (seat, first version, state and engine events before it)."""
+
+
+def _checkpoints(kept: tuple[Checkpoint, ...], opened: list[_Opened], last: int) -> tuple[Checkpoint, ...]:
+    """``kept`` and a checkpoint for each batch of ``opened``, each running to the version before
+    the next one's first, the newest to ``last``."""
+    if not opened:
+        return kept
+    ends = [first - 1 for _, first, _, _ in opened[1:]] + [last]
+    made = (Checkpoint(seat, first, end, state, events) for (seat, first, state, events), end in zip(opened, ends))
+    return (*kept, *made)
+
+
 def is_service_event(event_type: str) -> bool:
     """Service events carry a dot (``game.created``); engine events never do."""
     return "." in event_type
@@ -250,19 +264,27 @@ class GameProjection(Record):
         ``rest`` is used up). Older envelopes in ``rest`` are skipped, as :meth:`apply_all` does.
 
         The projection's fields that engine events change are locals here, each event folded
-        exactly as one at a time: its undo checkpoints (:meth:`_checkpoints_opened`), nothing
-        undoable across a reveal, and the turn clocks (:meth:`_clock_after`); seats, bots,
-        status and features cannot change inside a run. A later event of a batch only moves the
-        newest checkpoint's ``last``: ``extended`` keeps that version until the checkpoint is
-        needed whole (:func:`_extended`)."""
+        exactly as one at a time: its undo checkpoints, nothing undoable across a reveal, and
+        the turn clocks (:meth:`_clock_after`); seats, bots, status and features cannot change
+        inside a run.
+
+        Checkpoints: a human seat's command batch opens one on top of those of the same seat;
+        any other seat's batch (or a bot's, or any without undo) drops them all, and so does a
+        reveal. Most are dropped within the run they open in (the next draw reveals), so the
+        batches this run opens are noted as plain tuples (``opened``, all of one seat, on top
+        of the checkpoints from before the run still standing, ``kept``) and made
+        :class:`Checkpoint` records only at the run's end (:func:`_checkpoints`)."""
         engine = self.engine
         evolve, reveals = engine.evolve, engine.reveals
         timed, clock_after = self.features.clock is not None, self._clock_after
-        undo, opened = self.features.undo, self._checkpoints_opened
+        undo, seats, bots = self.features.undo, self.seats, self.bots
         state, version, engine_events, last_ts = self.state, self.version, self.engine_events, self.last_ts
-        checkpoints, clock, head = self.checkpoints, self.clock, self.head_hash
-        extended = 0
+        clock = self.clock
+        kept, kept_last = self.checkpoints, 0
+        opened: list[_Opened] = []
+        newest_seat = kept[-1].seat if kept else None
         stop: EnvelopeLike | None = None
+        folded = first
         for envelope in chain((first,), rest):
             kind = envelope.type
             if envelope.version != version + 1:
@@ -280,35 +302,42 @@ class GameProjection(Record):
             _set_event_type(event, kind)
             _set_event_payload(event, envelope.payload)
             if getattr(envelope, "command", None) is not None:
-                # Without undo no batch opens a checkpoint: skip the call that would say so.
-                checkpoints = opened(_extended(checkpoints, extended), envelope, state, engine_events) if undo else ()
-                extended = 0
-            elif checkpoints:
-                extended = version
+                actor = getattr(envelope, "actor", None)
+                if not (undo and actor is not None and 0 <= actor < seats and bots[actor] is None):
+                    actor = None  # a batch that opens no checkpoint, and drops every one
+                if actor is None or actor != newest_seat:
+                    kept, kept_last, newest_seat = (), 0, None
+                    opened.clear()
+                if actor is not None:
+                    opened.append((actor, version, state, engine_events))
+                    newest_seat = actor
+            elif kept and not opened:
+                kept_last = version  # the batch of the newest checkpoint from before goes on
             try:
                 after = evolve(state, event)
             except Exception as exc:  # an engine refusing its own event is a broken stream
                 raise ProjectionError(
                     f"game {self.game_id!r} version {version}: {self.game!r} cannot fold {kind!r}: {exc!r}"
                 ) from exc
-            if checkpoints and reveals(state, event):
-                checkpoints, extended = (), 0  # nothing random or hidden is ever taken back
+            if (opened or kept) and reveals(state, event):
+                kept, kept_last, newest_seat = (), 0, None  # nothing random or hidden is ever taken back
+                opened.clear()
             state = after
             engine_events += 1
             last_ts = getattr(envelope, "ts", 0) or last_ts
             if timed:
                 clock = clock_after(clock, state, last_ts)
-            head = getattr(envelope, "hash", "")
-        folded = self.but(
+            folded = envelope
+        projection = self.but(
             version=version,
             state=state,
             engine_events=engine_events,
             last_ts=last_ts,
-            checkpoints=_extended(checkpoints, extended),
+            checkpoints=_checkpoints(_extended(kept, kept_last), opened, version),
             clock=clock,
-            head_hash=head,
+            head_hash=getattr(folded, "hash", ""),
         )
-        return folded, stop
+        return projection, stop
 
     def _clock_after(self, clock: Clock | None, state: Any, ts: int) -> Clock:
         """The turn clocks after an event at ``ts`` left ``state`` (see
@@ -348,19 +377,6 @@ class GameProjection(Record):
         if kind == MOVE_UNDONE:
             return self._undone(envelope.version, payload, ts)
         raise ProjectionError(f"game {self.game_id!r}: unknown service event {kind!r}")
-
-    def _checkpoints_opened(
-        self, checkpoints: tuple[Checkpoint, ...], envelope: EnvelopeLike, state: Any, engine_events: int
-    ) -> tuple[Checkpoint, ...]:
-        """The undo checkpoints after the first event ``envelope`` of a command batch, ``checkpoints``,
-        ``state`` and ``engine_events`` being the projection's before it: a human seat's batch opens
-        a checkpoint (on top of those of the same seat; any other seat's batch drops them). A
-        later event of the batch extends the newest (:func:`_extended`)."""
-        actor = getattr(envelope, "actor", None)
-        if actor is None or not self.features.undo or not 0 <= actor < self.seats or self.bots[actor] is not None:
-            return ()
-        kept = checkpoints if checkpoints and checkpoints[-1].seat == actor else ()
-        return (*kept, Checkpoint(actor, envelope.version, envelope.version, state, engine_events))
 
     def _seat_left(self, version: int, payload: dict[str, Any], ts: int) -> GameProjection:
         seat = payload["seat"]

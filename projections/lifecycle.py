@@ -16,8 +16,10 @@ Everything here is pure and folds from the envelopes alone: time is the envelope
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
+
+from games.records import fast_init
 
 __all__ = [
     "BOT",
@@ -86,6 +88,7 @@ class Features:
         return round(self.clock.get("increment_s", 0) * 1000)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Clock:
     """The turn clocks at ``since``: remaining ms per seat and whose clock runs."""
@@ -125,20 +128,26 @@ def clock_started(features: Features, seats: int, ts: int) -> Clock:
 def clock_to(clock: Clock, features: Features, runner: int | None, ts: int, *, over: bool = False) -> Clock:
     """The clock at ``ts`` with ``runner``'s clock running from then on: the elapsed time is
     charged to the seat that ran, a seat whose clock stops gets the increment, and a per-move
-    clock starts its new runner at the full allowance."""
-    remaining = list(clock.remaining)
-    if clock.running is not None:
-        remaining[clock.running] = clock.remaining_at(clock.running, ts)
-    if runner != clock.running:
-        if clock.running is not None and not over:
-            remaining[clock.running] += features.increment_ms
-        if runner is not None and features.per_move_ms is not None:
-            remaining[runner] = features.per_move_ms
-    elif remaining == list(clock.remaining) and clock.since == ts:
-        return clock
-    return replace(clock, remaining=tuple(remaining), running=runner, since=ts)
+    clock starts its new runner at the full allowance. (Called after every event of a timed
+    game: the usual case, the same seat running on, is answered first.)"""
+    running, remaining = clock.running, clock.remaining
+    if runner == running:
+        if running is not None:
+            left = clock.remaining_at(running, ts)
+            if left != remaining[running]:
+                return Clock((*remaining[:running], left, *remaining[running + 1 :]), runner, ts)
+        return clock if clock.since == ts else Clock(remaining, runner, ts)
+    changed = list(remaining)
+    if running is not None:
+        changed[running] = clock.remaining_at(running, ts) + (0 if over else features.increment_ms)
+    if runner is not None:
+        per_move = features.per_move_ms
+        if per_move is not None:
+            changed[runner] = per_move
+    return Clock(tuple(changed), runner, ts)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Checkpoint:
     """One command batch of ``seat`` (versions ``first``..``last``) that may still be undone,

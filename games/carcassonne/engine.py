@@ -72,6 +72,10 @@ class CarcassonneEngine(EngineBase):
     def waiting_for(self, state: State) -> list[int]:
         return rules.waiting_for(state)
 
+    def clock_seat(self, state: State) -> int | None:
+        """The one seat ``waiting_for`` names, without making the list (a timed fold asks after every event)."""
+        return rules.owing_seat(state)
+
     def legal_moves(self, state: State, seat: int) -> list[Command]:
         return rules.legal_moves(state, seat)
 

@@ -20,6 +20,9 @@ from games.tileboard import Follower, Placed
 
 __all__ = ["evolve"]
 
+_LARGE = FollowerKind.LARGE.value
+"""The large follower's kind as events name it (an enum's ``value`` is a property: read once)."""
+
 
 def evolve(state: State, event: Event) -> State:
     p = event.payload
@@ -40,10 +43,12 @@ def evolve(state: State, event: Event) -> State:
                 scores=(0,) * p["seats"],
             )
         case "tile_drawn":
-            return state.but(**_take(state, p["tile"]), phase=Phase.PLACE_TILE, current=p["seat"],
-                             tile=p["tile"], placed=None)
+            pile, order = _taken(state, p["tile"])
+            return state.but(pile=pile, order=order, phase=Phase.PLACE_TILE, current=p["seat"], tile=p["tile"],
+                             placed=None)
         case "tile_discarded":
-            return state.but(**_take(state, p["tile"]), discarded=(*state.discarded, p["tile"]))
+            pile, order = _taken(state, p["tile"])
+            return state.but(pile=pile, order=order, discarded=(*state.discarded, p["tile"]))
         case "tile_placed":
             tile = state.options.tiles.tiles[p["tile"]]
             board = state.table.place(tile, p["x"], p["y"], p["rotation"], check=False)
@@ -52,7 +57,7 @@ def evolve(state: State, event: Event) -> State:
             placed = state.table.cells[(p["x"], p["y"])]
             follower = Follower(p["seat"], p["kind"], p["x"], p["y"], _segment(placed, p["at"]))
             normal, large = state.supply[p["seat"]]
-            if p["kind"] == FollowerKind.LARGE.value:
+            if p["kind"] == _LARGE:
                 large -= 1
             else:
                 normal -= 1
@@ -71,32 +76,35 @@ def evolve(state: State, event: Event) -> State:
     raise UnknownEvent("carcassonne", event.type)
 
 
-def _take(state: State, tile_id: str) -> dict[str, Any]:
-    """The pile change of drawing ``tile_id``."""
-    if state.order is not None:
-        return {"order": state.order[1:]}
+def _taken(state: State, tile_id: str) -> tuple[tuple[int, ...], tuple[str, ...] | None]:
+    """The pile and the scripted order after drawing ``tile_id`` (one of them changes)."""
+    pile, order = state.pile, state.order
+    if order is not None:
+        return pile, order[1:]
     i = state.options.tiles.ids.index(tile_id)
-    return {"pile": (*state.pile[:i], state.pile[i] - 1, *state.pile[i + 1:])}
+    return (*pile[:i], pile[i] - 1, *pile[i + 1:]), None
 
 
 def _turn(state: State, seat: int, at: str | None, kind: str | None) -> Turn:
-    x, y = state.placed_at
-    placed = state.table.cells[(x, y)]
-    return Turn(seat, placed.tile.id, x, y, placed.rotation, at, kind)
+    board, cell = state.board, state.placed
+    assert board is not None and cell is not None  # after tile_placed (State.table, State.placed_at)
+    placed = board.cells[cell]
+    return Turn(seat, placed.tile.id, cell[0], cell[1], placed.rotation, at, kind)
 
 
 def _apply_scoring(state: State, p: dict[str, Any]) -> State:
     scores = list(state.scores)
     for seat in p["winners"]:
         scores[seat] += p["points"]
-    supply = [list(s) for s in state.supply]
+    supply = list(state.supply)
     board = state.table
+    cells = board.cells
     gone = []
     for seat, x, y, at, kind in p["followers_returned"]:
-        supply[seat][1 if kind == FollowerKind.LARGE.value else 0] += 1
-        gone.append((x, y, _segment(board.cells[(x, y)], at)))
-    board = board.without_followers_at(gone)
-    return state.but(scores=tuple(scores), supply=tuple(tuple(s) for s in supply), board=board)
+        normal, large = supply[seat]
+        supply[seat] = (normal, large + 1) if kind == _LARGE else (normal + 1, large)
+        gone.append((x, y, _segment(cells[(x, y)], at)))
+    return state.but(scores=tuple(scores), supply=tuple(supply), board=board.without_followers_at(gone))
 
 
 def _segment(placed: Placed, at: str) -> int:

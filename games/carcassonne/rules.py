@@ -38,7 +38,7 @@ from games.carcassonne.state import SECRET_OPTIONS, FollowerKind, Options, Phase
 from games.carcassonne.tiles import FIELD, MONASTERY, START_TILE
 from games.tileboard import PORT_NAMES, ROTATIONS, draw_sequence, draw_until_placeable, free_spots
 
-__all__ = ["decide", "follower_moves", "legal_moves", "setup", "waiting_for"]
+__all__ = ["decide", "follower_moves", "legal_moves", "owing_seat", "setup", "waiting_for"]
 
 Command = dict[str, Any]
 
@@ -169,9 +169,15 @@ def _draw(state: State, seat: int, rng: Rng) -> tuple[list[Event], State]:
 # --- legal moves ----------------------------------------------------------------------------
 
 
+def owing_seat(state: State) -> int | None:
+    """The seat that owes a command: only ever the current one (the tile, then the follower
+    step); ``None`` between and after."""
+    return state.current if state.phase in (Phase.PLACE_TILE, Phase.PLACE_FOLLOWER) else None
+
+
 def waiting_for(state: State) -> list[int]:
-    """Only the current seat ever owes a command: the tile, then the follower step."""
-    return [state.current] if state.phase in (Phase.PLACE_TILE, Phase.PLACE_FOLLOWER) else []
+    seat = owing_seat(state)
+    return [] if seat is None else [seat]
 
 
 def legal_moves(state: State, seat: int | None) -> list[Command]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from games.base import OptionSpec, fill_options
 from games.carcassonne.tiles import TileSet, tile_set
-from games.records import Record, copyable
+from games.records import Record, copyable, fast_init
 from games.tileboard import Board
 
 __all__ = [
@@ -104,6 +104,7 @@ def options_from(filled: Mapping[str, Any]) -> Options:
     return Options(o["inns_cathedrals"], o["farmers"], o["tiny_city_points"], o["junction_inn"], order)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Turn:
     """One completed turn, kept for audit and the from-scratch recount."""
@@ -118,10 +119,13 @@ class Turn:
 
 
 @copyable
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class State(Record):
     """Everything the rules need. ``pile`` counts the remaining tiles per id of
-    ``options.tiles.ids``; with ``tile_order`` the remaining list is ``order`` instead."""
+    ``options.tiles.ids``; with ``tile_order`` the remaining list is ``order`` instead.
+
+    Without slots, on purpose: every event copies it, and a copy given one merged ``__dict__``
+    (:func:`games.records.copyable`) costs about half of setting 14 slots."""
 
     phase: Phase = Phase.NOT_STARTED
     options: Options = Options()

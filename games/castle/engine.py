@@ -153,6 +153,10 @@ class CastleEngine(EngineBase):
     def waiting_for(self, state: CastleState) -> list[int]:
         return rules.waiting_for(state)
 
+    def clock_seat(self, state: CastleState) -> int | None:
+        """The one seat ``waiting_for`` names, without making the list (a timed fold asks after every event)."""
+        return rules.owing_seat(state)
+
     def legal_moves(self, state: CastleState, seat: int) -> list[Command]:
         return rules.legal_moves(self, state, seat)
 

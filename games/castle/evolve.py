@@ -111,10 +111,11 @@ def _enter_scoring(state: CastleState, board: Board, **changes: Any) -> CastleSt
 
 
 def _feature_scored(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
-    state = state.but(scored=(*state.scored, (p["x"], p["y"], p["feature"])))
-    if not state.pending:
-        state = state.but(phase=Phase.END_TURN)
-    return state
+    scored = (*state.scored, (p["x"], p["y"], p["feature"]))
+    # In one copy: once nothing is pending (``CastleState.pending`` of the copy), on to the turn's end.
+    if all(at in scored for at in state.completed):
+        return state.but(scored=scored, phase=Phase.END_TURN)
+    return state.but(scored=scored)
 
 
 def _marker_moved(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
@@ -168,17 +169,19 @@ def _followers_returned(engine: CastleEngine, state: CastleState, p: Payload) ->
     board = state.board
     assert board is not None
     fids = set()
+    seats = list(state.seats)  # every figure back in its supply, then one copy of the state
     for owner, x, y, at, kind in p["followers"]:
         feature = feature_at(board, x, y, at)
         assert feature is not None
         fids.add(feature.id)
+        supply = seats[owner]
         if kind == "prince":
-            state = with_seat(state, owner, prince=True)
+            seats[owner] = supply.but(prince=True)
         elif kind == "falconer":
-            state = with_seat(state, owner, falconer=True)
+            seats[owner] = supply.but(falconer=True)
         else:
-            state = with_seat(state, owner, followers=state.seats[owner].followers + 1)
-    return state.but(board=board.without_followers(fids))
+            seats[owner] = supply.but(followers=supply.followers + 1)
+    return state.but(board=board.without_followers(fids), seats=tuple(seats))
 
 
 def _turn_ended(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:

@@ -76,6 +76,7 @@ __all__ = [
     "scoring_choices",
     "setup",
     "tile_placements",
+    "owing_seat",
     "usable_wall_tiles",
     "waiting_for",
 ]
@@ -157,9 +158,15 @@ def decide(engine: CastleEngine, state: CastleState, seat: int, cmd: Command, rn
 # --- legal moves and the queries behind them ---------------------------------------------------------
 
 
+def owing_seat(state: CastleState) -> int | None:
+    """The seat that owes a command: only ever the active one (wall tiles too are used on
+    one's own turn); ``None`` before the start and after the end."""
+    return None if state.phase in (Phase.NOT_STARTED, Phase.OVER) else state.active
+
+
 def waiting_for(state: CastleState) -> list[int]:
-    """Only the active seat ever owes a command (wall tiles too are used on one's own turn)."""
-    return [] if state.phase in (Phase.NOT_STARTED, Phase.OVER) else [state.active]
+    seat = owing_seat(state)
+    return [] if seat is None else [seat]
 
 
 def legal_moves(engine: CastleEngine, state: CastleState, seat: int | None) -> list[Command]:

@@ -147,11 +147,12 @@ def completed_by_placement(board: Board, x: int, y: int) -> tuple[FeatureRef, ..
     buildings of other kinds it closed from outside (only paths must match, so a court tile
     closes a house it faces without joining it). Each is named by its first segment found, on
     the placed tile when it has one there (:meth:`Board.features_around`)."""
-    return tuple(
-        (sx, sy, segment_name(board.cells[(sx, sy)], seg))
+    cells = board.cells
+    return tuple([
+        (sx, sy, segment_name(cells[(sx, sy)], seg))
         for (sx, sy, seg), feature in board.features_around(x, y, complete=True)
         if feature.kind in SCORED_KINDS
-    )
+    ])
 
 
 # --- scoring on the wall ------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from games.castle.track import Marker
-from games.records import Record, copyable
+from games.records import Record, copyable, fast_init
 from games.tileboard import Board
 
 __all__ = ["CastleState", "FeatureRef", "HeldWallTile", "Keep", "Options", "Phase", "SeatState", "with_seat"]
@@ -60,6 +60,7 @@ class Options:
         }
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class HeldWallTile:
     """A face-up wall tile in front of a player; usable from the turn after ``taken_turn``."""
@@ -68,6 +69,7 @@ class HeldWallTile:
     taken_turn: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Keep:
     """Where a player's keep stands: the largest house that player has scored."""
@@ -90,10 +92,12 @@ class SeatState(Record):
     aeries: int = 0
 
 
+@copyable
 @dataclass(frozen=True)
-class CastleState:
+class CastleState(Record):
     """The whole game. Frozen but without slots, on purpose: every event copies it, and
-    copying its ``__dict__`` (:meth:`but`) is three times cheaper than ``dataclasses.replace``."""
+    giving the copy one merged ``__dict__`` (:func:`games.records.copyable`) costs less than
+    half of setting its 22 slots (and a ninth of ``dataclasses.replace``)."""
 
     phase: Phase = Phase.NOT_STARTED
     options: Options = Options()
@@ -124,14 +128,6 @@ class CastleState:
     extra_turns: int = 0
     final: tuple[dict[str, Any], ...] = ()
     winners: tuple[int, ...] = ()
-
-    def but(self, **changes: Any) -> CastleState:
-        """A copy with ``changes`` (field names only; the copy is as frozen as the original)."""
-        new = object.__new__(CastleState)
-        fields = new.__dict__
-        fields.update(self.__dict__)
-        fields.update(changes)
-        return new
 
     @property
     def pending(self) -> tuple[FeatureRef, ...]:

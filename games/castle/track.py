@@ -24,10 +24,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from games.castle.data import TrackDef
+from games.records import fast_init
 
 __all__ = ["Marker", "Step", "Wall"]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Marker:
     """A scoring marker: total points and, in the gate variant, the gate it stands on.

@@ -29,6 +29,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from games.records import fast_init
 from games.tileboard.tiles import ROTATIONS, SIDE_OFFSETS, Segment, SideKinds, Tile, mirror_port
 
 __all__ = [
@@ -155,6 +156,7 @@ class BoardRules:
         return True
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Placed:
     """A tile on the board. ``fixed`` marks pieces a game put there at setup (border pieces)."""
@@ -179,6 +181,7 @@ class Placed:
         return self.tile.segment_ports[self.rotation // 90][segment]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Follower:
     """A figure on a segment. ``kind`` is the game's word ("normal", "large", ...)."""
@@ -190,6 +193,7 @@ class Follower:
     segment: int
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Feature:
     """A connected component of joined segments across the board."""
