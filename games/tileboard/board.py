@@ -220,6 +220,14 @@ class Feature:
         return self.attrs.get(attr, 0)
 
 
+def _summed(mine: dict[str, int], theirs: dict[str, int]) -> dict[str, int]:
+    """A new dict of the two features' attribute sums (``mine`` may be a frozen feature's)."""
+    attrs = dict(mine)
+    for k, v in theirs.items():
+        attrs[k] = attrs.get(k, 0) + v
+    return attrs
+
+
 class _Draft:
     """A feature being changed while a board settles (mutable; it never leaves :class:`_Settling`).
 
@@ -247,6 +255,16 @@ class _Draft:
         return cls(old, old.id, old.kind, old.segments, old.cells, old.open_ports, old.attrs, old.followers,
                    len(old.segments))
 
+    def take(self, segment: SegRef, cells: tuple[Cell, ...], open_ports: int, attrs: dict[str, int]) -> None:
+        """Take in one segment of the tile being placed (what :meth:`absorb` does with a draft
+        of that segment alone, without making one)."""
+        self.size += 1
+        self.segments.append((segment,))
+        self.cells.append(cells)
+        self.open_ports += open_ports
+        if attrs:
+            self.attrs = _summed(self.attrs, attrs)
+
     def absorb(self, other: _Draft) -> None:
         """Take ``other`` into this feature (the caller relabels ``other``'s segments)."""
         self.size += other.size
@@ -254,10 +272,7 @@ class _Draft:
         self.cells += other.cells
         self.open_ports += other.open_ports
         if other.attrs:
-            attrs = dict(self.attrs)  # the dict may be shared with a frozen feature
-            for k, v in other.attrs.items():
-                attrs[k] = attrs.get(k, 0) + v
-            self.attrs = attrs
+            self.attrs = _summed(self.attrs, other.attrs)
         self.followers += other.followers
 
     def freeze(self) -> Feature:
@@ -393,21 +408,22 @@ class _Settling:
         for fid, count in lost.items():
             draft(fid).open_ports -= count
         here = ((x, y),)
-        joined_here: dict[int, _Draft] = {}
+        joined_here: set[int] = set()
         for mine_ref, their_ref in joined:
             fid = seg_feature[mine_ref]
-            if fid >= first:  # a segment of this tile, joined for the first time
-                i = fid - first
-                a = joined_here[fid] = _Draft(None, fid, segments[i].kind, (mine_ref,), here,
-                                              (masks[i] & open_mask).bit_count(), sums[i], (), 1)
-            else:
-                a = draft(fid)
             b = draft(seg_feature[their_ref])
+            if fid >= first:
+                # A segment of this tile joining for the first time goes into the neighbour's
+                # feature: being the smallest and newest, it never keeps its id.
+                i = fid - first
+                b.take(mine_ref, here, (masks[i] & open_mask).bit_count(), sums[i])
+                seg_feature[mine_ref] = b.id
+                joined_here.add(fid)
+                continue
+            a = draft(fid)
             if a is b:
                 continue
-            # Keep the bigger feature's id (then the older one) and relabel the smaller. A segment
-            # of this tile (size 1, the newest id) therefore never keeps its id once joined, and
-            # the neighbour's side is never one of this tile's segments.
+            # Keep the bigger feature's id (then the older one) and relabel the smaller.
             if (a.size, -a.id) < (b.size, -b.id):
                 a, b = b, a
             aid = a.id
@@ -415,8 +431,7 @@ class _Settling:
                 for ref in part:
                     seg_feature[ref] = aid
             a.absorb(b)
-            if b.id < first:
-                del features[b.id]
+            del features[b.id]
 
         cell = frozenset(here)
         for i, segment in enumerate(segments):  # this tile's segments that joined nothing, in order
