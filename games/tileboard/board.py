@@ -352,7 +352,7 @@ class _Settling:
     def place(self, placed: Placed) -> None:
         """Join the new tile's segments to its neighbours' features and move the frontier."""
         tile, x, y = placed.tile, placed.x, placed.y
-        tile_at = self.tile_at
+        settled_cells, placed_here = self.settled_cells, self.placed
         q = placed.rotation // 90
         ports = tile.rotated[q]
         rules = self.rules
@@ -365,7 +365,8 @@ class _Settling:
         open_mask = 0
         for side in range(4):
             dx, dy = SIDE_OFFSETS[side]
-            other = tile_at((x + dx, y + dy))
+            n = (x + dx, y + dy)
+            other = settled_cells.get(n) or placed_here.get(n)  # :meth:`tile_at`, inline
             around.append(other)
             if other is None and playable(x + dx, y + dy):
                 open_sides.append(side)
