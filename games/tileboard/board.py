@@ -329,10 +329,6 @@ class _Settling:
             feature = self.features[fid] = feature.freeze()
         return feature  # type: ignore[return-value]
 
-    def tile_at(self, cell: Cell) -> Placed | None:
-        """The tile at ``cell`` as the changes applied so far left the board."""
-        return self.settled_cells.get(cell) or self.placed.get(cell)
-
     def apply(self, change: Change) -> None:
         """Apply the next recorded change."""
         self.applied += 1
@@ -366,7 +362,7 @@ class _Settling:
         for side in range(4):
             dx, dy = SIDE_OFFSETS[side]
             n = (x + dx, y + dy)
-            other = settled_cells.get(n) or placed_here.get(n)  # :meth:`tile_at`, inline
+            other = settled_cells.get(n) or placed_here.get(n)  # the tile there, as of this change
             around.append(other)
             if other is None and playable(x + dx, y + dy):
                 open_sides.append(side)
