@@ -59,13 +59,14 @@ AOF_REWRITE_MIN_SIZE = "512mb"
 """The append-only file's size below which Valkey never rewrites it on its own (its default is 64mb).
 
 Every command is acknowledged after its append is fsynced (``appendfsync always``), so whatever
-stops Valkey's main thread stops every ack. An automatic rewrite does, several times: it fsyncs
-the AOF manifest and the folder when it opens the new incremental file and again when it
+holds up Valkey's main thread holds up every ack. An automatic rewrite does, several times: it
+fsyncs the AOF manifest and the folder when it opens the new incremental file and again when it
 installs the new base, it forks, and while the child writes the base the fsync of each append
-waits behind the child's flushes in the same filesystem journal. On the two-core bench machine a
-rewrite cost the acks 10 to 130 ms each time (installing the new base, the manifest's fsyncs,
-held the main thread for up to 114 ms), and at 64mb one fell inside the faster runs of
-``donjon bench`` (which write ~65-70 MB), inside a latency section now and then: an ack p99 of
+waits behind the child's flushes in the same filesystem journal; on a two-core machine the child
+also takes a core from the service for a few hundred ms. On the bench machine, acks of commands
+sent while a rewrite ran waited up to 94-163 ms (mean 38-60 ms, against a p99 of 12 ms
+outside rewrites, at 1,000 commands/s), and at 64mb one rewrite fell inside the faster runs of
+``donjon bench`` (which write ~65-70 MB), in a latency section now and then: an ack p99 of
 154 ms instead of 1 ms.
 
 At 512mb rewrites are eight times rarer: with a small dataset one per ~500 MB appended (about a
