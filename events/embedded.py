@@ -63,9 +63,10 @@ holds up Valkey's main thread holds up every ack. An automatic rewrite does, sev
 fsyncs the AOF manifest and the folder when it opens the new incremental file and again when it
 installs the new base, it forks, and while the child writes the base the fsync of each append
 waits behind the child's flushes in the same filesystem journal; on a two-core machine the child
-also takes a core from the service for a few hundred ms. On the bench machine, acks of commands
-sent while a rewrite ran waited up to 94-163 ms (mean 38-60 ms, against a p99 of 12 ms
-outside rewrites, at 1,000 commands/s), and at 64mb one rewrite fell inside the faster runs of
+also takes a core from the service for a few hundred ms. On the (shared) bench machine, with
+eight rewrites forced into the 1,000 commands/s section in each of two runs, the acks of commands
+sent while one ran took a mean of 6-60 ms and at most 27-163 ms, against a mean of 2.6-3.8 ms
+outside them; and at 64mb one rewrite fell inside the faster runs of
 ``donjon bench`` (which write ~65-70 MB), in a latency section now and then: an ack p99 of
 154 ms instead of 1 ms.
 
