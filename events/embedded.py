@@ -64,9 +64,10 @@ fsyncs the AOF manifest and the folder when it opens the new incremental file an
 installs the new base, it forks, and while the child writes the base the fsync of each append
 waits behind the child's flushes in the same filesystem journal; on a two-core machine the child
 also takes a core from the service for a few hundred ms. On the (shared) bench machine, with
-eight rewrites forced into the 1,000 commands/s section in each of two runs, the acks of commands
-sent while one ran took a mean of 6-60 ms and at most 27-163 ms, against a mean of 2.6-3.8 ms
-outside them; and at 64mb one rewrite fell inside the faster runs of
+rewrites forced one after another into the bench's paced sections (two runs), the acks of
+commands sent while one ran took a mean of 6-60 ms and at most 27-163 ms at 1,000 commands/s
+(2.6-3.8 ms on average outside them), 1.5-8 ms and at most 9-34 ms at 500/s; and at 64mb one
+rewrite fell inside the faster runs of
 ``donjon bench`` (which write ~65-70 MB), in a latency section now and then: an ack p99 of
 154 ms instead of 1 ms.
 
