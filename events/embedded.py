@@ -66,17 +66,16 @@ waits behind the child's flushes in the same filesystem journal; on a two-core m
 also takes a core from the service for a few hundred ms. On the (shared) bench machine, with
 rewrites forced one after another into the bench's paced sections (two runs), the acks of
 commands sent while one ran took a mean of 6-60 ms and at most 27-163 ms at 1,000 commands/s
-(2.6-3.8 ms on average outside them), 1.5-8 ms and at most 9-34 ms at 500/s; and at 64mb one
-rewrite fell inside the faster runs of
-``donjon bench`` (which write ~65-70 MB), in a latency section now and then: an ack p99 of
-154 ms instead of 1 ms.
+(2.6-3.8 ms on average outside them), 1.5-8 ms and at most 9-34 ms at 500/s. At 64mb one
+rewrite fell inside the faster runs of ``donjon bench`` (which write ~65-70 MB), in a latency
+section now and then: an ack p99 of 154 ms instead of 1 ms.
 
 At 512mb rewrites are eight times rarer: with a small dataset one per ~500 MB appended (about a
 million of the bench's commands, ~460 bytes each in the file: two minutes of its closed loop at
 full speed), with a large one when the file has doubled (``auto-aof-rewrite-percentage`` 100).
 A restart replays at most ~512 MB of appended commands (~100 MB/s here, so ~5 s, well inside
-the start-up timeout). Rewrites stay on: an event store only grows, and
-the rewritten base (an RDB, ``aof-use-rdb-preamble``) is about a third of the log it replaces.
+the start-up timeout). Rewrites stay on: an event store only grows, and the rewritten base (an
+RDB, ``aof-use-rdb-preamble``) is about a third of the log it replaces.
 
 What a rewrite must not change stays as Valkey's defaults have it, said here so no build or
 config drifts from it: ``no-appendfsync-on-rewrite no`` (``yes`` would skip the fsyncs while a
