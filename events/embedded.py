@@ -41,7 +41,7 @@ from typing import Literal
 
 from events.errors import DataDirInUse, StoreUnavailable
 
-__all__ = ["EmbeddedServer", "FsyncMode", "valkey_binary"]
+__all__ = ["AOF_REWRITE_ARGS", "EmbeddedServer", "FsyncMode", "valkey_binary"]
 
 FsyncMode = Literal["always", "everysec"]
 
@@ -83,6 +83,13 @@ rewrite runs, acknowledging appends that a power cut could lose) and
 ``aof-rewrite-incremental-fsync yes`` (the child flushes every 4 MB, so the journal the
 appends' fsyncs share never holds a whole base file at once).
 """
+AOF_REWRITE_ARGS = (
+    "--auto-aof-rewrite-min-size", AOF_REWRITE_MIN_SIZE,
+    "--no-appendfsync-on-rewrite", "no",
+    "--aof-rewrite-incremental-fsync", "yes",
+    "--aof-use-rdb-preamble", "yes",
+)
+"""The ``valkey-server`` arguments for rewrites of an append-only file (see above)."""
 
 
 def valkey_binary() -> Path:
@@ -262,10 +269,7 @@ class EmbeddedServer:
             "--appendonly", "yes",
             "--appendfsync", self.fsync,
             "--save", "",
-            "--auto-aof-rewrite-min-size", AOF_REWRITE_MIN_SIZE,
-            "--no-appendfsync-on-rewrite", "no",
-            "--aof-rewrite-incremental-fsync", "yes",
-            "--aof-use-rdb-preamble", "yes",
+            *AOF_REWRITE_ARGS,
             "--logfile", "",
             "--loglevel", "notice",
         ]
