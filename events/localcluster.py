@@ -26,7 +26,7 @@ from pathlib import Path
 
 import redis
 
-from events.embedded import _die_with_parent, valkey_binary
+from events.embedded import AOF_REWRITE_ARGS, _die_with_parent, valkey_binary
 from events.errors import StoreUnavailable
 
 __all__ = ["SLOTS", "ClusterMaster", "LocalCluster"]
@@ -118,7 +118,11 @@ class LocalCluster:
             "--cluster-config-file", "nodes.conf",
             "--cluster-node-timeout", "5000",
             "--dir", str(folder),
-            *(["--appendonly", "no"] if self.fsync is None else ["--appendonly", "yes", "--appendfsync", self.fsync]),
+            *(
+                ["--appendonly", "no"]
+                if self.fsync is None
+                else ["--appendonly", "yes", "--appendfsync", self.fsync, *AOF_REWRITE_ARGS]
+            ),
             "--save", "",
             "--daemonize", "no",
             "--logfile", "",

@@ -119,6 +119,16 @@ async def test_server_runs_append_only_with_the_fsync_mode_asked(tmp_path, fsync
     assert (tmp_path / "data" / "appendonlydir").is_dir()
 
 
+async def test_aof_rewrites_are_rare_and_never_skip_an_fsync(tmp_path) -> None:
+    async with EmbeddedServer(tmp_path / "data") as server:
+        store = await EventStore.connect(server.url)
+        config = {**await store.redis.config_get("*aof*"), **await store.redis.config_get("*on-rewrite")}
+        assert int(config["auto-aof-rewrite-min-size"]) == 512 * 2**20
+        assert config["no-appendfsync-on-rewrite"] == "no"  # acks stay after the fsync during a rewrite
+        assert (config["aof-rewrite-incremental-fsync"], config["aof-use-rdb-preamble"]) == ("yes", "yes")
+        await store.close()
+
+
 def test_unknown_fsync_mode_is_refused(tmp_path) -> None:
     with pytest.raises(ValueError, match="fsync must be 'always' or 'everysec', got 'never'"):
         EmbeddedServer(tmp_path, fsync="never")  # type: ignore[arg-type]
