@@ -4,10 +4,7 @@ The node's stream reader is the only caller of :meth:`LiveGame.publish`: every e
 socket through the stream, whichever node took the command. ``publish`` folds the new envelopes
 once, then for each *visibility class* that has subscribers (each seat, the spectators) builds
 the ``update`` frame once and encodes it once per wire codec, and hands the same bytes to every
-socket of that class. A subscriber is anything with ``viewer``, ``codec`` and ``deliver(data)``;
-its class may also offer ``deliver_all(subscribers, data)``, which a publish then calls once with
-a whole group whose first member is of that class, instead of ``deliver`` once per socket (the
-websocket's does the per-socket work of a thousand spectators in one loop).
+socket of that class. A subscriber is anything with ``viewer``, ``codec`` and ``deliver(data)``.
 
 Frames (see docs/protocol.md)::
 
@@ -192,7 +189,8 @@ class LiveGame:
                 subscribers = list(group)  # a copy: a subscriber may leave its group as it is delivered to
                 data = update.encode(subscribers[0].codec)
                 self.encodes += 1
-                _deliver(subscribers, data)
+                for subscriber in subscribers:
+                    subscriber.deliver(data)
                 delivered += len(subscribers)
         return delivered
 
@@ -207,17 +205,6 @@ class LiveGame:
         ):
             return folded
         return self.projection.apply_all(fresh)
-
-
-def _deliver(subscribers: list[AnySubscriber], data: Any) -> None:
-    """Hand ``data`` to each of a group's subscribers, through its class's ``deliver_all`` if it
-    has one (which must take any subscriber, whatever its class)."""
-    deliver_all = getattr(type(subscribers[0]), "deliver_all", None)
-    if deliver_all is not None:
-        deliver_all(subscribers, data)
-        return
-    for subscriber in subscribers:
-        subscriber.deliver(data)
 
 
 class _Shown:

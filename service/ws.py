@@ -25,7 +25,7 @@ import collections
 import contextlib
 import struct
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from aiohttp import WSCloseCode, WSMessage, WSMsgType, web
@@ -161,35 +161,6 @@ class Connection:
             self._held.append((data, time.perf_counter()))
         elif not self._write_now(data):
             self._enqueue((data, time.perf_counter()))
-
-    @classmethod
-    def deliver_all(cls, subscribers: Sequence[Any], data: bytes) -> None:
-        """:meth:`deliver` ``data`` to each of a visibility class's sockets, in one loop.
-
-        A publish to a thousand spectators is a thousand ``transport.write`` calls, each ~94% the
-        kernel's ``write`` (profiled in the bench, 10-16 µs a socket over loopback); around each,
-        :meth:`deliver` and :meth:`_write_now` added two calls, a metrics update and their
-        attribute look-ups (~0.4 µs a socket, measured alone). Here the common case
-        (the socket keeping up, nothing held or queued: exactly :meth:`_write_now`'s) is tested
-        inline and written, and the frames written are counted once; any other socket, or a
-        subscriber of another class, goes through its own ``deliver``. The sockets of one node
-        share its :class:`~service.metrics.Metrics`, so the count goes to the last one's.
-        """
-        written, last = 0, None
-        for conn in subscribers:
-            if type(conn) is cls and conn._held is None and not conn._outbox and not conn._closing:
-                transport = conn.transport
-                if (
-                    transport.get_write_buffer_size() <= DIRECT_WRITE_BUFFER
-                    and not transport.is_closing()
-                    and not conn.ws.closed
-                ):
-                    transport.write(data)
-                    written, last = written + 1, conn
-                    continue
-            conn.deliver(data)
-        if last is not None:
-            last.metrics.ws_frames_out.inc(written)
 
     def send(self, frame: dict[str, Any]) -> None:
         self.send_encoded(self.codec.encode(frame))

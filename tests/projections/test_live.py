@@ -54,32 +54,6 @@ def test_each_class_is_encoded_once_however_many_sockets_watch():
     ]
 
 
-class GroupSocket(Socket):
-    """A subscriber whose class takes a whole group in one call."""
-
-    groups: list[tuple[int, object]] = []
-
-    @classmethod
-    def deliver_all(cls, subscribers, data):
-        cls.groups.append((len(subscribers), data))
-        for subscriber in subscribers:
-            subscriber.received.append(data)
-
-
-def test_a_class_with_deliver_all_gets_each_group_in_one_call():
-    envs = opening()
-    live = LiveGame(GameProjection.fold("g1", TINY, envs[:3]))
-    codec = Codec("json")
-    spectators = [GroupSocket(None, codec) for _ in range(50)]
-    seat = GroupSocket(0, codec)
-    for sock in [*spectators, seat]:
-        live.add(sock)
-    GroupSocket.groups = []
-    assert live.publish(envs) == 51
-    assert sorted(size for size, _ in GroupSocket.groups) == [1, 50]  # one call per class, not per socket
-    assert all(len(sock.received) == 1 for sock in [*spectators, seat])
-
-
 def test_publish_ignores_what_was_already_pushed_and_discard_stops_delivery():
     envs = opening()
     live = LiveGame(GameProjection.fold("g1", TINY, envs))

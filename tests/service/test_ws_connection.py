@@ -158,37 +158,3 @@ async def test_nothing_is_written_to_a_closing_socket():
     await asyncio.sleep(0.01)
     assert transport.written == []
     await conn.stop()
-
-
-class Recorder:
-    """A subscriber of another class in the same group: it gets ``deliver`` calls."""
-
-    def __init__(self) -> None:
-        self.delivered: list[bytes] = []
-
-    def deliver(self, data: bytes) -> None:
-        self.delivered.append(data)
-
-
-async def test_a_group_delivery_writes_to_the_sockets_keeping_up_and_treats_the_others_as_deliver_does():
-    keeping_up, kept_transport, _, _ = connection()
-    held, held_transport, _, _ = connection()
-    held.hold()
-    stalled, stalled_transport, _, drain = connection(stalled=True)
-    closed, closed_transport, closed_ws, _ = connection()
-    closed_ws.closed = True
-    other = Recorder()
-    data = websocket_frame(b'{"type":"update"}', binary=False)
-    Connection.deliver_all([keeping_up, held, stalled, closed, other], data)
-    assert kept_transport.written == [data] and kept_transport.written[0] is data
-    assert held_transport.written == [] and stalled_transport.written == [] and closed_transport.written == []
-    assert other.delivered == [data]
-    assert keeping_up.metrics.ws_frames_out.value() == 1  # counted once for the sockets written here
-    held.release()
-    stalled_transport.buffered = 0
-    drain.resumed.set()
-    await asyncio.sleep(0.01)
-    assert held_transport.written == [data] and stalled_transport.written == [data]  # queued, then sent in order
-    assert closed_transport.written == []
-    for conn in (keeping_up, held, stalled, closed):
-        await conn.stop()
