@@ -153,13 +153,13 @@ async def _throughput(base: str, games: int, seconds: float) -> dict[str, Any]:
     async with aiohttp.ClientSession() as session:
         pairs = [await _new_game(session, base) for _ in range(games)]
     players = [await _Player.connect(host, int(port), game_id, token, n) for n, (game_id, token) in enumerate(pairs)]
-    started = time.perf_counter()
+    started, spent = time.perf_counter(), time.process_time()
     for player in players:
         player.start(started + seconds)
     try:
         await asyncio.gather(*(player.done for player in players))
     finally:
-        ended = time.perf_counter()
+        ended, spent = time.perf_counter(), time.process_time() - spent
         for player in players:
             player.close()
     latencies = [latency for player in players for latency in player.latencies]
@@ -169,6 +169,7 @@ async def _throughput(base: str, games: int, seconds: float) -> dict[str, Any]:
         "p99": percentile(latencies, 99),
         "n": len(latencies),
         "window": (started, ended),  # perf_counter is the system-wide monotonic clock on Linux
+        "client_cpu": spent,  # the load process's own CPU seconds over the window
     }
 
 
