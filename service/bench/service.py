@@ -440,7 +440,12 @@ class _Player:
     def send_next(self) -> None:
         frame = _client_frame(_ROLL_HEAD + self.prefix + b'%d"}' % len(self.latencies))
         self.sent_at = time.perf_counter()
-        if self.sock.send(frame) != len(frame):  # a frame of ~80 bytes into an empty socket buffer
+        try:
+            sent = self.sock.send(frame)
+        except OSError as exc:  # the server went away (or, never seen, a full socket buffer)
+            self._fail(exc)
+            return
+        if sent != len(frame):  # a frame of ~80 bytes into a socket buffer the acks keep empty
             self._fail(RuntimeError("the command frame was not sent whole"))
 
     def on_readable(self) -> None:
