@@ -8,9 +8,11 @@ key. The index is how a node finds bot games nobody drives after a full restart,
 for a request to load them (:mod:`service.bots.sweep`).
 
 The index may list too much, never too little: an entry is added *before* the append that
-leaves a bot owing (a crash in between leaves an entry for a game that owes nothing), and only
-the sweep removes one, after reading that the game owes nothing, and only if nobody re-listed
-it meanwhile (:meth:`DueBots.drop`, a compare-and-delete on the score).
+leaves a bot owing (a crash in between leaves an entry for a game that owes nothing), and one is
+removed only once the game is known to owe nothing, and only if nobody re-listed it meanwhile
+(:meth:`DueBots.drop`, a compare-and-delete on the score): by the sweep, after reading the game,
+or by the node that listed it for a lobby write, once that write is done and the game it
+appended owes no bot move.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ Every append of this node goes through :meth:`GameCache.commit`, which also reco
 entry when the batch changed it (:mod:`projections.lobby`) and lists the game in the due-bots
 index (:mod:`events.due`) before an append that leaves a bot owing a move, or whose lobby write
 must follow (a seat, the start, the end: if that write fails, the due-bots sweep finds the game
-and repairs its lobby entry, :mod:`service.bots.sweep`). Three hooks let the
+and repairs its lobby entry, :mod:`service.bots.sweep`; once it succeeds, a game that owes no bot
+move is unlisted at once). Three hooks let the
 bot scheduler follow the games without the cache knowing about bots: ``on_appended`` (this node
 appended a batch, its lobby write done), ``on_loaded`` (a game this node did not have was
 loaded, as after a restart) and ``on_evicted`` (a game left the cache).
@@ -261,7 +262,8 @@ class GameCache:
         ``ConflictError`` when another writer moved the game first."""
         after = batch.applied_to(before)
         records_lobby = lobby_changed or after.status is Status.FINISHED
-        if (owes_bot(after) and not owes_bot(before)) or (records_lobby and before.version > 0):
+        listed = (owes_bot(after) and not owes_bot(before)) or (records_lobby and before.version > 0)
+        if listed:
             # Listed before the append, so a crash (or a failed lobby write) after it lists too
             # much, never too little. A creation is not listed: until its append and lobby write
             # succeed, nobody knows the game's id.
@@ -295,6 +297,11 @@ class GameCache:
         finished = after.status is Status.FINISHED
         if records_lobby:
             await lobby.record(self.store, after)
+            if listed and not owes_bot(after):
+                # Listed only for the lobby write, which is done: unlisted now (unless listed
+                # again meanwhile) rather than by a later sweep, which on another node would
+                # first fold the whole game to find that it owes nothing.
+                await self.due.drop(batch.game_id, batch.ts)
         if finished:
             self.log.info("game.finished", game_id=after.game_id, version=after.version, summary=after.summary)
         self.on_appended(after)

@@ -7,6 +7,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from pathlib import Path
@@ -31,8 +32,22 @@ def setting_or_file_key(setting: str | None, setting_name: str, path: Path) -> b
     if setting:
         return key_bytes(setting, setting_name)
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        _make_key_file(path)
+    return key_bytes(path.read_text(), str(path))
+
+
+def _make_key_file(path: Path) -> None:
+    """Write a fresh key to ``path`` unless another process does first (the workers of
+    ``donjon serve --workers N`` all start on a new data folder at once): the key is written whole
+    to a file of this process's own, then linked to ``path``, which fails if ``path`` exists, so
+    every process reads one whole key, and the same one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    draft = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
         with os.fdopen(descriptor, "w") as handle:
             handle.write(secrets.token_hex(32) + "\n")
-    return key_bytes(path.read_text(), str(path))
+        with contextlib.suppress(FileExistsError):  # another process's key is the key
+            os.link(draft, path)
+    finally:
+        draft.unlink()

@@ -30,6 +30,7 @@ import concurrent.futures
 import contextlib
 import gc
 import itertools
+import json
 import multiprocessing
 import os
 import random
@@ -144,42 +145,31 @@ async def _socket(session: Any, base: str, game_id: str, token: str | None = Non
 
 
 async def _throughput(base: str, games: int, seconds: float) -> dict[str, Any]:
+    """Closed loop: ``games`` :class:`_Player` sockets, each sending its next command as soon as
+    the last one is acked, for ``seconds``."""
     import aiohttp
 
+    host, port = base.removeprefix("http://").split(":")
     async with aiohttp.ClientSession() as session:
         pairs = [await _new_game(session, base) for _ in range(games)]
-        sockets = [await _socket(session, base, game_id, token) for game_id, token in pairs]
-        acks = 0
-        latencies: list[float] = []
-        stop = time.perf_counter() + seconds
-
-        async def drive(ws: Any, n: int) -> None:
-            nonlocal acks
-            k = 0
-            while time.perf_counter() < stop:
-                k += 1
-                sent = time.perf_counter()
-                await ws.send_json(dict(ROLL, id=f"{n}-{k}"))
-                while True:
-                    frame = await ws.receive_json()
-                    if frame["type"] == "ack":
-                        break
-                    if frame["type"] == "error":
-                        raise RuntimeError(frame)
-                latencies.append(time.perf_counter() - sent)
-                acks += 1
-
-        started = time.perf_counter()
-        await asyncio.gather(*(drive(ws, n) for n, ws in enumerate(sockets)))
-        ended = time.perf_counter()
-        for ws in sockets:
-            await ws.close()
+    players = [await _Player.connect(host, int(port), game_id, token, n) for n, (game_id, token) in enumerate(pairs)]
+    started, spent = time.perf_counter(), time.process_time()
+    for player in players:
+        player.start(started + seconds)
+    try:
+        await asyncio.gather(*(player.done for player in players))
+    finally:
+        ended, spent = time.perf_counter(), time.process_time() - spent
+        for player in players:
+            player.close()
+    latencies = [latency for player in players for latency in player.latencies]
     return {
-        "per_s": acks / (ended - started),
+        "per_s": len(latencies) / (ended - started),
         "p50": percentile(latencies, 50),
         "p99": percentile(latencies, 99),
-        "n": acks,
+        "n": len(latencies),
         "window": (started, ended),  # perf_counter is the system-wide monotonic clock on Linux
+        "client_cpu": spent,  # the load process's own CPU seconds over the window
     }
 
 
@@ -310,22 +300,9 @@ class _Spectator:
     @classmethod
     async def connect(cls, host: str, port: int, game_id: str, last: int) -> _Spectator:
         loop = asyncio.get_running_loop()
-        sock = socket.socket()
-        sock.setblocking(False)
-        await loop.sock_connect(sock, (host, port))
-        key = base64.b64encode(os.urandom(16)).decode()
-        request = (
-            f"GET /games/{game_id}/ws HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
-            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        )
-        await loop.sock_sendall(sock, request.encode())
+        sock, rest = await _upgraded(host, port, game_id)
         spectator = cls(sock, last)
-        while b"\r\n\r\n" not in spectator.buffer:
-            spectator.buffer += await _receive_some(loop, sock)
-        head, _, rest = bytes(spectator.buffer).partition(b"\r\n\r\n")
-        if not head.startswith(b"HTTP/1.1 101"):
-            raise RuntimeError(f"websocket upgrade refused: {head[:200]!r}")
-        spectator.buffer = bytearray(rest)
+        spectator.buffer = rest
         await loop.sock_sendall(sock, _client_frame(b'{"type":"hello"}'))
         while not spectator.frames():  # the snapshot
             spectator.buffer += await _receive_some(loop, sock)
@@ -335,20 +312,7 @@ class _Spectator:
         return spectator
 
     def frames(self) -> list[tuple[int, bytes]]:
-        """Take the whole frames (opcode, payload) out of the buffer; servers never mask."""
-        found = []
-        buffer = self.buffer
-        while len(buffer) >= 2:
-            size, offset = buffer[1] & 0x7F, 2
-            if size == 126:
-                size, offset = int.from_bytes(buffer[2:4], "big"), 4
-            elif size == 127:
-                size, offset = int.from_bytes(buffer[2:10], "big"), 10
-            if len(buffer) < offset + size:
-                break
-            found.append((buffer[0] & 0x0F, bytes(buffer[offset : offset + size])))
-            del buffer[: offset + size]
-        return found
+        return _take_frames(self.buffer)
 
     def on_readable(self) -> None:
         try:
@@ -392,6 +356,132 @@ def _kernel_stamp(ancillary: list[tuple[int, int, bytes]]) -> float | None:
             seconds, nanoseconds = struct.unpack("qq", value[:16])
             return seconds + nanoseconds / 1e9
     return None
+
+
+async def _upgraded(host: str, port: int, game_id: str) -> tuple[socket.socket, bytearray]:
+    """A non-blocking socket on game ``game_id``'s websocket, the handshake done by hand, and the
+    bytes that came after the handshake's answer."""
+    loop = asyncio.get_running_loop()
+    sock = socket.socket()
+    sock.setblocking(False)
+    await loop.sock_connect(sock, (host, port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    request = (
+        f"GET /games/{game_id}/ws HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    await loop.sock_sendall(sock, request.encode())
+    buffer = bytearray()
+    while b"\r\n\r\n" not in buffer:
+        buffer += await _receive_some(loop, sock)
+    head, _, rest = bytes(buffer).partition(b"\r\n\r\n")
+    if not head.startswith(b"HTTP/1.1 101"):
+        raise RuntimeError(f"websocket upgrade refused: {head[:200]!r}")
+    return sock, bytearray(rest)
+
+
+def _take_frames(buffer: bytearray) -> list[tuple[int, bytes]]:
+    """Take the whole frames (opcode, payload) out of ``buffer``; servers never mask."""
+    found = []
+    while len(buffer) >= 2:
+        size, offset = buffer[1] & 0x7F, 2
+        if size == 126:
+            size, offset = int.from_bytes(buffer[2:4], "big"), 4
+        elif size == 127:
+            size, offset = int.from_bytes(buffer[2:10], "big"), 10
+        if len(buffer) < offset + size:
+            break
+        found.append((buffer[0] & 0x0F, bytes(buffer[offset : offset + size])))
+        del buffer[: offset + size]
+    return found
+
+
+_ACK = b'{"type":"ack",'
+_ERROR = b'{"type":"error",'
+_ROLL_HEAD = b'{"type":"command","command":{"type":"roll","args":{}},"id":"'
+
+
+class _Player:
+    """A seat's socket for the closed-loop load, as cheap as a client can be: no websocket library.
+
+    The handshake is :func:`_upgraded`'s; then the socket is read from a reader callback, which
+    sends the next command (its frame built from a fixed prefix and the id) straight from the
+    ack it has just read. An ack or an error is told by its first bytes (the service's JSON
+    frames start with their ``type``); the update that comes with each command is skipped
+    unparsed. So the load process spends little beyond its socket calls, and the machine's
+    cores go to the service.
+    """
+
+    def __init__(self, sock: socket.socket, buffer: bytearray, number: int) -> None:
+        self.sock = sock
+        self.buffer = buffer
+        self.prefix = b"%d-" % number
+        self.sent_at = 0.0
+        self.stop = 0.0
+        self.latencies: list[float] = []
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    @classmethod
+    async def connect(cls, host: str, port: int, game_id: str, token: str, number: int) -> _Player:
+        loop = asyncio.get_running_loop()
+        sock, rest = await _upgraded(host, port, game_id)
+        player = cls(sock, rest, number)
+        await loop.sock_sendall(sock, _client_frame(json.dumps({"type": "hello", "token": token}).encode()))
+        while not _take_frames(player.buffer):  # the snapshot
+            player.buffer += await _receive_some(loop, sock)
+        return player
+
+    def start(self, stop: float) -> None:
+        """Send commands until ``stop`` (a ``perf_counter`` time), each once the last is acked."""
+        self.stop = stop
+        asyncio.get_running_loop().add_reader(self.sock.fileno(), self.on_readable)
+        self.send_next()
+
+    def send_next(self) -> None:
+        frame = _client_frame(_ROLL_HEAD + self.prefix + b'%d"}' % len(self.latencies))
+        self.sent_at = time.perf_counter()
+        try:
+            sent = self.sock.send(frame)
+        except OSError as exc:  # the server went away (or, never seen, a full socket buffer)
+            self._fail(exc)
+            return
+        if sent != len(frame):  # a frame of ~80 bytes into a socket buffer the acks keep empty
+            self._fail(RuntimeError("the command frame was not sent whole"))
+
+    def on_readable(self) -> None:
+        try:
+            data = self.sock.recv(1 << 16)
+        except (BlockingIOError, InterruptedError):
+            return
+        if not data:
+            self._fail(ConnectionError("the server closed the socket"))
+            return
+        self.buffer += data
+        for opcode, payload in _take_frames(self.buffer):
+            if opcode == 0x9:  # ping: answer, or the server's heartbeat closes the socket
+                self.sock.send(_client_frame(payload, opcode=0xA))
+            elif opcode == 0x8:
+                self._fail(ConnectionError(f"the server closed the socket: {payload[2:]!r}"))
+            elif payload.startswith(_ACK):
+                now = time.perf_counter()
+                self.latencies.append(now - self.sent_at)
+                if now < self.stop:
+                    self.send_next()
+                elif not self.done.done():
+                    self.done.set_result(None)
+            elif payload.startswith(_ERROR):
+                self._fail(RuntimeError(json.loads(payload)))
+
+    def _fail(self, error: BaseException) -> None:
+        if not self.done.done():
+            self.done.set_exception(error)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            asyncio.get_running_loop().remove_reader(self.sock.fileno())
+        with contextlib.suppress(OSError):
+            self.sock.send(_client_frame(b"\x03\xe8", opcode=0x8))
+        self.sock.close()
 
 
 async def _receive_some(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> bytes:
@@ -506,8 +596,13 @@ _DRIVERS: dict[str, Callable[..., Coroutine[Any, Any, dict[str, Any]]]] = {
 
 
 def _drive(kind: str, base: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Run one load generator to its end, on a uvloop event loop as ``donjon serve`` runs (the
+    load shares the machine's cores with the service: the less it spends, the more they get)."""
+    import uvloop
+
     _raise_fd_limit()
-    return asyncio.run(_DRIVERS[kind](base, **params))
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(_DRIVERS[kind](base, **params))
 
 
 def _raise_fd_limit() -> None:

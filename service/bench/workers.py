@@ -3,7 +3,9 @@
 Each run is a real ``donjon serve`` process (serving the bench game) on an embedded store with
 ``fsync always`` in a temp folder, driven by the service section's closed-loop client in a
 child process: accepted commands/s over 100 games, and the CPU of the whole process tree (the
-supervisor, the workers, the store) per accepted command.
+supervisor, the workers, the store) per accepted command. The load client (raw sockets, see
+:class:`service.bench.service._Player`) runs on the same cores, so its own CPU per command is
+given too: on two cores, what it spends is taken from the workers.
 """
 
 from __future__ import annotations
@@ -73,8 +75,9 @@ async def _ready(base: str) -> None:
         await wait_ready(session, base)
 
 
-async def _run(workers: int, seconds: float, pool: concurrent.futures.Executor) -> tuple[float, float]:
-    """(commands/s, CPU seconds of the process tree per command) with ``workers`` workers."""
+async def _run(workers: int, seconds: float, pool: concurrent.futures.Executor) -> tuple[float, float, float]:
+    """(commands/s, CPU seconds of the process tree per command, CPU seconds of the load process
+    per command) with ``workers`` workers."""
     loop = asyncio.get_running_loop()
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
@@ -103,7 +106,8 @@ async def _run(workers: int, seconds: float, pool: concurrent.futures.Executor) 
             except subprocess.TimeoutExpired:
                 proc.kill()
                 await asyncio.to_thread(proc.wait)
-    return result["per_s"], spent / max(1, result["n"])
+    commands = max(1, result["n"])
+    return result["per_s"], spent / commands, result["client_cpu"] / commands
 
 
 async def worker_figures(quick: bool = False) -> dict[str, str]:
@@ -111,12 +115,14 @@ async def worker_figures(quick: bool = False) -> dict[str, str]:
     many = max(2, default_workers())
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        one, one_cpu = await _run(1, seconds, pool)
-        more, more_cpu = await _run(many, seconds, pool)
+        one, one_cpu, one_client = await _run(1, seconds, pool)
+        more, more_cpu, more_client = await _run(many, seconds, pool)
     return {
         "workers: accepted commands/s, 100 games, 1 worker": f"{one:,.0f} ({one_cpu * 1e6:,.0f} us CPU per command)",
         f"workers: accepted commands/s, 100 games, {many} workers": (
             f"{more:,.0f} ({more_cpu * 1e6:,.0f} us CPU per command); ratio {more / one:.2f}"
         ),
+        "workers: the load client's own CPU per command, 1 worker / "
+        f"{many} workers": f"{one_client * 1e6:,.0f} / {more_client * 1e6:,.0f} us (on the same cores)",
         "workers: load average (1 min) after the runs": f"{os.getloadavg()[0]:.2f}",
     }

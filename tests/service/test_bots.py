@@ -9,6 +9,7 @@ import asyncio
 import pytest
 
 import games
+from events.due import due_key, shard_of
 from games.carcassonne.bots import GREEDY as CARCASSONNE_GREEDY
 from projections.game import GameProjection
 from service import seeds
@@ -191,6 +192,18 @@ async def test_a_bot_in_seat_0_moves_first_as_soon_as_the_human_sits(client):
     assert body["view"]["turn"] == 1
     events = (await (await client.get(f"/games/{game_id}/events?from=7")).json())["events"]
     assert [(e["type"], e["actor"]) for e in events] == [("drew", 0)]  # "first" draws while it may
+
+
+async def test_a_seat_that_leaves_no_bot_owing_is_unlisted_once_its_lobby_write_is_done(client):
+    async def listed(game_id: str) -> bool:
+        return await client.app[STORE].redis.zscore(due_key(shard_of(game_id)), game_id) is not None
+
+    humans_only = await create(client, {})
+    await take_seat(client, humans_only, "ann")
+    assert not await listed(humans_only), "listed for its lobby write only, unlisted by the node that wrote it"
+    bot_first = await create(client, {"0": "first"})
+    await take_seat(client, bot_first, "bob")  # the start leaves the bot owing the first move
+    assert await listed(bot_first), "a game whose bot owes a move stays listed for the sweep"
 
 
 async def test_a_bots_only_game_plays_itself_to_the_end_and_replay_checks_its_creation(make_client):

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing
 import os
 import stat
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,6 +168,28 @@ def test_the_node_key_comes_from_the_setting_or_a_private_file(tmp_path):
     for bad in ("zz", "ab" * 31):
         with pytest.raises(ValueError, match="DONJON_SEED_KEY"):
             load_or_create_key(bad, tmp_path)
+
+
+def _key_at_once(data_dir: Path, ready: Any, keys: Any) -> None:
+    ready.wait()
+    try:
+        keys.put(load_or_create_key(None, data_dir).hex())
+    except Exception as exc:  # the race lost, as the workers of --workers N lost it
+        keys.put(repr(exc))
+
+
+def test_processes_that_make_the_node_key_at_once_all_get_the_one_key(tmp_path):
+    """The workers of ``donjon serve --workers N`` start together on a new data folder."""
+    context = multiprocessing.get_context("fork")
+    ready, keys = context.Barrier(8), context.Queue()
+    processes = [context.Process(target=_key_at_once, args=(tmp_path, ready, keys)) for _ in range(8)]
+    for process in processes:
+        process.start()
+    found = [keys.get(timeout=30) for _ in processes]
+    for process in processes:
+        process.join()
+    assert found == [(tmp_path / "seed.key").read_text().strip()] * 8
+    assert [path.name for path in tmp_path.iterdir()] == ["seed.key"]  # no draft left behind
 
 
 def test_a_bad_seed_key_stops_the_service_with_a_message(tmp_path, embedded_redis_url):
