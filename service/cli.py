@@ -171,7 +171,7 @@ def _serve_one(settings: Any, engines: Mapping[str, Engine] | None, *, reuse_por
         sys.stderr.write(f"donjon: {exc}\n")
         return 2
     log = get_logger()
-    app.on_startup.append(_settle_gc)  # after the cleanup contexts: every resource has started
+    app.on_startup.append(settle_gc_on_startup)  # after the cleanup contexts: every resource has started
 
     def announce(_banner: str) -> None:  # run_app calls it once the socket is bound
         log.info(
@@ -206,7 +206,7 @@ def _data_dir_in_use(settings: Any) -> None:
     )
 
 
-async def _settle_gc(_app: Any) -> None:
+async def settle_gc_on_startup(_app: Any) -> None:
     """:func:`settle_gc`, as an ``on_startup`` hook of the served app."""
     settle_gc()
 
