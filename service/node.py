@@ -5,7 +5,7 @@ subscribed to those games' append notices (sharded pub/sub, one connection per m
 carry the appended events. The reader pushes carried events that continue the version it has
 shown; for any other announced game (a gap: a notice lost, a first subscription, a batch too
 large to carry) it reads the stream from that version, in one non-blocking ``store.read_many``
-(one ``XREAD`` on one server; one per game, pipelined per master, on a cluster). Every
+(one ``XREAD`` on one server; one ``XRANGE`` per game, pipelined per master, on a cluster). Every
 ``block_ms`` it also reads the next :data:`POLL_SLICE` watched games in turn, whatever the
 notices say: the safety net for a notice lost in a way the feed did not notice. Order and
 exactly-once come from the stream versions alone (a publish takes only versions newer than the
@@ -53,7 +53,7 @@ _RESTART_AFTER = 1.0
 POLL_SLICE = 256
 """Watched games the safety net reads every ``block_ms``, whatever the notices say, in turn; it
 bounds the poll's cost on a node watching thousands of games (on a cluster a read costs one
-``XREAD`` per game)."""
+``XRANGE`` per game)."""
 
 
 class Node:

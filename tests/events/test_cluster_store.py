@@ -154,3 +154,32 @@ async def kill_subscriber_connections(store: EventStore, name: str) -> int:
             if client.get("name") == name and int(client.get("ssub", 0)) > 0:
                 killed += await store.redis.execute_command("CLIENT", "KILL", "ID", client["id"])
     return killed
+
+
+def _getkeys_calls(cluster) -> int:
+    """How many ``COMMAND GETKEYS`` the cluster's masters have answered so far."""
+    total = 0
+    for master in cluster.masters:
+        with master.client() as client:
+            total += int(client.info("commandstats").get("cmdstat_command|getkeys", {}).get("calls", 0))
+    return total
+
+
+async def test_a_cluster_read_of_many_games_costs_no_key_lookup_round_trips(cluster, new_game_id) -> None:
+    """``read_many`` on a cluster is one read per game, pipelined per master: never an ``XREAD``,
+    whose keys redis-py's cluster client finds by asking a server (``COMMAND GETKEYS``) once per
+    command while it builds the pipeline, which stalled the node's reader on every poll."""
+    store = await EventStore.connect(cluster.url, cluster=None)
+    games = [new_game_id() for _ in range(24)]
+    try:
+        for i, game in enumerate(games):
+            events = [NewEvent("a", {"n": n}) for n in range(1 + i % 3)]
+            await store.append(game, events, expected_version=0, command_id=None, actor=None, ts=TS)
+        before = _getkeys_calls(cluster)
+        got = await store.read_many({game: i % 2 for i, game in enumerate(games)})
+        assert _getkeys_calls(cluster) == before
+        wanted = {game: (await store.read(game))[i % 2 :] for i, game in enumerate(games)}
+        assert got == {game: events for game, events in wanted.items() if events}
+        assert await store.read_many({game: 1 + i % 3 for i, game in enumerate(games)}) == {}
+    finally:
+        await store.close()
