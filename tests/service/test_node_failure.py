@@ -11,7 +11,8 @@ what the live nodes or a restart do about it (the processes: tests/service/nodes
 * A seat request is retried on another node after the first node answered and died: the same
   seat and token; another request id takes another seat.
 * On the cluster only: one of three nodes is killed while it and another drive bot games of
-  every game type, spectators of each on every node; every game still ends.
+  every game type, spectators of each on every node; every game still ends. Then each of three
+  nodes in turn, a fresh node started after each kill.
 
 The watching nodes run without the due-bots sweep (``DONJON_BOT_SWEEP_MS=0``) in the first two,
 so only the takeover watch their stream reader re-arms can save the game.
@@ -20,6 +21,7 @@ so only the takeover watch their stream reader re-arms can save the game.
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -218,6 +220,44 @@ async def bot_game(session: aiohttp.ClientSession, base: str, game: str, bots: l
     return (await post(session, f"{base}/games", body))["id"]
 
 
+async def _kill_a_driver_and_see_every_game_end(
+    session: aiohttp.ClientSession,
+    nodes: Nodes,
+    live: list[tuple[subprocess.Popen[bytes], str]],
+    victim: int,
+    survivor: int,
+) -> list[str]:
+    """Bot games of every game type driven by ``live[victim]`` and ``live[survivor]``, spectators
+    of each on every live node; ``live[victim]`` is killed once its games are under way, and
+    every game must end on the other nodes' spectators. The game ids."""
+    catalog = (await (await session.get(f"{live[survivor][1]}/games/catalog")).json())["games"]
+    bots = {entry["id"]: entry["bots"] for entry in catalog}
+    games: dict[str, int] = {}  # game id -> the index of the node that created (drives) it
+    for driver in (victim, survivor):
+        for game in sorted(ENGINES):
+            games[await bot_game(session, live[driver][1], game, bots[game])] = driver
+    watching = {
+        (game_id, index): await spectate(session, base, game_id)
+        for game_id in games
+        for index, (_, base) in enumerate(live)
+    }
+    await asyncio.sleep(1.5)
+    store = await connect(nodes.url)
+    try:
+        active = [g for g, d in games.items() if d == victim and (await store.read(g))[-1].type != "game.finished"]
+    finally:
+        await store.close()
+    assert active, "every game of the node to kill ended before the kill; nothing was tested"
+    nodes.kill(live[victim][0])
+    for (game_id, index), ws in watching.items():
+        if index != victim:
+            frame = await frames_until(ws, lambda f: f.get("status") == "finished", within=150)
+            assert frame["status"] == "finished", game_id
+    for ws in watching.values():
+        await ws.close()
+    return list(games)
+
+
 @pytest.mark.timeout(240)
 async def test_on_the_cluster_killing_a_node_stalls_no_game_of_any_game_type(every_game_nodes: Nodes) -> None:
     """Three nodes on the 3-master cluster; bot games of every game type driven by the node that
@@ -225,32 +265,25 @@ async def test_on_the_cluster_killing_a_node_stalls_no_game_of_any_game_type(eve
     game is played to the end and its survivors' spectators see it finish."""
     nodes = every_game_nodes
     async with aiohttp.ClientSession() as session:
-        started = [await nodes.start(session, bot_delay_ms=40) for _ in range(3)]
-        catalog = (await (await session.get(f"{started[0][1]}/games/catalog")).json())["games"]
-        bots = {entry["id"]: entry["bots"] for entry in catalog}
-        games: dict[str, int] = {}  # game id -> the index of the node that created (drives) it
-        for driver in (0, 1):
-            for game in sorted(ENGINES):
-                games[await bot_game(session, started[driver][1], game, bots[game])] = driver
-        watching = {
-            (game_id, index): await spectate(session, base, game_id)
-            for game_id in games
-            for index, (_, base) in enumerate(started)
-        }
-        await asyncio.sleep(1.5)
-        store = await connect(nodes.url)
-        try:
-            active = [g for g, d in games.items() if d == 0 and (await store.read(g))[-1].type != "game.finished"]
-        finally:
-            await store.close()
-        assert active, "every game of the node to kill ended before the kill; nothing was tested"
-        nodes.kill(started[0][0])
-        for (game_id, index), ws in watching.items():
-            if index != 0:
-                frame = await frames_until(ws, lambda f: f.get("status") == "finished", within=150)
-                assert frame["status"] == "finished", game_id
-        for ws in watching.values():
-            await ws.close()
+        live = [await nodes.start(session, bot_delay_ms=40) for _ in range(3)]
+        games = await _kill_a_driver_and_see_every_game_end(session, nodes, live, victim=0, survivor=1)
+    for game_id in games:
+        envelopes = await check_log(nodes.url, game_id)
+        assert envelopes[-1].type == "game.finished"
+
+
+@pytest.mark.timeout(480)
+async def test_on_the_cluster_killing_each_of_three_nodes_in_turn_stalls_no_game(every_game_nodes: Nodes) -> None:
+    """Three nodes on the 3-master cluster, each killed in turn while it drives bot games of every
+    game type, a fresh node started after each kill (as an orchestrator would): every game of
+    every round ends, and each game's log re-runs exactly."""
+    nodes = every_game_nodes
+    games: list[str] = []
+    async with aiohttp.ClientSession() as session:
+        live = [await nodes.start(session, bot_delay_ms=40) for _ in range(3)]
+        for _ in range(3):  # the oldest node dies each round: after three, none of the first is left
+            games += await _kill_a_driver_and_see_every_game_end(session, nodes, live, victim=0, survivor=1)
+            live = [*live[1:], await nodes.start(session, bot_delay_ms=40)]
     for game_id in games:
         envelopes = await check_log(nodes.url, game_id)
         assert envelopes[-1].type == "game.finished"
