@@ -117,22 +117,33 @@ class Resharder:
         self.cluster = cluster
         self.clients = {m.port: aioredis.Redis(host="127.0.0.1", port=m.port) for m in cluster.masters}
         self.moves = 0
+        self.placed: dict[int, int] = {}
+        """The master each slot was last moved to (port)."""
 
     async def node_id(self, port: int) -> str:
         return (await self.clients[port].execute_command("CLUSTER", "MYID")).decode()
 
-    async def owner(self, slot: int, wait: float = 5.0) -> int:
+    async def owner(self, slot: int, wait: float = 20.0) -> int:
         """The master that says it serves ``slot`` (its own view, right after a move; the others
         learn of it over the cluster bus a moment later). Under load a master's view may lag a
-        moment behind its own SETSLOT, so this asks again for up to ``wait`` seconds."""
-        deadline = asyncio.get_running_loop().time() + wait
+        moment behind its own SETSLOT, so this asks again for up to ``wait`` seconds; and when
+        the bus left no master claiming the slot after a move (the new owner took a gossip of
+        the old one's for newer), the move's last step is sent to the new owner again each
+        second, as ``redis-cli --cluster fix`` would."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        next_nudge = loop.time() + 1.0
         while True:
             for port, client in self.clients.items():
                 for start, end, primary, *_replicas in await client.execute_command("CLUSTER", "SLOTS"):
                     if start <= slot <= end and int(primary[1]) == port:
                         return port
-            if asyncio.get_running_loop().time() >= deadline:
+            if loop.time() >= deadline:
                 raise LookupError(f"no master says it serves slot {slot}")
+            if slot in self.placed and loop.time() >= next_nudge:
+                target = self.placed[slot]
+                await self.clients[target].execute_command("CLUSTER", "SETSLOT", slot, "NODE", await self.node_id(target))
+                next_nudge = loop.time() + 1.0
             await asyncio.sleep(0.05)
 
     async def move(self, slot: int) -> None:
@@ -158,6 +169,7 @@ class Resharder:
         ports = sorted(self.clients)
         for port in (target, source, *[p for p in ports if p not in (source, target)]):
             await self.clients[port].execute_command("CLUSTER", "SETSLOT", slot, "NODE", target_id)
+        self.placed[slot] = target
         self.moves += 1
 
     async def keep_moving(self, slots: list[int], until: asyncio.Event) -> None:
