@@ -229,31 +229,24 @@ def _summed(mine: dict[str, int], theirs: dict[str, int]) -> dict[str, int]:
 
 
 class _Draft:
-    """A feature being changed while a board settles (mutable; it never leaves :class:`_Settling`).
+    """A feature of the board being changed while it settles (mutable; it never leaves
+    :class:`_Settling`).
 
     It shares the frozen sets of the feature it starts from and only lists the parts merged into
     it; :meth:`freeze` builds each merged set once, however many placements merged into it."""
 
     __slots__ = ("attrs", "cells", "followers", "id", "kind", "old", "open_ports", "segments", "size")
 
-    def __init__(self, old: Feature | None, fid: int, kind: str, segments: Iterable[SegRef],
-                 cells: Iterable[Cell], open_ports: int, attrs: dict[str, int],
-                 followers: tuple[Follower, ...], size: int) -> None:
+    def __init__(self, old: Feature) -> None:
         self.old = old
-        self.id = fid
-        self.kind = kind
-        self.size = size
-        self.segments = [segments]
-        self.cells = [cells]
-        self.open_ports = open_ports
-        self.attrs = attrs
-        self.followers = followers
-
-    @classmethod
-    def of(cls, old: Feature) -> _Draft:
-        """A draft starting from a feature of the settled board."""
-        return cls(old, old.id, old.kind, old.segments, old.cells, old.open_ports, old.attrs, old.followers,
-                   len(old.segments))
+        self.id = old.id
+        self.kind = old.kind
+        self.size = len(old.segments)
+        self.segments: list[Iterable[SegRef]] = [old.segments]
+        self.cells: list[Iterable[Cell]] = [old.cells]
+        self.open_ports = old.open_ports
+        self.attrs = old.attrs
+        self.followers = old.followers
 
     def take(self, segment: SegRef, cells: tuple[Cell, ...], open_ports: int, attrs: dict[str, int]) -> None:
         """Take in one segment of the tile being placed (what :meth:`absorb` does with a draft
@@ -277,7 +270,7 @@ class _Draft:
 
     def freeze(self) -> Feature:
         old = self.old
-        if old is not None and len(self.segments) == 1:  # absorbed nothing: its sets are the old ones
+        if len(self.segments) == 1:  # absorbed nothing: its sets are the old ones
             if self.open_ports == old.open_ports and self.followers is old.followers:
                 return old
             return Feature(old.id, old.kind, old.segments, old.cells, self.open_ports, old.attrs, self.followers)
@@ -318,7 +311,7 @@ class _Settling:
         feature = self.features[fid]
         if type(feature) is _Draft:
             return feature
-        d = self.features[fid] = _Draft.of(feature)  # type: ignore[arg-type]
+        d = self.features[fid] = _Draft(feature)  # type: ignore[arg-type]
         self.drafted.append(d)
         return d
 
@@ -468,11 +461,12 @@ class Board:
     constraint: per side ``N E S W`` the key of the facing placed side, :data:`WALL`, or
     ``None`` (empty playable neighbour).
 
-    A change (:meth:`place`, :meth:`with_follower`, :meth:`without_followers`) makes its new
-    ``cells`` at once and only records the rest: the board *settles*, bringing its features and
-    frontier up to date, when one of them is first read. A replay folds a whole game without
-    reading a feature in between, so it settles once, at the end, copying the feature maps once
-    and freezing each changed feature once, instead of on every placement. Settling changes
+    A change (:meth:`place`, :meth:`with_follower`, :meth:`without_followers`,
+    :meth:`without_followers_at`) makes its new ``cells`` at once and only records the rest: the
+    board *settles*, bringing its features and frontier up to date, when one of them is first
+    read (or once :data:`_MAX_PENDING` changes wait). A replay reads no feature between
+    placements, so it copies the feature maps and freezes each changed feature once per run of
+    changes instead of on every placement. Settling changes
     nothing a caller can see: every board, settled or not, reads as the value its changes made,
     and settling never touches the board it started from.
     """
