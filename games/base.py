@@ -78,6 +78,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from games.draw import Draw, derive_draw, seed_from_int
+from games.records import fast_init
 
 __all__ = [
     "SPECTATOR",
@@ -141,6 +142,7 @@ class Rng(Protocol):
         ...
 
 
+@fast_init  # one is made for every event folded
 @dataclass(frozen=True, slots=True)
 class Event:
     """One domain event as an engine produces it: a type tag and a msgpack-safe payload."""

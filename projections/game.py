@@ -108,13 +108,6 @@ class EnvelopeLike(Protocol):
     def payload(self) -> dict[str, Any]: ...
 
 
-# An engine Event for each envelope of a run, made without the frozen dataclass's __init__ (which
-# sets each field through object.__setattr__): a bare instance, its two slots set directly.
-_new_event = object.__new__
-_set_event_type = Event.__dict__["type"].__set__
-_set_event_payload = Event.__dict__["payload"].__set__
-
-
 def _extended(checkpoints: tuple[Checkpoint, ...], last: int) -> tuple[Checkpoint, ...]:
     """``checkpoints`` with the newest one's batch running to version ``last`` (0: as they are)."""
     if not last:
@@ -217,8 +210,6 @@ class GameProjection(Record):
                 # head unknown (""), never stale; one copy for the run, at its end.
                 head = getattr(envelope, "hash", "")
                 break
-            if envelope is None:
-                break
         if head != projection.head_hash:
             projection = projection.but(head_hash=head)
         return projection
@@ -249,8 +240,6 @@ class GameProjection(Record):
             return self._created(envelope.version, payload, ts)
         if self.version == 0:
             raise ProjectionError(f"game {self.game_id!r}: the first event is {kind!r}, not {CREATED!r}")
-        if self._runs(envelope):
-            return self._fold_run(envelope, iter(()))[0]
         after = self._apply(envelope, kind, payload, ts)
         if after.features.clock is not None and after.engine_events:
             after = after.but(clock=after._clock_after(after.clock, after.state, ts))
@@ -298,9 +287,7 @@ class GameProjection(Record):
                 stop = envelope
                 break
             version += 1
-            event = _new_event(Event)
-            _set_event_type(event, kind)
-            _set_event_payload(event, envelope.payload)
+            event = Event(kind, envelope.payload)
             if getattr(envelope, "command", None) is not None:
                 actor = getattr(envelope, "actor", None)
                 if not (undo and actor is not None and 0 <= actor < seats and bots[actor] is None):

@@ -67,16 +67,9 @@ def snapshot_frame(projection: GameProjection, viewer: Viewer) -> dict[str, Any]
     }
 
 
-def update_frame(
-    projection: GameProjection, envelopes: Sequence[Any], viewer: Viewer, shared: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """What changed for ``viewer``: the events it may see (redacted) and the view after them.
-
-    ``shared`` is the projection's :func:`~projections.views.shared_view` when the caller has
-    it already (a publish builds it once for every viewer)."""
-    if shared is None:
-        shared = shared_view(projection)
-    return dict(_update_head(projection, envelopes, viewer), view={**shared, **own_view(projection, viewer)})
+def update_frame(projection: GameProjection, envelopes: Sequence[Any], viewer: Viewer) -> dict[str, Any]:
+    """What changed for ``viewer``: the events it may see (redacted) and the view after them."""
+    return dict(_update_head(projection, envelopes, viewer), view=view_for(projection, viewer))
 
 
 def _update_head(projection: GameProjection, envelopes: Sequence[Any], viewer: Viewer) -> dict[str, Any]:

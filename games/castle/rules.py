@@ -72,11 +72,11 @@ __all__ = [
     "follower_spots",
     "legal_moves",
     "naming_args",
+    "owing_seat",
     "placed_tile",
     "scoring_choices",
     "setup",
     "tile_placements",
-    "owing_seat",
     "usable_wall_tiles",
     "waiting_for",
 ]

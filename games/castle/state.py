@@ -97,7 +97,7 @@ class SeatState(Record):
 class CastleState(Record):
     """The whole game. Frozen but without slots, on purpose: every event copies it, and
     giving the copy one merged ``__dict__`` (:func:`games.records.copyable`) costs less than
-    half of setting its 22 slots (and a ninth of ``dataclasses.replace``)."""
+    half of setting its 21 slots (and a ninth of ``dataclasses.replace``)."""
 
     phase: Phase = Phase.NOT_STARTED
     options: Options = Options()

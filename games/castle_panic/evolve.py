@@ -34,8 +34,6 @@ __all__ = ["evolve", "EVENT_TYPES"]
 Payload = dict[str, Any]
 
 
-
-
 def _without(items: tuple[str, ...], gone: Any) -> tuple[str, ...]:
     """``items`` minus the ids in ``gone`` (each removed once)."""
     out = list(items)

@@ -1,4 +1,5 @@
-"""What each viewer may see of a Castle Panic game: ``view``, ``redact`` and ``summary``.
+"""What each viewer may see of a Castle Panic game: ``view`` (``public_view`` and
+``private_view`` together), ``redact`` and ``summary``.
 
 Open by the rules: the board, every hand (the base game deals hands face up), both discard
 piles, trophies. Never sent to anyone: the castle deck's contents beyond its size (it has no
@@ -23,7 +24,7 @@ from games.castle_panic.rules import acting_seat, legal_moves, living_castle_sea
 from games.castle_panic.scoring import seat_scores
 from games.castle_panic.state import State
 
-__all__ = ["view", "redact", "summary"]
+__all__ = ["view", "public_view", "private_view", "redact", "summary"]
 
 
 _RING_NAMES: Mapping[int, str] = MappingProxyType({ring.value: ring.name.lower() for ring in Ring})

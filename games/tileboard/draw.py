@@ -51,7 +51,7 @@ def take(pool: Sequence[tuple[str, int]], name: str) -> tuple[tuple[str, int], .
     """The pool with one ``name`` fewer; an exhausted entry leaves the pool."""
     for i, (n, c) in enumerate(pool):
         if n == name:
-            rest = tuple(pool[i + 1 :])
+            rest = pool[i + 1 :]
             return (*pool[:i], *rest) if c == 1 else (*pool[:i], (n, c - 1), *rest)
     return tuple(pool)
 
