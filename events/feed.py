@@ -290,12 +290,15 @@ class GameFeed:
     def _refused(self, link: _Link, exc: rexc.ResponseError) -> None:
         command, game_id = link.pending.popleft() if link.pending else ("", "")
         self.problem = f"{type(exc).__name__}: {exc}"
-        if command == "sub" and self._where.get(game_id) is link:
+        if command == "sub":
             # MOVED: the slot has another owner now. Subscribe there; read in the meantime.
             self._slot_moved(link, game_id)
 
     def _slot_moved(self, link: _Link, game_id: str) -> None:
-        """``game_id``'s slot left ``link``'s master: find its new owner, read it meanwhile."""
+        """``game_id``'s slot left ``link``'s master: find its new owner, read it meanwhile
+        (nothing when the game is no longer watched on ``link``)."""
+        if self._where.get(game_id) is not link:
+            return
         self.moved += 1
         del self._where[game_id]
         link.games.discard(game_id)
@@ -329,5 +332,4 @@ class GameFeed:
                 link.pending.popleft()
                 return
             # The server ended it: the slot moved to another master.
-            if self._where.get(game_id) is link:
-                self._slot_moved(link, game_id)
+            self._slot_moved(link, game_id)

@@ -17,10 +17,12 @@ entry when the batch changed it (:mod:`projections.lobby`) and lists the game in
 index (:mod:`events.due`) before an append that leaves a bot owing a move, or whose lobby write
 must follow (a seat, the start, the end: if that write fails, the due-bots sweep finds the game
 and repairs its lobby entry, :mod:`service.bots.sweep`; once it succeeds, a game that owes no bot
-move is unlisted at once). Three hooks let the
-bot scheduler follow the games without the cache knowing about bots: ``on_appended`` (this node
-appended a batch, its lobby write done), ``on_loaded`` (a game this node did not have was
-loaded, as after a restart) and ``on_evicted`` (a game left the cache).
+move is unlisted at once). Three hooks let the bot scheduler follow the games without the cache
+knowing about bots: ``on_appended`` (this node appended a batch, its lobby write done),
+``on_loaded`` (a game this node did not have was loaded, as after a restart) and ``on_evicted``
+(a game left the cache). One more, ``on_append_done`` with :meth:`GameCache.appending`, lets
+the node's stream reader hold a notice of this node's append in flight until that append is
+done (:mod:`service.node`).
 """
 
 from __future__ import annotations

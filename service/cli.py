@@ -29,7 +29,7 @@ import json
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import uvloop
 
@@ -133,7 +133,10 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
     return 2  # pragma: no cover - argparse refuses other commands
 
 
-def run(main: Coroutine[Any, Any, int]) -> int:
+T = TypeVar("T")
+
+
+def run(main: Coroutine[Any, Any, T]) -> T:
     """Run ``main`` to its end on a uvloop event loop (libuv: cheaper I/O and callbacks)."""
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         return runner.run(main)
@@ -157,8 +160,6 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
 
 
 def _serve_one(settings: Any, engines: Mapping[str, Engine] | None, *, reuse_port: bool = False) -> int:
-    from aiohttp import web
-
     from events.errors import DataDirInUse
     from service.app import create_app
     from service.logs import configure_logging, get_logger
@@ -171,7 +172,6 @@ def _serve_one(settings: Any, engines: Mapping[str, Engine] | None, *, reuse_por
         sys.stderr.write(f"donjon: {exc}\n")
         return 2
     log = get_logger()
-    app.on_startup.append(settle_gc_on_startup)  # after the cleanup contexts: every resource has started
 
     def announce(_banner: str) -> None:  # run_app calls it once the socket is bound
         log.info(
@@ -181,15 +181,7 @@ def _serve_one(settings: Any, engines: Mapping[str, Engine] | None, *, reuse_por
         )
 
     try:
-        web.run_app(
-            app,
-            host=settings.host,
-            port=settings.port,
-            access_log=None,
-            print=announce,
-            reuse_port=reuse_port or None,
-            loop=uvloop.new_event_loop(),
-        )
+        serve_app(app, host=settings.host, port=settings.port, print=announce, reuse_port=reuse_port or None)
     except DataDirInUse:
         _data_dir_in_use(settings)
         return 2
@@ -206,7 +198,16 @@ def _data_dir_in_use(settings: Any) -> None:
     )
 
 
-async def settle_gc_on_startup(_app: Any) -> None:
+def serve_app(app: Any, **run_app_args: Any) -> None:
+    """Serve the aiohttp ``app`` as ``donjon serve`` does, until stopped: on uvloop, no access
+    log, the collector settled once every resource has started (the bench's cluster nodes too)."""
+    from aiohttp import web
+
+    app.on_startup.append(_settle_gc_on_startup)  # after the cleanup contexts: every resource has started
+    web.run_app(app, access_log=None, loop=uvloop.new_event_loop(), **run_app_args)
+
+
+async def _settle_gc_on_startup(_app: Any) -> None:
     """:func:`settle_gc`, as an ``on_startup`` hook of the served app."""
     settle_gc()
 

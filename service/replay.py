@@ -135,7 +135,7 @@ def _fold_uncollected(game_id: str, engine: Engine, envelopes: list[Any]) -> Gam
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return GameProjection.empty(game_id, engine).apply_all(envelopes)
+        return GameProjection.fold(game_id, engine, envelopes)
     finally:
         if was_enabled:
             gc.enable()

@@ -196,7 +196,7 @@ class _MsgpackCodec(Codec):
         for part in maps:
             size, start = _map_header(part)
             count += size
-            bodies.append(part[start:] if start else part)
+            bodies.append(part[start:])
         return _map_prefix(count) + b"".join(bodies)
 
     def entry(self, key: str, value: bytes) -> bytes:

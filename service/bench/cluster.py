@@ -43,12 +43,9 @@ _TICK = os.sysconf("SC_CLK_TCK")
 def serve_node(url: str, port: int, node_id: str) -> None:
     """Run one bench node until killed (the child processes of :func:`cluster_figures`), as
     ``donjon serve`` runs: on uvloop, its collector settled, no access log."""
-    import uvloop
-    from aiohttp import web
-
     from service.app import create_app
     from service.bench.service import BENCH
-    from service.cli import settle_gc_on_startup
+    from service.cli import serve_app
     from service.logs import configure_logging
     from service.settings import Secret, Settings
 
@@ -57,9 +54,7 @@ def serve_node(url: str, port: int, node_id: str) -> None:
         redis_url=Secret(url), ws_rate=1e9, ws_burst=1e9, ws_outbox=100_000, log_level="warning", node_id=node_id
     )
     engines: dict[str, Any] = {"bench": BENCH}
-    app = create_app(settings, engines=engines)
-    app.on_startup.append(settle_gc_on_startup)
-    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None, loop=uvloop.new_event_loop())
+    serve_app(create_app(settings, engines=engines), host="127.0.0.1", port=port, print=None)
 
 
 def _free_port() -> int:

@@ -398,7 +398,8 @@ def _take_frames(buffer: bytearray) -> list[tuple[int, bytes]]:
 
 _ACK = b'{"type":"ack",'
 _ERROR = b'{"type":"error",'
-_ROLL_HEAD = b'{"type":"command","command":{"type":"roll","args":{}},"id":"'
+_ROLL_HEAD = json.dumps(ROLL, separators=(",", ":")).encode()[:-1] + b',"id":"'
+"""A roll command's frame up to its id: ``ROLL``'s JSON without its closing brace."""
 
 
 class _Player:
@@ -598,11 +599,10 @@ _DRIVERS: dict[str, Callable[..., Coroutine[Any, Any, dict[str, Any]]]] = {
 def _drive(kind: str, base: str, params: dict[str, Any]) -> dict[str, Any]:
     """Run one load generator to its end, on a uvloop event loop as ``donjon serve`` runs (the
     load shares the machine's cores with the service: the less it spends, the more they get)."""
-    import uvloop
+    from service.cli import run
 
     _raise_fd_limit()
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(_DRIVERS[kind](base, **params))
+    return run(_DRIVERS[kind](base, **params))
 
 
 def _raise_fd_limit() -> None:

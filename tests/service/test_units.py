@@ -220,16 +220,16 @@ def test_the_commitment_covers_the_seed_and_the_secret_options():
 async def test_serve_freezes_the_start_up_heap_and_makes_collections_rarer():
     import gc
 
-    from service.cli import FULL_GC_EVERY, YOUNG_GC_EVERY, settle_gc_on_startup
+    from service.cli import FULL_GC_EVERY, YOUNG_GC_EVERY, _settle_gc_on_startup
 
     saved = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
-        await settle_gc_on_startup(None)
+        await _settle_gc_on_startup(None)
         assert gc.get_freeze_count() > 0
         assert gc.get_threshold() == (YOUNG_GC_EVERY, 10, FULL_GC_EVERY) == (10_000, 10, 10)
         gc.set_threshold(20_000, 10, 200)
-        await settle_gc_on_startup(None)
+        await _settle_gc_on_startup(None)
         assert gc.get_threshold() == (20_000, 10, 200)  # an operator's higher thresholds are kept
     finally:
         gc.unfreeze()
