@@ -1,21 +1,18 @@
 // The lobby routes through DonjonClient, against a real server.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
-import { DonjonClient, playFromLegal } from "../src/index.js";
-import { DonjonServer } from "./support/server.js";
+import { playFromLegal } from "../src/index.js";
+import { serveForSuite } from "./support/server.js";
 import { assertShape } from "./support/shapes.js";
 import { seatedGame } from "./support/watch.js";
 
 describe("lobby routes", () => {
-  let server;
   let client;
-  before(async () => {
-    server = await new DonjonServer().start();
-    client = new DonjonClient(`${server.url}/`); // a trailing slash is fine
-  });
-  after(() => server?.dispose());
+  serveForSuite((_server, c) => {
+    client = c;
+  }, { clientPath: "/" }); // a trailing slash is fine
 
   test("catalog, create with options and bots, seats, list, get", { timeout: 30_000 }, async () => {
     const { games } = await client.catalog();

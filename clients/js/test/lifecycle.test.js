@@ -5,22 +5,14 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { DonjonClient, DonjonError } from "../src/index.js";
+import { DonjonClient } from "../src/index.js";
 import { Proxy } from "./support/proxy.js";
+import { rejectsWith } from "./support/refusals.js";
 import { serveForSuite } from "./support/server.js";
 import { assertShape } from "./support/shapes.js";
 import { record, seatedGame, waitFor } from "./support/watch.js";
 
 const UNDO = { type: "undo", args: {} };
-
-async function rejectsWith(promise, code, extra = {}) {
-  await assert.rejects(promise, (error) => {
-    assert.ok(error instanceof DonjonError, `not a DonjonError: ${error}`);
-    assert.equal(error.code, code, error.message);
-    for (const [key, value] of Object.entries(extra)) assert.equal(error[key], value, key);
-    return true;
-  });
-}
 
 /** Every seat's connection and a spectator's, each with what it saw, once all are ready. */
 async function connectAll(client, id, tokens, options = {}) {
