@@ -40,14 +40,11 @@ def test_every_bot_names_itself_under_its_key() -> None:
         assert bots and all(bot.name == name for name, bot in bots.items())
 
 
-class _RandomLegal:
-    name = "random-legal"
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-
-    def choose(self, state: object, seat: int, rng: object) -> dict[str, object]:
-        return rng.choice(self.engine.legal_moves(state, seat))  # type: ignore[attr-defined]
+RANDOM_BOTS: dict[str, Bot] = {
+    "carcassonne": carcassonne_bots.RANDOM,
+    "castle": castle_bots.RANDOM,
+    "castle_panic": castle_panic_bots.RANDOM,
+}
 
 
 SPLIT_GAMES = [
@@ -73,7 +70,7 @@ def test_a_split_view_is_the_whole_view_over_many_random_states() -> None:
         split: SplitViews = engine  # type: ignore[assignment]
         for game in range(2):
             states = [engine.initial_state()]
-            states += [state for state, _, _ in play_steps(engine, seats, options, _RandomLegal(engine), game)]
+            states += [state for state, _, _ in play_steps(engine, seats, options, RANDOM_BOTS[name], game)]
             for state in states[::3]:
                 public = split.public_view(state)
                 assert "legal" not in public

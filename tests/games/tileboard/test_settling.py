@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from games import find_engine
-from games.base import fold
+from games.base import fold, owing_seat
 from games.tileboard import Board, Follower
 from games.tileboard.board import _MAX_PENDING
 from service.draw_schemes import LegacyRandom
@@ -31,7 +31,8 @@ def events_of_a_game(game: str, options: dict[str, Any], seed: int) -> list[Any]
     events = list(engine.setup(options, 2, rng))
     state = fold(engine, events)
     while not engine.is_terminal(state):
-        seat = state.current if hasattr(state, "current") else state.active
+        seat = owing_seat(engine, state, 2)
+        assert seat is not None  # a game not over always waits for someone
         for event in engine.decide(state, seat, rng.choice(engine.legal_moves(state, seat)), rng):
             state = engine.evolve(state, event)
             events.append(event)
@@ -83,9 +84,8 @@ def test_settling_leaves_the_board_it_started_from_as_it_was():
     before = seen(middle)
     placed = next(iter(middle.cells.values()))
     spots = middle.free_segments(placed.x, placed.y)
-    changed = middle
-    if spots:
-        changed = middle.with_follower(Follower(0, "normal", placed.x, placed.y, spots[0]))
+    assert spots, "the tile has a spot for a follower"
+    changed = middle.with_follower(Follower(0, "normal", placed.x, placed.y, spots[0]))
     changed.features  # noqa: B018
     assert seen(middle) == before
     assert seen(boards_folded("carcassonne", events, read_each=True)[len(boards) // 2]) == before
