@@ -48,6 +48,10 @@ SegRef = tuple[int, int, int]
 Constraint = tuple[Hashable, ...]
 """A frontier cell's constraint, one entry per side: ``None`` (empty), :data:`WALL` or the key of
 the placed side facing it."""
+EdgeKey = tuple[Tile, int, int, Tile, int]
+"""(tile, its quarter turns, its side, the tile across that side, that tile's rotation)."""
+Edge = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
+"""((their segment, facing ports), ...), ((my segment, their segment) that join, ...)."""
 
 
 class _Wall:
@@ -71,18 +75,41 @@ class IllegalPlacement(ValueError):
     """``Board.place`` was asked for a placement the rules refuse."""
 
 
+class _Memo(dict[Any, Any]):
+    """A pure function's values, each computed by ``of(key)`` on its first lookup and
+    remembered: a placement asks a dict, not a method, about each cell and kind around it."""
+
+    __slots__ = ("of",)
+
+    def __init__(self, of: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.of = of
+
+    def __missing__(self, key: Any) -> Any:
+        value = self[key] = self.of(key)
+        return value
+
+
 class BoardRules:
     """The hooks a game gives the board. Subclass and override; the defaults suit Carcassonne
     except :meth:`side_key`, which by default compares whole sides port by port.
 
-    Results of :meth:`fits` are memoised per instance: they depend only on the tile design and
-    the constraint, so one instance may serve every board of a game.
+    Results of :meth:`fits` and :meth:`is_playable` are memoised per instance: they depend only
+    on the tile design and the constraint, or the cell, so one instance may serve every board of
+    a game.
     """
 
     def __init__(self) -> None:
         self._side_keys: dict[str, tuple[tuple[Hashable, ...], ...]] = {}
         self._facing_keys: dict[str, tuple[tuple[Hashable, ...], ...]] = {}
         self._fits: dict[str, dict[Constraint, tuple[int, ...]]] = {}
+        self.playable: Mapping[Cell, bool] = _Memo(lambda cell: self.is_playable(*cell))
+        """``is_playable`` by cell, memoised (read it, never write it)."""
+        self.blank_constraint: Mapping[Cell, Constraint] = _Memo(self._blank_constraint)
+        """The constraint of an empty cell with no placed neighbour: ``None`` on each side
+        facing a playable cell, :data:`WALL` on the others (memoised)."""
+        self.edges: Mapping[EdgeKey, Edge] = _Memo(self._edge)
+        """What one shared edge joins (:meth:`_edge`), memoised by the two tiles as they lie."""
 
     # --- hooks ------------------------------------------------------------------------------
 
@@ -137,6 +164,29 @@ class BoardRules:
         if table is None:
             table = self._fits[tile.id] = {}
         return table
+
+    def _blank_constraint(self, cell: Cell) -> Constraint:
+        x, y = cell
+        return tuple([None if self.playable[(x + dx, y + dy)] else WALL for dx, dy in SIDE_OFFSETS])
+
+    def _edge(self, key: EdgeKey) -> Edge:
+        """The edge on side ``side`` of ``tile`` (``turns`` quarter turns) shared with ``other``
+        (``rotation`` degrees): the other's segments facing it, each once with its number of
+        facing ports, and the pairs of facing segments ``(mine, theirs)`` that join, both in
+        port order."""
+        tile, turns, side, other, rotation = key
+        ports, their_ports = tile.rotated[turns], other.rotated[rotation // 90]
+        facing: dict[int, int] = {}
+        joined: list[tuple[int, int]] = []
+        for p in range(3 * side, 3 * side + 3):
+            theirs = their_ports[_MIRROR[p]]
+            if theirs is None:
+                continue
+            facing[theirs] = facing.get(theirs, 0) + 1
+            mine = ports[p]
+            if mine is not None and self.joins(tile.segments[mine].kind, other.segments[theirs].kind):
+                joined.append((mine, theirs))
+        return tuple(facing.items()), tuple(joined)
 
     def _fit(self, tile: Tile, constraint: Constraint) -> tuple[int, ...]:
         own = self.own_keys(tile)
@@ -341,25 +391,11 @@ class _Settling:
     def place(self, placed: Placed) -> None:
         """Join the new tile's segments to its neighbours' features and move the frontier."""
         tile, x, y = placed.tile, placed.x, placed.y
-        settled_cells, placed_here = self.settled_cells, self.placed
         q = placed.rotation // 90
-        ports = tile.rotated[q]
+        settled_cells, placed_here = self.settled_cells, self.placed
         rules = self.rules
-        playable = rules.is_playable
+        playable, edges = rules.playable, rules.edges
         seg_feature, features = self.seg_feature, self.features
-
-        # Which sides face what, once; the ports facing an empty playable cell are open.
-        around: list[Placed | None] = []
-        open_sides: list[int] = []
-        open_mask = 0
-        for side in range(4):
-            dx, dy = SIDE_OFFSETS[side]
-            n = (x + dx, y + dy)
-            other = settled_cells.get(n) or placed_here.get(n)  # the tile there, as of this change
-            around.append(other)
-            if other is None and playable(x + dx, y + dy):
-                open_sides.append(side)
-                open_mask |= _SIDE_MASKS[side]
 
         # Each segment starts as a feature of its own (new ids, in segment order); the joins below
         # merge some of them into the neighbours' features, and only the others are added, at the
@@ -370,38 +406,43 @@ class _Settling:
             seg_feature[(x, y, i)] = first + i
         self.next_id = first + len(segments)
 
-        # Walk the ports across each shared edge once: a neighbour's port facing this (playable)
-        # cell is no longer open, and facing segments that join are noted for the merge below.
-        here_playable = playable(x, y)
-        joins = rules.joins
-        lost: dict[int, int] = {}
+        # Walk each side once: an empty playable neighbour makes this side's ports open; across a
+        # shared edge, the neighbours' features and their ports facing this cell are counted, and
+        # facing segments that join are noted for the merge below.
+        open_sides: list[int] = []
+        open_mask = 0
+        facing_ports: dict[int, int] = {}
         joined: list[tuple[SegRef, SegRef]] = []
         for side in range(4):
-            other = around[side]
+            dx, dy = SIDE_OFFSETS[side]
+            n = (x + dx, y + dy)
+            other = settled_cells.get(n) or placed_here.get(n)  # the tile there, as of this change
             if other is None:
+                if playable[n]:
+                    open_sides.append(side)
+                    open_mask |= _SIDE_MASKS[side]
                 continue
-            their_ports = other.ports
-            ox, oy, their_segments = other.x, other.y, other.tile.segments
-            for p in range(3 * side, 3 * side + 3):
-                theirs = their_ports[_MIRROR[p]]
-                if theirs is None:
-                    continue
-                their_ref = (ox, oy, theirs)
-                if here_playable:
-                    fid = seg_feature[their_ref]
-                    lost[fid] = lost.get(fid, 0) + 1
-                mine = ports[p]
-                if mine is not None and joins(segments[mine].kind, their_segments[theirs].kind):
-                    joined.append(((x, y, mine), their_ref))
+            their_facing, joins = edges[(tile, q, side, other.tile, other.rotation)]
+            ox, oy = other.x, other.y
+            for theirs, count in their_facing:
+                fid = seg_feature[(ox, oy, theirs)]
+                facing_ports[fid] = facing_ports.get(fid, 0) + count
+            for mine, theirs in joins:
+                joined.append(((x, y, mine), (ox, oy, theirs)))
 
-        draft = self.draft
-        for fid, count in lost.items():
-            draft(fid).open_ports -= count
+        # Every feature facing the tile changes (its ports facing a playable cell close, or it
+        # merges): each is drafted once, here, and the merges below only meet these drafts.
+        draft, here_playable = self.draft, playable[(x, y)]
+        drafts: dict[int, _Draft] = {}
+        for fid, count in facing_ports.items():
+            d = drafts[fid] = draft(fid)
+            if here_playable:
+                d.open_ports -= count
         here = ((x, y),)
         joined_here: set[int] = set()
         for mine_ref, their_ref in joined:
             fid = seg_feature[mine_ref]
-            b = draft(seg_feature[their_ref])
+            b = drafts[seg_feature[their_ref]]
             if fid >= first:
                 # A segment of this tile joining for the first time goes into the neighbour's
                 # feature: being the smallest and newest, it never keeps its id.
@@ -410,7 +451,7 @@ class _Settling:
                 seg_feature[mine_ref] = b.id
                 joined_here.add(fid)
                 continue
-            a = draft(fid)
+            a = drafts[fid]  # a segment of this tile already in a facing feature
             if a is b:
                 continue
             # Keep the bigger feature's id (then the older one) and relabel the smaller.
@@ -426,7 +467,7 @@ class _Settling:
         cell = frozenset(here)
         for i, segment in enumerate(segments):  # this tile's segments that joined nothing, in order
             if first + i not in joined_here:
-                features[first + i] = Feature(first + i, segment.kind, frozenset({(x, y, i)}), cell,
+                features[first + i] = Feature(first + i, segment.kind, frozenset(((x, y, i),)), cell,
                                               (masks[i] & open_mask).bit_count(), sums[i])
 
         # The empty playable cells beside the new tile: a cell already in the frontier changes
@@ -435,15 +476,14 @@ class _Settling:
         frontier = self.frontier
         frontier.pop((x, y), None)
         facing = rules.facing_keys(tile)[q]
+        blank = rules.blank_constraint
         for side in open_sides:
             dx, dy = SIDE_OFFSETS[side]
-            nx, ny = x + dx, y + dy
-            known = frontier.get((nx, ny))
-            if known is None:
-                known = tuple([None if playable(nx + ox, ny + oy) else WALL for ox, oy in SIDE_OFFSETS])
-            opposite = _OPPOSITE[side]
-            frontier[(nx, ny)] = (*known[:opposite], facing[side], *known[opposite + 1 :])
-        self.placed[(x, y)] = placed
+            n = (x + dx, y + dy)
+            constraint = list(frontier.get(n) or blank[n])
+            constraint[_OPPOSITE[side]] = facing[side]
+            frontier[n] = tuple(constraint)
+        placed_here[(x, y)] = placed
 
     def freeze(self) -> tuple[dict[SegRef, int], dict[int, Feature], dict[Cell, Constraint], int]:
         """The settled fields; each feature changed by the run becomes a :class:`Feature` once."""
@@ -513,7 +553,7 @@ class Board:
         board.rules = self.rules
         board.cells = cells
         board._settled = self if self._settled is None else self._settled
-        board._changes = (*self._changes, change)
+        board._changes = self._changes + (change,)
         board._parent = self if self._work is not None else self._parent
         board._work = None
         if len(board._changes) >= _MAX_PENDING:
@@ -617,24 +657,24 @@ class Board:
             if fid not in seen:
                 seen[fid] = frozen(fid)
         return list(seen.values())
+
     def features_around(self, x: int, y: int, *, complete: bool = False) -> list[tuple[SegRef, Feature]]:
         """Every distinct feature a tile at (x, y) belongs to or borders: those with a segment on
         it (segment order), then those with a port facing it across an edge (sides N E S W),
         each once, with the first segment found. A tile closes a bordering feature of another
         kind without joining it (The Castle's buildings), so completion checks need both; with
         ``complete=True`` only the complete ones are listed."""
-        cells = self.cells
-        refs = [(x, y, i) for i in range(len(cells[(x, y)].tile.segments))]
+        cells, edges = self.cells, self.rules.edges
+        placed = cells[(x, y)]
+        tile, q = placed.tile, placed.rotation // 90
+        refs = [(x, y, i) for i in range(len(tile.segments))]
         for side in range(4):
             dx, dy = SIDE_OFFSETS[side]
             other = cells.get((x + dx, y + dy))
-            if other is None:
-                continue
-            their_ports = other.ports
-            for p in range(3 * side, 3 * side + 3):
-                theirs = their_ports[_MIRROR[p]]
-                if theirs is not None:
-                    refs.append((other.x, other.y, theirs))
+            if other is not None:
+                ox, oy = other.x, other.y
+                for theirs, _ports in edges[(tile, q, side, other.tile, other.rotation)][0]:
+                    refs.append((ox, oy, theirs))
         seg_feature, features, frozen = self._reader()
         out: list[tuple[SegRef, Feature]] = []
         seen: set[int] = set()
