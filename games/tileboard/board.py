@@ -48,10 +48,11 @@ SegRef = tuple[int, int, int]
 Constraint = tuple[Hashable, ...]
 """A frontier cell's constraint, one entry per side: ``None`` (empty), :data:`WALL` or the key of
 the placed side facing it."""
-EdgeKey = tuple[Tile, int, int, Tile, int]
-"""(tile, its quarter turns, its side, the tile across that side, that tile's rotation)."""
+SideSegments = tuple[tuple[int, str] | None, ...]
+"""The three ports of one side of a placed tile, clockwise: (segment index, kind) or ``None``."""
 Edge = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
-"""((their segment, facing ports), ...), ((my segment, their segment) that join, ...)."""
+"""What a shared edge joins, for the tile on one side of it: ((their segment, ports facing
+mine), ...) and ((my segment, their segment) that join, ...), both in port order."""
 
 
 class _Wall:
@@ -108,8 +109,15 @@ class BoardRules:
         self.blank_constraint: Mapping[Cell, Constraint] = _Memo(self._blank_constraint)
         """The constraint of an empty cell with no placed neighbour: ``None`` on each side
         facing a playable cell, :data:`WALL` on the others (memoised)."""
-        self.edges: Mapping[EdgeKey, Edge] = _Memo(self._edge)
-        """What one shared edge joins (:meth:`_edge`), memoised by the two tiles as they lie."""
+        self.side_ids: Mapping[Tile, tuple[tuple[int, ...], ...]] = _Memo(self._side_ids)
+        """``side_ids[tile][q][s]``: side ``s`` of ``tile`` turned ``q`` quarter turns, as an id
+        of its :data:`SideSegments` (tiles share the ids of equal sides: a game's tiles have a
+        few dozen distinct sides, so :attr:`edges` stays small)."""
+        self._sides: dict[SideSegments, int] = {}
+        self._side_list: list[SideSegments] = []
+        self.edges: Mapping[tuple[int, int], Edge] = _Memo(self._edge)
+        """``edges[(mine, theirs)]``: what the edge between two sides (their ``side_ids``)
+        joins (:data:`Edge`), memoised."""
 
     # --- hooks ------------------------------------------------------------------------------
 
@@ -169,23 +177,36 @@ class BoardRules:
         x, y = cell
         return tuple([None if self.playable[(x + dx, y + dy)] else WALL for dx, dy in SIDE_OFFSETS])
 
-    def _edge(self, key: EdgeKey) -> Edge:
-        """The edge on side ``side`` of ``tile`` (``turns`` quarter turns) shared with ``other``
-        (``rotation`` degrees): the other's segments facing it, each once with its number of
-        facing ports, and the pairs of facing segments ``(mine, theirs)`` that join, both in
-        port order."""
-        tile, turns, side, other, rotation = key
-        ports, their_ports = tile.rotated[turns], other.rotated[rotation // 90]
+    def _side_ids(self, tile: Tile) -> tuple[tuple[int, ...], ...]:
+        segments = tile.segments
+        ids = []
+        for ports in tile.rotated:
+            per_side = []
+            for side in range(4):
+                key = tuple(None if (i := ports[p]) is None else (i, segments[i].kind)
+                            for p in range(3 * side, 3 * side + 3))
+                if key not in self._sides:
+                    self._sides[key] = len(self._side_list)
+                    self._side_list.append(key)
+                per_side.append(self._sides[key])
+            ids.append(tuple(per_side))
+        return tuple(ids)
+
+    def _edge(self, key: tuple[int, int]) -> Edge:
+        """The edge between two facing sides: port ``k`` of mine (clockwise) faces port ``2 - k``
+        of theirs."""
+        mine, theirs = self._side_list[key[0]], self._side_list[key[1]]
         facing: dict[int, int] = {}
         joined: list[tuple[int, int]] = []
-        for p in range(3 * side, 3 * side + 3):
-            theirs = their_ports[_MIRROR[p]]
-            if theirs is None:
+        for k in range(3):
+            their_port = theirs[2 - k]
+            if their_port is None:
                 continue
-            facing[theirs] = facing.get(theirs, 0) + 1
-            mine = ports[p]
-            if mine is not None and self.joins(tile.segments[mine].kind, other.segments[theirs].kind):
-                joined.append((mine, theirs))
+            their_segment, their_kind = their_port
+            facing[their_segment] = facing.get(their_segment, 0) + 1
+            my_port = mine[k]
+            if my_port is not None and self.joins(my_port[1], their_kind):
+                joined.append((my_port[0], their_segment))
         return tuple(facing.items()), tuple(joined)
 
     def _fit(self, tile: Tile, constraint: Constraint) -> tuple[int, ...]:
@@ -394,7 +415,8 @@ class _Settling:
         q = placed.rotation // 90
         settled_cells, placed_here = self.settled_cells, self.placed
         rules = self.rules
-        playable, edges = rules.playable, rules.edges
+        playable, edges, side_ids = rules.playable, rules.edges, rules.side_ids
+        my_sides = side_ids[tile][q]
         seg_feature, features = self.seg_feature, self.features
 
         # Each segment starts as a feature of its own (new ids, in segment order); the joins below
@@ -422,7 +444,7 @@ class _Settling:
                     open_sides.append(side)
                     open_mask |= _SIDE_MASKS[side]
                 continue
-            their_facing, joins = edges[(tile, q, side, other.tile, other.rotation)]
+            their_facing, joins = edges[(my_sides[side], side_ids[other.tile][other.rotation // 90][_OPPOSITE[side]])]
             ox, oy = other.x, other.y
             for theirs, count in their_facing:
                 fid = seg_feature[(ox, oy, theirs)]
@@ -664,16 +686,18 @@ class Board:
         each once, with the first segment found. A tile closes a bordering feature of another
         kind without joining it (The Castle's buildings), so completion checks need both; with
         ``complete=True`` only the complete ones are listed."""
-        cells, edges = self.cells, self.rules.edges
+        cells, edges, side_ids = self.cells, self.rules.edges, self.rules.side_ids
         placed = cells[(x, y)]
-        tile, q = placed.tile, placed.rotation // 90
+        tile = placed.tile
+        my_sides = side_ids[tile][placed.rotation // 90]
         refs = [(x, y, i) for i in range(len(tile.segments))]
         for side in range(4):
             dx, dy = SIDE_OFFSETS[side]
             other = cells.get((x + dx, y + dy))
             if other is not None:
                 ox, oy = other.x, other.y
-                for theirs, _ports in edges[(tile, q, side, other.tile, other.rotation)][0]:
+                their_sides = side_ids[other.tile][other.rotation // 90]
+                for theirs, _ports in edges[(my_sides[side], their_sides[_OPPOSITE[side]])][0]:
                     refs.append((ox, oy, theirs))
         seg_feature, features, frozen = self._reader()
         out: list[tuple[SegRef, Feature]] = []

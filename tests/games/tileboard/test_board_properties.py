@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from games import find_engine
 from games.base import fold
+from games.carcassonne.board import board_rules as carcassonne_rules
+from games.carcassonne.tiles import tile_set as carcassonne_tile_set
 from games.tileboard import SIDE_OFFSETS, WALL, Board, mirror_port
 from service.draw_schemes import LegacyRandom
 
@@ -97,3 +99,44 @@ def test_boards_of_random_games_match_a_recomputation(game, expansion, seed, wit
     boards = boards_of_a_game(engine, {expansion: with_expansion}, seed)
     for board in boards[::3] + boards[-1:]:
         check(board)
+
+
+def _walked_edge(rules, tile, turns, side, other, rotation):
+    """What the edge between two placed tiles joins, port by port from the tiles themselves:
+    the walk that ``BoardRules.edges`` remembers."""
+    mine, theirs = tile.rotated[turns], other.rotated[rotation // 90]
+    facing, joined = {}, []
+    for port in range(3 * side, 3 * side + 3):
+        their_segment = theirs[mirror_port(port)]
+        if their_segment is None:
+            continue
+        facing[their_segment] = facing.get(their_segment, 0) + 1
+        my_segment = mine[port]
+        if my_segment is not None and rules.joins(tile.segments[my_segment].kind, other.segments[their_segment].kind):
+            joined.append((my_segment, their_segment))
+    return tuple(facing.items()), tuple(joined)
+
+
+def _tiles_and_rules(game):
+    if game == "carcassonne":
+        tiles = carcassonne_tile_set(True, "east")
+        return list(tiles.tiles.values()), carcassonne_rules(tiles)
+    engine = find_engine("castle")
+    rules = engine.board_rules(True)
+    return [*engine.tile_set(True), *(start.tile for start in rules.shape.start_spaces)], rules
+
+
+@pytest.mark.parametrize("game", ["carcassonne", "castle"])
+def test_the_edge_memo_answers_what_walking_every_pair_of_facing_sides_finds(game):
+    tiles, rules = _tiles_and_rules(game)
+    pairs = 0
+    for tile in tiles:
+        for turns in range(4):
+            for side in range(4):
+                for other in tiles:
+                    for rotation in (0, 90, 180, 270):
+                        key = (rules.side_ids[tile][turns][side], rules.side_ids[other][rotation // 90][(side + 2) % 4])
+                        assert rules.edges[key] == _walked_edge(rules, tile, turns, side, other, rotation)
+                        pairs += 1
+    assert pairs > 10_000
+    assert len(rules.edges) < pairs / 20  # tiles share sides, so the memo stays small
