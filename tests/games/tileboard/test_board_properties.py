@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from games import find_engine
 from games.base import fold
+from games.castle.engine import CastleEngine
 from games.carcassonne.board import board_rules as carcassonne_rules
 from games.carcassonne.tiles import tile_set as carcassonne_tile_set
 from games.tileboard import SIDE_OFFSETS, WALL, Board, mirror_port
@@ -105,7 +106,8 @@ def _walked_edge(rules, tile, turns, side, other, rotation):
     """What the edge between two placed tiles joins, port by port from the tiles themselves:
     the walk that ``BoardRules.edges`` remembers."""
     mine, theirs = tile.rotated[turns], other.rotated[rotation // 90]
-    facing, joined = {}, []
+    facing: dict[int, int] = {}
+    joined: list[tuple[int, int]] = []
     for port in range(3 * side, 3 * side + 3):
         their_segment = theirs[mirror_port(port)]
         if their_segment is None:
@@ -121,7 +123,7 @@ def _tiles_and_rules(game):
     if game == "carcassonne":
         tiles = carcassonne_tile_set(True, "east")
         return list(tiles.tiles.values()), carcassonne_rules(tiles)
-    engine = find_engine("castle")
+    engine = CastleEngine()
     rules = engine.board_rules(True)
     return [*engine.tile_set(True), *(start.tile for start in rules.shape.start_spaces)], rules
 
