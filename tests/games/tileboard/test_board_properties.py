@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from games import find_engine
 from games.base import fold
-from games.castle.engine import CastleEngine
 from games.carcassonne.board import board_rules as carcassonne_rules
 from games.carcassonne.tiles import tile_set as carcassonne_tile_set
+from games.castle.engine import CastleEngine
 from games.tileboard import SIDE_OFFSETS, WALL, Board, mirror_port
 from service.draw_schemes import LegacyRandom
 
@@ -123,7 +123,8 @@ def _tiles_and_rules(game):
     if game == "carcassonne":
         tiles = carcassonne_tile_set(True, "east")
         return list(tiles.tiles.values()), carcassonne_rules(tiles)
-    engine = CastleEngine()
+    engine = find_engine("castle")
+    assert isinstance(engine, CastleEngine)
     rules = engine.board_rules(True)
     return [*engine.tile_set(True), *(start.tile for start in rules.shape.start_spaces)], rules
 
