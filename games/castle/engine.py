@@ -135,8 +135,9 @@ class CastleEngine(EngineBase):
     def setup(self, options: Mapping[str, Any], seats: int, rng: Rng) -> list[Event]:
         return rules.setup(self, self.normalize_options(options, seats), rng)
 
-    def evolve(self, state: CastleState, event: Event) -> CastleState:
-        return evolve(self, state, event)
+    evolve = evolve
+    """:func:`games.castle.evolve.evolve`, bound to the engine (which holds the dataset): one
+    call from the fold to the event's handler."""
 
     def decide(self, state: CastleState, seat: int, cmd: Command, rng: Rng) -> list[Event]:
         """:raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move."""
