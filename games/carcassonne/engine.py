@@ -62,8 +62,7 @@ class CarcassonneEngine(EngineBase):
     def setup(self, options: Mapping[str, Any], seats: int, rng: Rng) -> list[Event]:
         return rules.setup(self._options(options, seats), seats, rng)
 
-    def evolve(self, state: State, event: Event) -> State:
-        return evolve(state, event)
+    evolve = staticmethod(evolve)
 
     def decide(self, state: State, seat: int, cmd: Command, rng: Rng) -> list[Event]:
         """:raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move."""
