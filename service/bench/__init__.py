@@ -123,7 +123,17 @@ def machine_figures() -> dict[str, str]:
             f"{_processor()}, {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
         ),
         "machine: reference loop (pure-Python integer sum), ns per iteration": f"{reference_loop_ns():.1f}",
+        "machine: tile board (games/tileboard/board.py)": _tile_board(),
     }
+
+
+def _tile_board() -> str:
+    """How the tile games' board runs here: compiled by an install, or from its source."""
+    import games.tileboard.board as board
+
+    if board.__file__ is not None and board.__file__.endswith(".py"):
+        return "plain Python (an editable install, DONJON_PURE_PYTHON, or no C compiler at install)"
+    return "compiled by mypyc (setup.py)"
 
 
 def spread(runs: list[dict[str, str]]) -> dict[str, str]:

@@ -66,9 +66,12 @@ def test_the_machine_is_named_with_a_reference_speed():
     assert list(figures) == [
         "machine: processor, cores, Python",
         "machine: reference loop (pure-Python integer sum), ns per iteration",
+        "machine: tile board (games/tileboard/board.py)",
     ]
     assert f"{os.cpu_count()} cores" in figures["machine: processor, cores, Python"]
     assert float(figures["machine: reference loop (pure-Python integer sum), ns per iteration"]) > 0
+    # The suite imports the source tree, where nothing compiles the board (setup.py).
+    assert figures["machine: tile board (games/tileboard/board.py)"].startswith("plain Python")
 
 
 def test_spread_lines_up_each_figure_over_the_runs():
