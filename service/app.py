@@ -28,6 +28,7 @@ from events.embedded import EmbeddedServer
 from events.errors import StoreUnavailable
 from events.store import EventStore
 from games.base import Engine
+from games.tileboard import BOARD_COMPILED
 from service.bots import bots_for
 from service.game_service import GameService, now_ms
 from service.http import error_middleware, json_errors_for_unreadable_requests, setup_routes
@@ -179,7 +180,8 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
     node.start()
     service.start()
     engines = app[ENGINES]  # not inside sorted(): mypy would infer the key's type from sorted's argument
-    log.info("node.started", node_id=settings.node_id, games=sorted(engines))
+    log.info("node.started", node_id=settings.node_id, games=sorted(engines),
+             tile_board="compiled" if BOARD_COMPILED else "python")
     try:
         yield
     finally:

@@ -89,6 +89,7 @@ Majority (:mod:`games.tileboard.majority`)
     ``weights_by_owner(followers, weight)``. ``Ties.NOBODY_SCORES`` makes a tie score nothing.
 """
 
+from games.tileboard import board as _board_module
 from games.tileboard.board import WALL, Board, BoardRules, Feature, Follower, IllegalPlacement, Placed
 from games.tileboard.draw import check_draw_order, draw, draw_sequence, draw_until_placeable, pick, take
 from games.tileboard.majority import Ties, majority, weights_by_owner
@@ -112,6 +113,7 @@ from games.tileboard.tiles import (
 )
 
 __all__ = [
+    "BOARD_COMPILED",
     "MIDDLE_PORTS",
     "PORT_INDEX",
     "PORT_NAMES",
@@ -150,3 +152,7 @@ __all__ = [
     "take",
     "weights_by_owner",
 ]
+
+BOARD_COMPILED: bool = not (_board_module.__file__ or "").endswith(".py")
+"""Does this install run ``board.py`` compiled by mypyc (``setup.py``), or as plain Python (an
+editable install, ``DONJON_PURE_PYTHON``, or no C compiler at install)? Both play alike."""

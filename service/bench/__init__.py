@@ -128,12 +128,11 @@ def machine_figures() -> dict[str, str]:
 
 
 def _tile_board() -> str:
-    """How the tile games' board runs here: compiled by an install, or from its source."""
-    import games.tileboard.board as board
+    from games.tileboard import BOARD_COMPILED
 
-    if board.__file__ is not None and board.__file__.endswith(".py"):
-        return "plain Python (an editable install, DONJON_PURE_PYTHON, or no C compiler at install)"
-    return "compiled by mypyc (setup.py)"
+    if BOARD_COMPILED:
+        return "compiled by mypyc (setup.py)"
+    return "plain Python (an editable install, DONJON_PURE_PYTHON, or no C compiler at install)"
 
 
 def spread(runs: list[dict[str, str]]) -> dict[str, str]:
