@@ -22,10 +22,10 @@ A placement touches a few features (one port fewer open, or a merge) and leaves 
 are: a feature that only loses an open port keeps its segment and cell sets (they are frozen, so
 sharing them is safe), and merged sets are built once, when the settling freezes.
 
-An installed donjon runs this module compiled to C by mypyc (``setup.py``), from this source
-unchanged: a fold of The Castle, which settles on every placement, runs ~40 % faster. So this
-file keeps to what mypyc compiles: its classes are native except where marked
-(``mypyc_attr``), the annotations are checked at run time there, and a new board is made
+An installed donjon runs this module compiled to C by mypyc (``setup.py``), from this very
+source: a fold of The Castle, which settles on every placement, runs ~30 % faster so. This file
+therefore keeps to what mypyc compiles: its classes are native except where marked
+(``mypyc_attr``), compiled code checks the annotations at run time, and a new board is made
 through ``__init__``. Editable installs run it as plain Python.
 """
 
