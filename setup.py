@@ -6,7 +6,7 @@ package data of ``service.web.client`` in the wheel, without a second copy in th
 
 ``games/tileboard/board.py`` is compiled to a C extension by mypyc when the package is built to
 install (``pip install .``): every placement of a tile game runs through it, and compiled a fold of
-The Castle runs ~40 % faster. The source ships beside it, and the install goes on with the pure
+The Castle runs ~30 % faster. The source ships beside it, and the install goes on with the pure
 module when nothing can compile (no C compiler), or with ``DONJON_PURE_PYTHON=1``. Editable
 installs (``pip install -e``) never compile it, so that an edited ``board.py`` is what runs.
 """
