@@ -38,7 +38,7 @@ from typing import Any
 from mypy_extensions import mypyc_attr
 
 from games.records import fast_init
-from games.tileboard.tiles import ROTATIONS, SIDE_OFFSETS, Segment, SideKinds, Tile, mirror_port
+from games.tileboard.tiles import ROTATIONS, SIDE_OFFSETS, Segment, SideKinds, Tile
 
 __all__ = [
     "WALL",
@@ -74,7 +74,6 @@ class _Wall:
 
 WALL: Any = _Wall()
 
-_MIRROR = tuple(mirror_port(p) for p in range(12))
 _SIDE_MASKS = tuple(0b111 << 3 * side for side in range(4))
 """The port bits of each side (see ``Tile.port_masks``)."""
 _OPPOSITE = (2, 3, 0, 1)
