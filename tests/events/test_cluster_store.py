@@ -63,6 +63,9 @@ async def test_the_lobby_shards_spread_over_the_masters(cluster) -> None:
 
 async def test_the_feed_announces_appends_with_their_events_on_every_master(store, new_game_id) -> None:
     games = [new_game_id() for _ in range(12)]
+    if store.cluster:  # twelve random ids miss one of three masters about once in forty runs
+        while len({store.redis.get_node_from_key(events_key(game)).name for game in games}) < 3:
+            games.append(new_game_id())
     feed = store.feed()
     try:
         feed.watch(games)

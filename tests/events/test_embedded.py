@@ -6,6 +6,7 @@ Functional tests: each starts its own server(s) on a temporary folder.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import signal
 import socket
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from events.embedded import EmbeddedServer
+from events.embedded import LOCK_FILE, EmbeddedServer
 from events.envelope import NewEvent
 from events.errors import DataDirInUse, StoreUnavailable
 from events.store import AppendResult, EventStore
@@ -27,7 +28,7 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="us
 
 OWNER = """
 import sys, time
-from events.embedded import EmbeddedServer
+from events.embedded import LOCK_FILE, EmbeddedServer
 server = EmbeddedServer(sys.argv[1]).start()
 print(server.pid, server.url, flush=True)
 time.sleep(120)
@@ -53,6 +54,21 @@ def wait_dead(pid: int, seconds: float = 20.0) -> bool:
         if not alive(pid):
             return True
         time.sleep(0.05)
+    return False
+
+
+def wait_unlocked(data_dir: Path, seconds: float = 10.0) -> bool:
+    """True once no process holds the embedded server's lock on ``data_dir``."""
+    deadline = time.monotonic() + seconds
+    with open(data_dir / LOCK_FILE, "a") as handle:
+        while time.monotonic() < deadline:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                time.sleep(0.05)
+                continue
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            return True
     return False
 
 
@@ -247,7 +263,9 @@ async def test_attach_to_a_server_another_process_owns_and_it_dies_with_that_pro
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
     assert await asyncio.to_thread(wait_dead, server_pid)
-    # Its lock went with it: the folder can be owned again, and the event is there.
+    # Its lock went with it (once every process of the group has exited, which can come a moment
+    # after the server's own pid is gone): the folder can be owned again, and the event is there.
+    assert await asyncio.to_thread(wait_unlocked, tmp_path / "data")
     with EmbeddedServer(tmp_path / "data") as server:
         store = await EventStore.connect(server.url)
         assert [e.type for e in await store.read("g")] == ["replayed"]
