@@ -4,7 +4,7 @@ Each run is a real ``donjon serve`` process (serving the bench game) on an embed
 ``fsync always`` in a temp folder, driven by the service section's closed-loop client in a
 child process: accepted commands/s over 100 games, and the CPU of the whole process tree (the
 supervisor, the workers, the store) per accepted command. The load client (raw sockets, see
-:class:`service.bench.service._Player`) runs on the same cores, so its own CPU per command is
+:class:`bench.service._Player`) runs on the same cores, so its own CPU per command is
 given too: on two cores, what it spends is taken from the workers.
 """
 
@@ -22,13 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from service.bench.service import _drive, _free_port, process_cpu
+from bench.service import _drive, _free_port, process_cpu
 from service.workers import default_workers
 
 __all__ = ["worker_figures"]
 
 _LAUNCH = (
-    "import sys; from service.cli import main; from service.bench.service import BENCH; "
+    "import sys; from service.cli import main; from bench.service import BENCH; "
     "sys.exit(main(sys.argv[1:], engines={'bench': BENCH}))"
 )
 

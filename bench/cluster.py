@@ -5,7 +5,7 @@ the comparison is of the layouts, not of fsync policies): one Valkey server, and
 Valkey Cluster (:class:`events.localcluster.LocalCluster`). On each:
 
 * **1, 2 and 3 nodes.** Each node is its own process (an aiohttp app serving the bench engine
-  of :mod:`service.bench.service`, as ``donjon serve`` would). 60 games are spread over the
+  of :mod:`bench.service`, as ``donjon serve`` would). 60 games are spread over the
   nodes: game *i*'s player is on node *i mod n*, its spectator on the next node, so every
   update crosses nodes when there are several. Closed loop: each player sends its next command
   when the last is acked. Figures: accepted commands/s; command -> spectator update p50 / p99
@@ -32,7 +32,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from service.bench.service import ROLL, percentile
+from bench.service import ROLL, percentile
 
 __all__ = ["cluster_figures", "serve_node"]
 
@@ -43,10 +43,10 @@ _TICK = os.sysconf("SC_CLK_TCK")
 def serve_node(url: str, port: int, node_id: str) -> None:
     """Run one bench node until killed (the child processes of :func:`cluster_figures`), as
     ``donjon serve`` runs: on uvloop, its collector settled, no access log."""
+    from bench.service import BENCH
     from service.app import create_app
-    from service.bench.service import BENCH
-    from service.cli import serve_app
     from service.logs import configure_logging
+    from service.serving import serve_app
     from service.settings import Secret, Settings
 
     configure_logging("json", "warning", stream=open(os.devnull, "w"))  # noqa: SIM115 - the process's lifetime
@@ -82,7 +82,7 @@ async def _nodes(url: str, count: int) -> AsyncIterator[tuple[list[str], list[in
     try:
         for index in range(count):
             port = _free_port()
-            code = f"from service.bench.cluster import serve_node; serve_node({url!r}, {port}, 'bench-{index}')"
+            code = f"from bench.cluster import serve_node; serve_node({url!r}, {port}, 'bench-{index}')"
             processes.append(
                 subprocess.Popen(  # noqa: ASYNC220 - a fork and exec, over before the load starts
                     [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -116,7 +116,7 @@ async def _spread_load(bases: list[str], seconds: float) -> dict[str, Any]:
     """Closed loop over :data:`_GAMES` games spread over the nodes, one spectator each elsewhere."""
     import aiohttp
 
-    from service.bench.service import _new_game, _socket
+    from bench.service import _new_game, _socket
 
     # A player and a spectator socket per game: more than aiohttp's default 100 connections.
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
@@ -198,9 +198,9 @@ async def _connection_rows(label: str, url: str, quick: bool) -> dict[str, str]:
     are made by another node, so the count is the watching alone."""
     from aiohttp import web
 
+    from bench.service import BENCH
     from events.store import EventStore
     from service.app import create_app
-    from service.bench.service import BENCH
     from service.keys import NODE, SERVICE
     from service.settings import Secret, Settings
 

@@ -599,7 +599,7 @@ _DRIVERS: dict[str, Callable[..., Coroutine[Any, Any, dict[str, Any]]]] = {
 def _drive(kind: str, base: str, params: dict[str, Any]) -> dict[str, Any]:
     """Run one load generator to its end, on a uvloop event loop as ``donjon serve`` runs (the
     load shares the machine's cores with the service: the less it spends, the more they get)."""
-    from service.cli import run
+    from service.serving import run
 
     _raise_fd_limit()
     return run(_DRIVERS[kind](base, **params))
@@ -626,8 +626,8 @@ async def service_figures(quick: bool = False, fsync: FsyncMode = "always") -> d
 
     from events.embedded import EmbeddedServer
     from service.app import create_app
-    from service.cli import settle_gc
     from service.keys import METRICS
+    from service.serving import settle_gc
     from service.settings import Secret, Settings
 
     _raise_fd_limit()
