@@ -20,6 +20,11 @@ Sections (``--only`` picks some):
   per command with 1, 2 and 3 node processes on one Valkey and on a 3-master cluster, and a
   node's store connections with 10, 1,000 and 5,000 watched games. Not in the default run (it
   starts several processes and takes a few minutes): ask for it with ``--only cluster``.
+* ``peers`` — :func:`bench.peers.peer_figures`: donjon beside boardgame.io 0.50.2 (installed
+  with npm into a cache folder; skipped, saying why, without npm and Node), the same trivial
+  game and load on both: server CPU per accepted move and its ratio at 50 x 0, 10 x 20, 1 x 200
+  and 1 x 1,000 (games x spectators), the real games against the trivial one, two workers
+  against one. Not in the default run either (about five minutes): ``--only peers``.
 
 Every run begins with the machine it ran on (:func:`machine_figures`): the processor, the cores,
 the Python, and the time of a fixed pure-Python loop, so that figures taken on different machines
@@ -36,6 +41,7 @@ import json
 import os
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -43,9 +49,9 @@ from typing import Any
 
 __all__ = ["run_bench", "SECTIONS", "machine_figures", "reference_loop_ns", "spread"]
 
-SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory", "cluster")
+SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory", "cluster", "peers")
 DEFAULT_SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory")
-"""What ``donjon bench`` runs without ``--only``."""
+"""What ``donjon bench`` runs without ``--only`` (``cluster`` and ``peers`` take minutes each)."""
 
 
 async def _store_figures(quick: bool) -> dict[str, str]:
@@ -170,6 +176,7 @@ async def run_bench(
         return 2
     # The measured service logs as in production (JSON lines, info: a line per command), to nowhere.
     configure_logging("json", "info", stream=open(os.devnull, "w"))  # noqa: SIM115, ASYNC230 - once, before the run; lives as long as it
+    sys.excepthook = sys.__excepthook__  # but the bench's own failure shows its traceback, not to nowhere
     engines = dict(engines) if engines is not None else games.default_engines()
     started = time.perf_counter()
     machine = machine_figures()
@@ -229,6 +236,10 @@ async def _run_sections(
             from bench.cluster import cluster_figures
 
             part = await cluster_figures(quick)
+        elif section == "peers":
+            from bench.peers import peer_figures
+
+            part = await peer_figures(quick)
         else:
             part = await asyncio.to_thread(_game_figures, engines, quick)
         figures.update(part)

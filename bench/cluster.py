@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,12 +31,12 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from bench.service import ROLL, percentile
+from bench.processes import process_cpu
+from bench.service import ROLL, _free_port, percentile
 
 __all__ = ["cluster_figures", "serve_node"]
 
 _GAMES = 60
-_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def serve_node(url: str, port: int, node_id: str) -> None:
@@ -57,20 +56,9 @@ def serve_node(url: str, port: int, node_id: str) -> None:
     serve_app(create_app(settings, engines=engines), host="127.0.0.1", port=port, print=None)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _cpu_seconds(pids: list[int]) -> float:
     """User + system CPU of these processes so far."""
-    total = 0
-    for pid in pids:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of the line)
-    return total / _TICK
+    return sum(process_cpu(pid) for pid in pids)
 
 
 @contextlib.asynccontextmanager

@@ -14,65 +14,13 @@ import asyncio
 import concurrent.futures
 import multiprocessing
 import os
-import signal
-import subprocess
-import sys
 import tempfile
-import time
-from pathlib import Path
-from typing import Any
 
-from bench.service import _drive, _free_port, process_cpu
+from bench.processes import donjon_serve, serve_env, spawned, tree_cpu
+from bench.service import _drive, _free_port
 from service.workers import default_workers
 
 __all__ = ["worker_figures"]
-
-_LAUNCH = (
-    "import sys; from service.cli import main; from bench.service import BENCH; "
-    "sys.exit(main(sys.argv[1:], engines={'bench': BENCH}))"
-)
-
-
-def _tree(pid: int) -> list[int]:
-    """``pid`` and every process below it."""
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        found.append(current)
-        path = Path(f"/proc/{current}/task/{current}/children")
-        if path.exists():
-            todo += [int(part) for part in path.read_text().split()]
-    return found
-
-
-def _tree_cpu(pid: int) -> float:
-    return sum(process_cpu(each) for each in _tree(pid))
-
-
-READY_WITHIN = 60.0
-
-
-async def wait_ready(session: Any, base: str, timeout: float = READY_WITHIN) -> None:
-    """Until ``base``'s ``/readyz`` answers 200 (the bench and the tests' served processes)."""
-    import aiohttp
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            async with session.get(f"{base}/readyz") as response:
-                if response.status == 200:
-                    return
-        except aiohttp.ClientError:
-            pass
-        await asyncio.sleep(0.1)
-    raise RuntimeError(f"donjon serve at {base} did not become ready within {timeout:g} s")
-
-
-async def _ready(base: str) -> None:
-    import aiohttp
-
-    async with aiohttp.ClientSession() as session:
-        await wait_ready(session, base)
 
 
 async def _run(workers: int, seconds: float, pool: concurrent.futures.Executor) -> tuple[float, float, float]:
@@ -81,31 +29,13 @@ async def _run(workers: int, seconds: float, pool: concurrent.futures.Executor) 
     loop = asyncio.get_running_loop()
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {key: value for key, value in os.environ.items() if not key.startswith("DONJON_")}
-    env.update(DONJON_WS_RATE="1e9", DONJON_WS_BURST="1e9", DONJON_WS_OUTBOX="100000", DONJON_LOG_FORMAT="json")
     with tempfile.TemporaryDirectory(prefix="donjon-bench-") as folder:
-        args = ["serve", "--workers", str(workers), "--port", str(port), "--data-dir", folder]
-        proc = await asyncio.to_thread(
-            subprocess.Popen,
-            [sys.executable, "-c", _LAUNCH, *args],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            await _ready(base)
+        async with spawned(donjon_serve("{'bench': BENCH}", port, folder, workers), base, env=serve_env()) as proc:
             await asyncio.sleep(1.0)  # every worker listening
             await loop.run_in_executor(pool, _drive, "throughput", base, {"games": 10, "seconds": 0.5})
-            before = _tree_cpu(proc.pid)
+            before = tree_cpu(proc.pid)
             result = await loop.run_in_executor(pool, _drive, "throughput", base, {"games": 100, "seconds": seconds})
-            spent = _tree_cpu(proc.pid) - before
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.to_thread(proc.wait, 30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                await asyncio.to_thread(proc.wait)
+            spent = tree_cpu(proc.pid) - before
     commands = max(1, result["n"])
     return result["per_s"], spent / commands, result["client_cpu"] / commands
 

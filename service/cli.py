@@ -77,8 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--only",
         default="",
-        help="comma-separated sections: service,workers,replay,bots,store,engines,games,memory,cluster"
-        " (default: all but cluster)",
+        help="comma-separated sections: service,workers,replay,bots,store,engines,games,memory,cluster,peers"
+        " (default: all but cluster and peers)",
     )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     bench.add_argument(

@@ -18,7 +18,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bench.workers import wait_ready
+from bench.processes import wait_ready
 from events.embedded import EmbeddedServer
 from events.store import EventStore
 from service.draw_schemes import LegacyRandom
