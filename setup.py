@@ -17,6 +17,7 @@ import sys
 from setuptools import Extension, find_namespace_packages, setup
 from setuptools.command.build_ext import build_ext
 
+PACKAGES = ["service*", "events*", "projections*", "games*", "bench*"]
 CLIENT = {"service.web.client": "clients/js/src"}
 COMPILED = ["games/tileboard/board.py"]
 
@@ -53,9 +54,10 @@ def _pure(reason: BaseException) -> None:
 
 
 # Namespace packages too: data folders without an ``__init__.py`` (``games/castle/data/``) carry
-# package data that the service reads at start.
+# package data that the service reads at start. ``bench`` is the benchmark (``donjon bench``),
+# installed beside the runtime packages but not inside them.
 setup(
-    packages=find_namespace_packages(include=["service*", "events*", "projections*", "games*"]) + list(CLIENT),
+    packages=find_namespace_packages(include=PACKAGES) + list(CLIENT),
     package_dir=CLIENT,
     # A placeholder, so that the build runs build_ext (and the wheel is marked for this platform).
     ext_modules=[Extension("games.tileboard.board", sources=[])],

@@ -7,7 +7,6 @@
 - :mod:`events.errors` — ``ConflictError``, ``StoreUnavailable`` and the rest
 - :mod:`events.due` — :class:`DueBots`: the due-bots index, the games whose bot owes a move
 - :mod:`events.embedded` — :class:`EmbeddedServer`, Valkey with append-only persistence
-- :mod:`events.bench` — the store's append rate beside a raw XADD rate
 
 docs/store.md is the reference.
 """

@@ -9,46 +9,35 @@ however that process ends. ``donjon replay GAME_ID`` reads a game straight from 
 store (``DONJON_REDIS_URL``, else the embedded server of ``--data-dir``, attached to if a
 ``donjon serve`` owns the folder, started for the occasion otherwise) and checks it (see
 :mod:`service.replay`); exit 0 when everything checks, 1 on any mismatch, 2 for usage errors
-or an unreachable store. ``donjon bench`` prints the performance figures (see
-:mod:`service.bench`).
+or an unreachable store. ``donjon bench`` prints the performance figures (the ``bench``
+package beside ``service``, imported only for that command: the benchmark uses the service, the
+service never needs the benchmark).
 
 ``donjon export GAME_ID`` writes the signed export of a finished game (:mod:`service.export`,
 :mod:`service.signing`); ``donjon verify FILE [--key PUBKEY]`` checks one with no store and no
 network (:mod:`service.verify`): exit 0 when every check passes, 1 naming the first mismatch, 2
 when the file cannot be read.
 
-The CLI writes its results to stdout through :func:`out`; the service itself only logs.
+The CLI writes its results to stdout through :func:`service.console.out`; the service itself
+only logs. It runs its commands, and serves, as :mod:`service.serving` says (uvloop, the
+collector settled).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import json
 import sys
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
-
-import uvloop
+from typing import Any
 
 from games.base import Engine
+from service.console import out
+from service.serving import run, serve_app
 
-__all__ = ["main", "out"]
-
-YOUNG_GC_EVERY = 10_000
-"""Tracked allocations (net) between two young collections; CPython's default is 700."""
-FULL_GC_EVERY = 10
-"""Generation-1 collections between two full ones (CPython's default): with the young threshold
-above, a full collection comes after ~1,000,000 allocations at most as often, against 70,000."""
-
-
-def out(text: str = "") -> None:
-    """The CLI's one way to print a result."""
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
-
+__all__ = ["main"]
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="donjon", description="Event-sourced board game service.")
@@ -88,8 +77,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--only",
         default="",
-        help="comma-separated sections: service,workers,replay,bots,store,engines,games,memory,cluster"
-        " (default: all but cluster)",
+        help="comma-separated sections: service,workers,replay,bots,store,engines,games,memory,cluster,peers"
+        " (default: all but cluster and peers)",
     )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
     bench.add_argument(
@@ -124,22 +113,13 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
     if args.command == "verify":
         return _verify(args.file, args.key, args.json, engines)
     if args.command == "bench":
-        from service.bench import run_bench
+        from bench import run_bench
 
         sections = [s.strip() for s in args.only.split(",") if s.strip()]
         return run(
             run_bench(quick=args.quick, sections=sections, as_json=args.json, engines=engines, runs=args.runs)
         )
     return 2  # pragma: no cover - argparse refuses other commands
-
-
-T = TypeVar("T")
-
-
-def run(main: Coroutine[Any, Any, T]) -> T:
-    """Run ``main`` to its end on a uvloop event loop (libuv: cheaper I/O and callbacks)."""
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(main)
 
 
 def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
@@ -196,49 +176,6 @@ def _data_dir_in_use(settings: Any) -> None:
         f"donjon: the data folder {str(settings.data_dir)!r} is in use by another running donjon serve;"
         " stop that one, or give this one another --data-dir (DONJON_DATA_DIR)\n"
     )
-
-
-def serve_app(app: Any, **run_app_args: Any) -> None:
-    """Serve the aiohttp ``app`` as ``donjon serve`` does, until stopped: on uvloop, no access
-    log, the collector settled once every resource has started (the bench's cluster nodes too)."""
-    from aiohttp import web
-
-    app.on_startup.append(_settle_gc_on_startup)  # after the cleanup contexts: every resource has started
-    web.run_app(app, access_log=None, loop=uvloop.new_event_loop(), **run_app_args)
-
-
-async def _settle_gc_on_startup(_app: Any) -> None:
-    """:func:`settle_gc`, as an ``on_startup`` hook of the served app."""
-    settle_gc()
-
-
-def settle_gc() -> None:
-    """Take what start-up built out of the collector's sight and make full collections rarer.
-
-    A full collection walks every tracked object, and with ~1,000 sockets it froze the process
-    for 45-80 ms, mostly in connection bursts (new sockets outlive the young collections, and
-    once they have grown the old generation by a quarter, every tenth young collection turns
-    into a full one). Most of what a full collection walked never dies: modules,
-    engines, datasets, the store client, built at start-up. ``gc.freeze`` moves those (collected
-    first, so no start-up garbage is kept forever) to the permanent generation, which
-    collections skip; on the idle served app that took a full collection from ~17 ms to ~0.
-    Raising the young threshold from 700 to :data:`YOUNG_GC_EVERY` allocations makes young
-    collections 14 times rarer: the command path allocates a few dozen container objects per
-    command, almost all freed at once by reference counting, so at 700 a young collection ran
-    every ~15 commands and the collector took ~17 µs of CPU per command on the bench (about 4 µs
-    at 10,000, with no longer pauses). Full collections (over sockets and games), which count
-    generation-1 collections, come as rarely: after ~1,000,000 allocations rather than ~350,000
-    (the earlier setting, 700 x 10 x 50) or CPython's 70,000. The cost is that cyclic garbage
-    waits that much longer to be freed; reference counting frees everything acyclic at once
-    regardless. An operator's higher thresholds are kept.
-    """
-    gc.collect()
-    gc.freeze()
-    young, middle, old = gc.get_threshold()
-    gc.set_threshold(max(young, YOUNG_GC_EVERY), middle, max(old, FULL_GC_EVERY))
-    from service.logs import get_logger
-
-    get_logger().info("serve.gc_settled", frozen=gc.get_freeze_count(), threshold=list(gc.get_threshold()))
 
 
 async def _with_store(settings: Any, work: Callable[[Any], Awaitable[int]]) -> int:

@@ -18,9 +18,9 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from bench.processes import wait_ready
 from events.embedded import EmbeddedServer
 from events.store import EventStore
-from service.bench.workers import wait_ready
 from service.draw_schemes import LegacyRandom
 from tests.service.conftest import TEST_SEED_KEY, TEST_SIGNING_KEY
 from tests.service.contract import CheckedWebSocket, openapi_trace

@@ -48,6 +48,10 @@ def test_the_wheel_holds_the_app_and_the_client_and_serves_them(tmp_path):
     for data in ["games/castle/data/castle-v1.json", "events/append.lua", "service/contract/openapi.json",
                  "service/contract/asyncapi.json"]:
         assert data in names, f"{data} (package data the service reads) is not in the wheel"
+    assert "bench/__init__.py" in names and "bench/store.py" in names, "donjon bench needs the bench package"
+    for name in ("package.json", "package-lock.json", "server.mjs", "driver.mjs"):  # --only peers, installed
+        assert f"bench/bgio/{name}" in names, name
+    assert not any(name.startswith("service/bench/") for name in names), "the bench is not in the runtime package"
     for package in ("games", "events", "projections", "service"):  # the type hints are part of the package (PEP 561)
         assert f"{package}/py.typed" in names, package
 

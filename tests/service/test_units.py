@@ -220,7 +220,7 @@ def test_the_commitment_covers_the_seed_and_the_secret_options():
 async def test_serve_freezes_the_start_up_heap_and_makes_collections_rarer():
     import gc
 
-    from service.cli import FULL_GC_EVERY, YOUNG_GC_EVERY, _settle_gc_on_startup
+    from service.serving import FULL_GC_EVERY, YOUNG_GC_EVERY, _settle_gc_on_startup
 
     saved = gc.get_threshold()
     try:

@@ -1,6 +1,6 @@
 """Carcassonne engine benchmark: complete random-bot games per second and legal-move timing.
 
-Run ``python -m service.bench.carcassonne``. Everything runs in the pure engine on one core:
+Run ``python -m bench.carcassonne``. Everything runs in the pure engine on one core:
 setup, ``legal_moves`` for the bot, ``decide`` and ``evolve`` for every command, nothing else.
 """
 

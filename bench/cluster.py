@@ -5,7 +5,7 @@ the comparison is of the layouts, not of fsync policies): one Valkey server, and
 Valkey Cluster (:class:`events.localcluster.LocalCluster`). On each:
 
 * **1, 2 and 3 nodes.** Each node is its own process (an aiohttp app serving the bench engine
-  of :mod:`service.bench.service`, as ``donjon serve`` would). 60 games are spread over the
+  of :mod:`bench.service`, as ``donjon serve`` would). 60 games are spread over the
   nodes: game *i*'s player is on node *i mod n*, its spectator on the next node, so every
   update crosses nodes when there are several. Closed loop: each player sends its next command
   when the last is acked. Figures: accepted commands/s; command -> spectator update p50 / p99
@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,21 +31,21 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from service.bench.service import ROLL, percentile
+from bench.processes import process_cpu
+from bench.service import ROLL, _free_port, percentile
 
 __all__ = ["cluster_figures", "serve_node"]
 
 _GAMES = 60
-_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def serve_node(url: str, port: int, node_id: str) -> None:
     """Run one bench node until killed (the child processes of :func:`cluster_figures`), as
     ``donjon serve`` runs: on uvloop, its collector settled, no access log."""
+    from bench.service import BENCH
     from service.app import create_app
-    from service.bench.service import BENCH
-    from service.cli import serve_app
     from service.logs import configure_logging
+    from service.serving import serve_app
     from service.settings import Secret, Settings
 
     configure_logging("json", "warning", stream=open(os.devnull, "w"))  # noqa: SIM115 - the process's lifetime
@@ -57,20 +56,9 @@ def serve_node(url: str, port: int, node_id: str) -> None:
     serve_app(create_app(settings, engines=engines), host="127.0.0.1", port=port, print=None)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _cpu_seconds(pids: list[int]) -> float:
     """User + system CPU of these processes so far."""
-    total = 0
-    for pid in pids:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of the line)
-    return total / _TICK
+    return sum(process_cpu(pid) for pid in pids)
 
 
 @contextlib.asynccontextmanager
@@ -82,7 +70,7 @@ async def _nodes(url: str, count: int) -> AsyncIterator[tuple[list[str], list[in
     try:
         for index in range(count):
             port = _free_port()
-            code = f"from service.bench.cluster import serve_node; serve_node({url!r}, {port}, 'bench-{index}')"
+            code = f"from bench.cluster import serve_node; serve_node({url!r}, {port}, 'bench-{index}')"
             processes.append(
                 subprocess.Popen(  # noqa: ASYNC220 - a fork and exec, over before the load starts
                     [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -116,7 +104,7 @@ async def _spread_load(bases: list[str], seconds: float) -> dict[str, Any]:
     """Closed loop over :data:`_GAMES` games spread over the nodes, one spectator each elsewhere."""
     import aiohttp
 
-    from service.bench.service import _new_game, _socket
+    from bench.service import _new_game, _socket
 
     # A player and a spectator socket per game: more than aiohttp's default 100 connections.
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
@@ -198,9 +186,9 @@ async def _connection_rows(label: str, url: str, quick: bool) -> dict[str, str]:
     are made by another node, so the count is the watching alone."""
     from aiohttp import web
 
+    from bench.service import BENCH
     from events.store import EventStore
     from service.app import create_app
-    from service.bench.service import BENCH
     from service.keys import NODE, SERVICE
     from service.settings import Secret, Settings
 

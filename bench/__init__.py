@@ -2,24 +2,29 @@
 
 Sections (``--only`` picks some):
 
-* ``service`` — :func:`service.bench.service.service_figures`: accepted commands/s, command->ack
+* ``service`` — :func:`bench.service.service_figures`: accepted commands/s, command->ack
   and command->spectator-update latencies, on an embedded server with ``appendfsync always``;
-* ``workers`` — :func:`service.bench.workers.worker_figures`: accepted commands/s of ``donjon
+* ``workers`` — :func:`bench.workers.worker_figures`: accepted commands/s of ``donjon
   serve --workers 1`` and with one worker per core (at least 2), and their ratio;
 * ``replay`` — fold speed of real games replayed by ``donjon replay``'s code;
 * ``bots`` — bot-only games of every game's bots through the service's bot path: bot moves/s and
   the worst event-loop lag meanwhile;
-* ``store`` — ``events.bench.append_vs_xadd``: the store's append rate beside a raw XADD rate
+* ``store`` — ``bench.store.append_vs_xadd``: the store's append rate beside a raw XADD rate
   measured in the same run, and their ratio;
 * ``engines`` — for each registered game, random-legal games/s and the mean ``legal_moves`` time,
   using only the Engine surface;
-* ``games`` — each game's own ``service.bench.<game>.figures()`` when that module exists;
-* ``memory`` — :func:`service.bench.memory.memory_figures`: a fresh node's RSS after loading
+* ``games`` — each game's own ``bench.<game>.figures()`` when that module exists;
+* ``memory`` — :func:`bench.memory.memory_figures`: a fresh node's RSS after loading
   10,000 finished games (1,000 with ``--quick``), with the default cache bounds and unbounded.
-* ``cluster`` — :func:`service.bench.cluster.cluster_figures`: commands/s, update latency and CPU
+* ``cluster`` — :func:`bench.cluster.cluster_figures`: commands/s, update latency and CPU
   per command with 1, 2 and 3 node processes on one Valkey and on a 3-master cluster, and a
   node's store connections with 10, 1,000 and 5,000 watched games. Not in the default run (it
   starts several processes and takes a few minutes): ask for it with ``--only cluster``.
+* ``peers`` — :func:`bench.peers.peer_figures`: donjon beside boardgame.io 0.50.2 (installed
+  with npm into a cache folder; skipped, saying why, without npm and Node), the same trivial
+  game and load on both: server CPU per accepted move and its ratio at 50 x 0, 10 x 20, 1 x 200
+  and 1 x 1,000 (games x spectators), the real games against the trivial one, two workers
+  against one. Not in the default run either (about five minutes): ``--only peers``.
 
 Every run begins with the machine it ran on (:func:`machine_figures`): the processor, the cores,
 the Python, and the time of a fixed pure-Python loop, so that figures taken on different machines
@@ -36,6 +41,7 @@ import json
 import os
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -43,16 +49,13 @@ from typing import Any
 
 __all__ = ["run_bench", "SECTIONS", "machine_figures", "reference_loop_ns", "spread"]
 
-SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory", "cluster")
+SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory", "cluster", "peers")
 DEFAULT_SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory")
-"""What ``donjon bench`` runs without ``--only``."""
+"""What ``donjon bench`` runs without ``--only`` (``cluster`` and ``peers`` take minutes each)."""
 
 
 async def _store_figures(quick: bool) -> dict[str, str]:
-    try:
-        from events.bench import append_vs_xadd
-    except ImportError:
-        return {"store: append vs XADD": "events.bench is not there yet"}
+    from bench.store import append_vs_xadd
     from events.embedded import EmbeddedServer
 
     figures: dict[str, str] = {}
@@ -71,7 +74,7 @@ def _game_figures(engines: Mapping[str, Any], quick: bool) -> dict[str, str]:
     figures: dict[str, str] = {}
     for name in sorted(engines):
         try:
-            module = importlib.import_module(f"service.bench.{name}")
+            module = importlib.import_module(f"bench.{name}")
         except ImportError:
             continue
         make = getattr(module, "figures", None)
@@ -160,7 +163,7 @@ async def run_bench(
 ) -> int:
     """Run the chosen sections (all by default) ``runs`` times and print their figures; 0 when all ran."""
     import games
-    from service.cli import out
+    from service.console import out
     from service.logs import configure_logging
 
     wanted = sections or list(DEFAULT_SECTIONS)
@@ -173,6 +176,7 @@ async def run_bench(
         return 2
     # The measured service logs as in production (JSON lines, info: a line per command), to nowhere.
     configure_logging("json", "info", stream=open(os.devnull, "w"))  # noqa: SIM115, ASYNC230 - once, before the run; lives as long as it
+    sys.excepthook = sys.__excepthook__  # but the bench's own failure shows its traceback, not to nowhere
     engines = dict(engines) if engines is not None else games.default_engines()
     started = time.perf_counter()
     machine = machine_figures()
@@ -202,8 +206,8 @@ async def _run_sections(
     wanted: list[str], engines: Mapping[str, Any], quick: bool, as_json: bool
 ) -> dict[str, str]:
     """One run of the ``wanted`` sections, in :data:`SECTIONS` order, each printed as it ends."""
-    from service.bench.service import bot_figures, engine_figures, replay_figures, service_figures
-    from service.cli import out
+    from bench.service import bot_figures, engine_figures, replay_figures, service_figures
+    from service.console import out
 
     figures: dict[str, str] = {}
     for section in SECTIONS:
@@ -213,7 +217,7 @@ async def _run_sections(
         if section == "service":
             part = await service_figures(quick)
         elif section == "workers":
-            from service.bench.workers import worker_figures
+            from bench.workers import worker_figures
 
             part = await worker_figures(quick)
         elif section == "replay":
@@ -225,13 +229,17 @@ async def _run_sections(
         elif section == "engines":
             part = await asyncio.to_thread(engine_figures, engines, quick)
         elif section == "memory":
-            from service.bench.memory import memory_figures
+            from bench.memory import memory_figures
 
             part = await memory_figures(engines, quick)
         elif section == "cluster":
-            from service.bench.cluster import cluster_figures
+            from bench.cluster import cluster_figures
 
             part = await cluster_figures(quick)
+        elif section == "peers":
+            from bench.peers import peer_figures
+
+            part = await peer_figures(quick)
         else:
             part = await asyncio.to_thread(_game_figures, engines, quick)
         figures.update(part)

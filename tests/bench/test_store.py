@@ -1,10 +1,10 @@
-"""events.bench: the append-vs-XADD measurement the service's ``donjon bench`` reports."""
+"""bench.store: the append-vs-XADD measurement the service's ``donjon bench`` reports."""
 
 from __future__ import annotations
 
 import pytest
 
-from events.bench import append_vs_xadd
+from bench.store import append_vs_xadd
 
 
 async def test_append_vs_xadd_reports_both_rates_and_their_ratio(redis_url) -> None:

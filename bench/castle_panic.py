@@ -1,6 +1,6 @@
 """Castle Panic engine benchmark: complete random-bot games per second and legal-move timing.
 
-Run ``python -m service.bench.castle_panic``. Everything runs in the pure engine on one core:
+Run ``python -m bench.castle_panic``. Everything runs in the pure engine on one core:
 setup, ``legal_moves`` for the bot, ``decide`` and ``evolve`` for every command, nothing else.
 Target (issue): at least 200 complete 4-player random-bot games per second per core.
 """

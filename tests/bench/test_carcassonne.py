@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.bench import carcassonne as bench
+from bench import carcassonne as bench
 
 
 def test_board_of_80_tiles_is_built_at_a_tile_step():

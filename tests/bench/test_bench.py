@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import os
+from pathlib import Path
 
+from bench import run_bench
+from bench.service import BENCH, _cpu_at, percentile
 from games.base import fold
-from service.bench import run_bench
-from service.bench.service import BENCH, _cpu_at, percentile
 from service.draw_schemes import LegacyRandom
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_bench_engine_keeps_the_engine_contract():
@@ -35,7 +39,7 @@ async def test_an_unknown_section_is_refused(capsys):
 
 
 async def test_the_bots_section_plays_bot_only_games_of_each_bot():
-    from service.bench.service import bot_figures
+    from bench.service import bot_figures
     from tests.tinygame import TINY
 
     figures = await bot_figures({"tiny": TINY}, quick=True)
@@ -48,7 +52,7 @@ async def test_the_bots_section_plays_bot_only_games_of_each_bot():
 
 async def test_the_memory_section_measures_a_fresh_node_bounded_and_unbounded():
     import games
-    from service.bench.memory import memory_figures
+    from bench.memory import memory_figures
 
     engines = {"castle_panic": games.default_engines()["castle_panic"]}  # the quickest games to play
     figures = await memory_figures(engines, games=40)
@@ -60,7 +64,7 @@ async def test_the_memory_section_measures_a_fresh_node_bounded_and_unbounded():
 
 
 def test_the_machine_is_named_with_a_reference_speed():
-    from service.bench import machine_figures
+    from bench import machine_figures
 
     figures = machine_figures()
     assert list(figures) == [
@@ -75,7 +79,7 @@ def test_the_machine_is_named_with_a_reference_speed():
 
 
 def test_spread_lines_up_each_figure_over_the_runs():
-    from service.bench import spread
+    from bench import spread
 
     assert spread([{"x": "1 ms", "y": "a"}, {"x": "2 ms"}, {"x": "3 ms", "y": "c"}]) == {
         "x": "1 ms | 2 ms | 3 ms",
@@ -96,3 +100,29 @@ async def test_runs_repeat_the_sections_and_print_the_spread(capsys, monkeypatch
     assert "--- every figure over the 2 runs, in run order" in out
     assert "machine: reference loop" in out
     assert await run_bench(sections=["engines"], runs=0) == 2
+
+
+def _imports(path: Path) -> list[tuple[str, bool]]:
+    """The modules ``path`` imports, each with whether the import is at the module's top level."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top = {id(node) for node in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, id(node) in top) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append((node.module, id(node) in top))
+    return found
+
+
+def test_the_bench_stands_outside_the_runtime_packages_and_one_way():
+    # The runtime never needs the benchmark (the CLI imports it only inside `donjon bench`), and
+    # the benchmark never imports the CLI: what both use lives in service/serving.py, console.py.
+    for package in ("games", "events", "projections", "service"):
+        for path in (ROOT / package).rglob("*.py"):
+            for module, at_top in _imports(path):
+                if module == "bench" or module.startswith("bench."):
+                    assert path == ROOT / "service" / "cli.py" and not at_top, f"{path} imports {module}"
+    for path in (ROOT / "bench").rglob("*.py"):
+        assert all(module != "service.cli" for module, _ in _imports(path)), f"{path} imports the CLI"
+    assert not (ROOT / "service" / "bench").exists() and not (ROOT / "events" / "bench.py").exists()

@@ -39,9 +39,10 @@ import socket
 import struct
 import tempfile
 import time
-from collections.abc import Callable, Coroutine, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Self
 
+from bench.processes import process_cpu
 from games.base import Event, OptionSpec, Rng, command
 
 if TYPE_CHECKING:  # the embedded server is imported where it starts, not with the bench
@@ -383,17 +384,27 @@ async def _upgraded(host: str, port: int, game_id: str) -> tuple[socket.socket, 
 def _take_frames(buffer: bytearray) -> list[tuple[int, bytes]]:
     """Take the whole frames (opcode, payload) out of ``buffer``; servers never mask."""
     found = []
-    while len(buffer) >= 2:
-        size, offset = buffer[1] & 0x7F, 2
-        if size == 126:
-            size, offset = int.from_bytes(buffer[2:4], "big"), 4
-        elif size == 127:
-            size, offset = int.from_bytes(buffer[2:10], "big"), 10
-        if len(buffer) < offset + size:
-            break
-        found.append((buffer[0] & 0x0F, bytes(buffer[offset : offset + size])))
-        del buffer[: offset + size]
+    at = 0
+    while (frame := frame_at(buffer, at)) is not None:
+        opcode, start, at = frame
+        found.append((opcode, bytes(buffer[start:at])))
+    del buffer[:at]
     return found
+
+
+def frame_at(buffer: bytearray, at: int) -> tuple[int, int, int] | None:
+    """The server frame that begins at ``at`` in ``buffer``: (opcode, where its payload begins,
+    where it ends), or ``None`` while it has not all arrived. Servers never mask."""
+    if len(buffer) - at < 2:
+        return None
+    size, start = buffer[at + 1] & 0x7F, at + 2
+    if size == 126:
+        size, start = int.from_bytes(buffer[at + 2 : at + 4], "big"), at + 4
+    elif size == 127:
+        size, start = int.from_bytes(buffer[at + 2 : at + 10], "big"), at + 10
+    if len(buffer) < start + size:
+        return None
+    return buffer[at] & 0x0F, start, start + size
 
 
 _ACK = b'{"type":"ack",'
@@ -423,7 +434,7 @@ class _Player:
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     @classmethod
-    async def connect(cls, host: str, port: int, game_id: str, token: str, number: int) -> _Player:
+    async def connect(cls, host: str, port: int, game_id: str, token: str, number: int) -> Self:
         loop = asyncio.get_running_loop()
         sock, rest = await _upgraded(host, port, game_id)
         player = cls(sock, rest, number)
@@ -438,8 +449,12 @@ class _Player:
         asyncio.get_running_loop().add_reader(self.sock.fileno(), self.on_readable)
         self.send_next()
 
+    def payload(self, number: int) -> bytes:
+        """The JSON of this socket's command ``number``: a roll of the bench game."""
+        return _ROLL_HEAD + self.prefix + b'%d"}' % number
+
     def send_next(self) -> None:
-        frame = _client_frame(_ROLL_HEAD + self.prefix + b'%d"}' % len(self.latencies))
+        frame = _client_frame(self.payload(len(self.latencies)))
         self.sent_at = time.perf_counter()
         try:
             sent = self.sock.send(frame)
@@ -471,7 +486,14 @@ class _Player:
                 elif not self.done.done():
                     self.done.set_result(None)
             elif payload.startswith(_ERROR):
-                self._fail(RuntimeError(json.loads(payload)))
+                error = json.loads(payload)
+                if not self.refused(error):
+                    self._fail(RuntimeError(error))
+
+    def refused(self, error: dict[str, Any]) -> bool:
+        """Whether this socket goes on after the server refused its command with ``error``
+        (it has then sent what comes next itself): here never, a refusal ends the load."""
+        return False
 
     def _fail(self, error: BaseException) -> None:
         if not self.done.done():
@@ -501,16 +523,18 @@ def _client_frame(payload: bytes, opcode: int = 0x1) -> bytes:
     return header + b"\0\0\0\0" + payload
 
 
-async def _real_games(base: str, game: str, games: int, seconds: float) -> dict[str, Any]:
+async def _real_games(base: str, game: str, games: int, seconds: float, warmup: float = 0.0) -> dict[str, Any]:
     """Closed loop over ``games`` tables of a real game with 2 seats: a seat whose view lists
     ``legal`` commands sends one of them, chosen at random, once every socket has seen the last
-    ack's version; a finished game makes way for a new one."""
+    ack's version; a finished game makes way for a new one. The figures count the ``seconds``
+    after the first ``warmup`` seconds."""
     import aiohttp
 
     acks = 0
     latencies: list[float] = []
     refusals: dict[str, int] = {}
-    stop = time.perf_counter() + seconds
+    measured_from = time.perf_counter() + warmup
+    stop = measured_from + seconds
 
     async def table(session: Any, index: int) -> None:
         nonlocal acks
@@ -564,8 +588,9 @@ async def _real_games(base: str, game: str, games: int, seconds: float) -> dict[
                 await sockets[seat].send_json({"type": "command", "id": f"{index}-{k}", "command": command})
                 answer = await answers[seat].get()
                 if answer["type"] == "ack":
-                    latencies.append(time.perf_counter() - sent)
-                    acks += 1
+                    if sent >= measured_from:
+                        latencies.append(time.perf_counter() - sent)
+                        acks += 1
                     at = answer["version"]
                 else:  # refused (a view the other seat made stale): choose again, once more is shown
                     refusals[answer.get("code", "?")] = refusals.get(answer.get("code", "?"), 0) + 1
@@ -578,9 +603,9 @@ async def _real_games(base: str, game: str, games: int, seconds: float) -> dict[
                 reader.cancel()
 
     async with aiohttp.ClientSession() as session:
-        started = time.perf_counter()
         await asyncio.gather(*(table(session, index) for index in range(games)))
         ended = time.perf_counter()
+    started = measured_from
     return {
         "per_s": acks / (ended - started),
         "p50": percentile(latencies, 50),
@@ -599,7 +624,7 @@ _DRIVERS: dict[str, Callable[..., Coroutine[Any, Any, dict[str, Any]]]] = {
 def _drive(kind: str, base: str, params: dict[str, Any]) -> dict[str, Any]:
     """Run one load generator to its end, on a uvloop event loop as ``donjon serve`` runs (the
     load shares the machine's cores with the service: the less it spends, the more they get)."""
-    from service.cli import run
+    from service.serving import run
 
     _raise_fd_limit()
     return run(_DRIVERS[kind](base, **params))
@@ -626,8 +651,8 @@ async def service_figures(quick: bool = False, fsync: FsyncMode = "always") -> d
 
     from events.embedded import EmbeddedServer
     from service.app import create_app
-    from service.cli import settle_gc
     from service.keys import METRICS
+    from service.serving import settle_gc
     from service.settings import Secret, Settings
 
     _raise_fd_limit()
@@ -712,18 +737,7 @@ async def _sample_cpu(samples: list[tuple[float, float, float]], store_pid: int 
         await asyncio.sleep(0.02)
 
 
-def process_cpu(pid: int | None) -> float:
-    """CPU seconds (user + system) process ``pid`` has used, from ``/proc`` (0 when unknown)."""
-    if pid is None:
-        return 0.0
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()  # noqa: SIM115 - read at once
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_at(samples: list[tuple[float, float, float]], at: float, column: int = 1) -> float:
+def _cpu_at(samples: Sequence[tuple[float, ...]], at: float, column: int = 1) -> float:
     """A CPU column of the samples at wall time ``at``, interpolated between samples."""
     for s0, s1 in itertools.pairwise(samples):
         (t0, c0), (t1, c1) = (s0[0], s0[column]), (s1[0], s1[column])

@@ -118,7 +118,7 @@ async def _copies(url: str, templates: list[str], count: int) -> None:
 
 
 def _measure_in_child(url: str, count: int, max_games: int, max_bytes: int) -> dict[str, int]:
-    argv = [sys.executable, "-m", "service.bench.memory", url, str(count), str(max_games), str(max_bytes)]
+    argv = [sys.executable, "-m", "bench.memory", url, str(count), str(max_games), str(max_bytes)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=1800, check=True)
     result: dict[str, int] = json.loads(done.stdout.strip().splitlines()[-1])
     return result

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from service.bench.service import _client_frame, _Spectator
+from bench.service import _client_frame, _Spectator
 from service.ws import FRAMED
 
 

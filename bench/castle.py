@@ -1,6 +1,6 @@
 """The Castle engine benchmark: complete random-bot games per second and legal-move timing.
 
-Run ``python -m service.bench.castle``. Everything runs in the pure engine on one core: setup,
+Run ``python -m bench.castle``. Everything runs in the pure engine on one core: setup,
 ``legal_moves`` for the bot, ``decide`` and ``evolve`` for every command, nothing else.
 """
 
