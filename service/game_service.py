@@ -133,6 +133,10 @@ class GameService:
         """The game folded to the stream's latest version."""
         return await self.cache.load(game_id)
 
+    async def events(self, game_id: str, first: int = 1, last: int | None = None) -> list[Any]:
+        """The game's events ``first`` to ``last``, sealed parts open (see :meth:`GameCache.events`)."""
+        return await self.cache.events(game_id, first, last)
+
     async def projection_at(self, game_id: str, version: int) -> GameProjection:
         """The game as it was at ``version``."""
         return await self.cache.projection_at(game_id, version)
