@@ -23,6 +23,7 @@ import games
 from events.embedded import EmbeddedServer
 from games.base import owing_seat
 from games.carcassonne.tiles import tile_set
+from games.castle.engine import CastleEngine
 from projections.views import events_for, view_for, visible_part
 from service.app import create_app
 from service.decisions import PUBLIC_COMMANDS, drawing_seed
@@ -31,6 +32,8 @@ from service.sealing import hiding_key
 from tests.service.conftest import TEST_SEED_KEY, TEST_SIGNING_KEY, settings_for
 
 ENGINES = games.default_engines()
+CASTLE = ENGINES["castle"]
+assert isinstance(CASTLE, CastleEngine)
 MOVES = 30
 """Commands played in each game before the dump: enough for hands to be dealt and cards drawn."""
 SHORTEST = 8
@@ -90,7 +93,7 @@ class Game:
 def _games() -> list[Game]:
     rng = random.Random(22)
     carcassonne = [tile for tile, n in tile_set(False).pile_counts().items() for _ in range(n)]
-    dataset = ENGINES["castle"].dataset
+    dataset = CASTLE.dataset
     falcon = {tile.id for tile in dataset.falcon_tiles}
     castle = [tile for tile, n in dataset.counts.items() if tile not in falcon for _ in range(n)]
     rng.shuffle(carcassonne)
