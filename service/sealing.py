@@ -35,7 +35,6 @@ verifier). Games recorded before sealing name no ``hidden`` and keep their bodie
 
 from __future__ import annotations
 
-import dataclasses
 import hmac
 import secrets
 from collections.abc import Iterable, Sequence
@@ -187,15 +186,14 @@ class Sealer:
     def open(self, envelope: Envelope) -> Envelope:
         """``envelope`` with its sealed part opened (the whole type, payload and command, and no
         ``sealed``); as it is when it has none."""
-        if envelope.sealed is None:
-            return envelope
-        part = self.opened_part(envelope.game_id, envelope.version, envelope.type, envelope.sealed)
-        return dataclasses.replace(
-            envelope,
-            type=part.get("type", envelope.type),
-            payload=part.get("payload", envelope.payload),
-            command=part.get("command", envelope.command),
-            sealed=None,
+        e = envelope
+        if e.sealed is None:
+            return e
+        part = self.opened_part(e.game_id, e.version, e.type, e.sealed)
+        # Made directly, not by dataclasses.replace (twice as slow): a node opens every sealed event.
+        return Envelope(
+            e.game_id, e.version, part.get("type", e.type), e.schema, part.get("payload", e.payload), e.command_id,
+            e.actor, e.ts, e.prev_hash, e.hash, part.get("command", e.command), None,
         )
 
     def open_all(self, envelopes: Iterable[Envelope]) -> list[Envelope]:
