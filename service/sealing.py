@@ -8,6 +8,7 @@ the whole event, a *sealed part* under the body's tenth key ``sealed``::
     hiding key  = HMAC-SHA256(server seed, "donjon-hidden-1")
     sealed      = nonce (12 random bytes) || AES-256-GCM(hiding key, nonce, plaintext, associated data)
     associated  = "donjon-hidden-1" || 0x00 || utf8(game id) || 0x00 || ascii(version) || 0x00 || utf8(stored type)
+                  (the body's own game id, version and type: the chain check ties the body to its game)
     plaintext   = msgpack map of what the clear part leaves out, each key only when it does:
                   "type" (the event's type, when a spectator sees another), "payload" (the whole
                   payload) and, on a batch's first event, "command" (the whole command; the
