@@ -3,8 +3,10 @@
 Checks, each reported as a problem (and a non-zero exit) when it fails:
 
 1. the hash chain of the stream (``store.verify_chain``);
-2. every event decodes and folds: service events by the projection, engine events by
-   ``engine.evolve``, with no gap in versions;
+2. every event decodes, its sealed part (if any) opens with the seed's hiding key and its stored
+   clear part is exactly what a spectator may see (:func:`service.sealing.open_log`), and every
+   event folds: service events by the projection, engine events by ``engine.evolve``, with no
+   gap in versions;
 3. when the seed is known (revealed by ``game.finished`` with the secret options, or, for a game
    still running, read from the meta by an operator with store access): the commitment in
    ``game.created`` matches them (:func:`service.seeds.commitment`); every seat's contribution
