@@ -8,7 +8,9 @@ computes as ``sha1(p + b)``. The body is a msgpack map whose keys always come in
 
 so that re-encoding a decoded envelope gives back the very bytes that were hashed; that is what
 lets an auditor verify an exported log without the store (:func:`encode_body`,
-:mod:`events.chain`).
+:mod:`events.chain`). A body with a *sealed part* has one more key after those nine, ``sealed``
+(msgpack bin): what its ``payload`` and ``command`` leave out, sealed by the service
+(:mod:`service.sealing`); the store keeps and returns it as it is and never opens it.
 
 Payloads must be msgpack/JSON-safe: ``str``, ``int``, ``bool``, ``None``, lists and dicts with
 ``str`` keys. Floats and bytes are refused so that a payload reads the same in JSON and msgpack.
@@ -34,6 +36,7 @@ from events.errors import InvalidEvent
 
 __all__ = [
     "BODY_KEYS",
+    "SEALED_KEY",
     "Upcasters",
     "UPCASTERS",
     "check_safe",
@@ -49,6 +52,8 @@ __all__ = [
 
 BODY_KEYS = ("game_id", "version", "type", "schema", "payload", "command_id", "actor", "ts", "command")
 """The body map's keys, in the order they are always written (the hashed bytes depend on it)."""
+SEALED_KEY = "sealed"
+"""The optional tenth key of a body, after the nine: its sealed part (bytes), when it has one."""
 
 _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1
@@ -135,9 +140,13 @@ def _body(
     actor: int | None,
     ts: int,
     command: dict[str, Any] | None,
+    sealed: bytes | None = None,
 ) -> bytes:
     values = (game_id, version, type_, schema, payload, command_id, actor, ts, command)
-    return _pack(dict(zip(BODY_KEYS, values)))
+    body: dict[str, Any] = dict(zip(BODY_KEYS, values))
+    if sealed is not None:
+        body[SEALED_KEY] = sealed
+    return _pack(body)
 
 
 def encode_new(
@@ -154,6 +163,7 @@ def encode_new(
     type_ = getattr(event, "type", None)
     payload = getattr(event, "payload", None)
     schema = getattr(event, "schema", 1)
+    sealed = getattr(event, "sealed", None)
     if not isinstance(type_, str) or not type_:
         raise InvalidEvent(f"event type must be a non-empty str, got {type_!r}")
     if not isinstance(payload, dict):
@@ -169,13 +179,16 @@ def encode_new(
         raise InvalidEvent(f"command_id must be a str or None, got {command_id!r}")
     if not isinstance(ts, int) or isinstance(ts, bool):
         raise InvalidEvent(f"ts must be an int (ms since epoch), got {ts!r}")
-    return _body(game_id, version, type_, schema, payload, command_id, actor, ts, command)
+    if sealed is not None and (not isinstance(sealed, bytes) or not sealed):
+        raise InvalidEvent(f"{type_} sealed part must be non-empty bytes or None, got {type(sealed).__name__}")
+    return _body(game_id, version, type_, schema, payload, command_id, actor, ts, command, sealed)
 
 
 def encode_body(envelope: Envelope) -> bytes:
-    """The exact bytes the store hashed for ``envelope`` (when it was read with ``upcast=False``)."""
+    """The exact bytes the store hashed for ``envelope`` (when it was read with ``upcast=False``
+    and its sealed part, if any, was not opened)."""
     e = envelope
-    return _body(e.game_id, e.version, e.type, e.schema, e.payload, e.command_id, e.actor, e.ts, e.command)
+    return _body(e.game_id, e.version, e.type, e.schema, e.payload, e.command_id, e.actor, e.ts, e.command, e.sealed)
 
 
 def decode_body(
@@ -195,6 +208,7 @@ def decode_body(
         prev_hash=prev_hash,
         hash=hash_,
         command=fields.get("command"),
+        sealed=fields.get(SEALED_KEY),
     )
     if upcasters is not None and len(upcasters):
         schema, payload = upcasters.upcast(envelope.type, envelope.schema, envelope.payload)
@@ -232,18 +246,25 @@ def dump_log(envelopes: Iterable[Envelope]) -> bytes:
 
     Export envelopes read with ``upcast=False`` so that an auditor can re-encode the bodies.
     """
-    return _pack(
-        [{**dict(zip(BODY_KEYS, _body_values(e))), "prev_hash": e.prev_hash, "hash": e.hash} for e in envelopes]
-    )
+    return _pack([_log_item(e) for e in envelopes])
 
 
-def _body_values(e: Envelope) -> tuple[Any, ...]:
-    return (e.game_id, e.version, e.type, e.schema, e.payload, e.command_id, e.actor, e.ts, e.command)
+def _log_item(e: Envelope) -> dict[str, Any]:
+    values = (e.game_id, e.version, e.type, e.schema, e.payload, e.command_id, e.actor, e.ts, e.command)
+    item: dict[str, Any] = dict(zip(BODY_KEYS, values))
+    if e.sealed is not None:
+        item[SEALED_KEY] = e.sealed
+    return {**item, "prev_hash": e.prev_hash, "hash": e.hash}
 
 
 def load_log(data: bytes) -> list[Envelope]:
     """The envelopes of a :func:`dump_log` export, exactly as exported (no upcasting)."""
     return [
-        Envelope(**{key: item.get(key) for key in BODY_KEYS}, prev_hash=item["prev_hash"], hash=item["hash"])
+        Envelope(
+            **{key: item.get(key) for key in BODY_KEYS},
+            prev_hash=item["prev_hash"],
+            hash=item["hash"],
+            sealed=item.get(SEALED_KEY),
+        )
         for item in msgpack.unpackb(data, raw=False)
     ]

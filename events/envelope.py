@@ -7,7 +7,7 @@ chain that makes an exported log tamper-evident (``prev_hash``, ``hash``). Calle
 envelopes: they append :class:`NewEvent` values and the store fills in the rest.
 
 >>> NewEvent("tile_placed", {"x": 0, "y": 1})
-NewEvent(type='tile_placed', payload={'x': 0, 'y': 1}, schema=1)
+NewEvent(type='tile_placed', payload={'x': 0, 'y': 1}, schema=1, sealed=None)
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ class NewEvent:
     type: str
     payload: dict[str, Any] = field(default_factory=dict)
     schema: int = 1
+    sealed: bytes | None = None
+    """The event's sealed part (``docs/store.md``, "Sealed parts"), stored as it is; ``None``: none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +39,8 @@ class Envelope:
     ``version`` is the event's 1-based position in its game's stream. ``actor`` is the seat whose
     command produced it, ``None`` for the service. ``ts`` is milliseconds since the epoch, set by
     the service. ``command`` is the command object that produced the batch, on the batch's first
-    event only, so an auditor can re-run ``decide``. ``hash`` is
-    ``sha1(prev_hash + encoded body)`` (see :mod:`events.chain`).
+    event only, so an auditor can re-run ``decide``. ``hash`` is ``H(prev_hash + encoded body)``
+    (see :mod:`events.chain`).
     """
 
     game_id: str
@@ -52,6 +54,10 @@ class Envelope:
     prev_hash: str
     hash: str
     command: dict[str, Any] | None = None
+    sealed: bytes | None = None
+    """The sealed part of the stored body (the ``sealed`` key), when it has one: what the stored
+    ``payload`` and ``command`` leave out, sealed with the game's hiding key (``docs/store.md``).
+    An envelope whose sealed part was opened has the whole payload and command and ``None`` here."""
 
     def as_dict(self) -> dict[str, Any]:
         """Every field as a plain dict (JSON-safe when the payload is), e.g. for an export."""

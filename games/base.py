@@ -503,6 +503,10 @@ class EngineBase:
     notes: tuple[str, ...] = ()
     revealing: frozenset[str] = frozenset()
     """The event types that reveal something random or hidden (:meth:`reveals`)."""
+    sealed_at_rest: Mapping[str, frozenset[str]] = {}
+    """Event type -> payload fields the store keeps sealed although ``redact`` shows them to a
+    spectator (``docs/fairness.md``, "Sealed at rest"). What ``redact`` hides is sealed anyway;
+    this is for what a game shows spectators live but must not leave readable in the store."""
 
     def reveals(self, state: Any, event: Event) -> bool:
         """See :meth:`Engine.reveals`: the event's type is one of :attr:`revealing`."""

@@ -22,9 +22,11 @@ def delayed(projection: GameProjection) -> bool:
     return projection.features.spectator_delay is not None and projection.status is not Status.FINISHED
 
 
-def visible_version(projection: GameProjection, envelopes: Sequence[Any], now: int) -> int:
+def visible_version(projection: GameProjection, envelopes: Sequence[Any], now: int, *, known: int = 1) -> int:
     """The newest version a spectator may see; ``envelopes`` are the game's (any suffix that
-    covers the versions after the answer), each with ``version`` and ``ts``."""
+    covers the versions after the answer), each with ``version`` and ``ts``. ``known`` is a
+    version spectators may see already (they were shown it at an earlier ``now``): under a time
+    delay the answer is never below it, so ``envelopes`` need only start after it."""
     delay = projection.features.spectator_delay
     if delay is None or projection.status is Status.FINISHED:
         return projection.version
@@ -32,4 +34,4 @@ def visible_version(projection: GameProjection, envelopes: Sequence[Any], now: i
         return max(1, projection.version - int(delay["versions"]))
     cutoff = now - int(delay["seconds"]) * 1000
     seen: list[int] = [int(envelope.version) for envelope in envelopes if envelope.ts <= cutoff]
-    return max([1, *seen])
+    return max([1, known, *seen])

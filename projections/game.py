@@ -8,10 +8,12 @@ seed commitment (and the seed, once ``game.finished`` reveals it) and the engine
 Service events and their payloads::
 
     game.created   {"game", "options", "seats", "seed_commitment",      always version 1; "draw"
-                    "draw"?, "chain"?}                                  and "chain" name the draw
+                    "draw"?, "chain"?, "hidden"?}                       and "chain" name the draw
                                                                         and hash algorithms (absent
                                                                         in older games: the legacy
-                                                                        draws and SHA-1)
+                                                                        draws and SHA-1); "hidden"
+                                                                        the sealing at rest (absent:
+                                                                        none, service.sealing)
     game.seat_taken {"seat", "name", "bot"?, "seed_contribution"?,      one per seat; "bot" names
                      "seed_contribution_from"?}                         the bot filling it; the
                                                                         contribution to the game's
@@ -26,6 +28,10 @@ Service events and their payloads::
 
 ``game.created`` also records the service features (:class:`projections.lifecycle.Features`),
 which drive the turn clocks and the undo checkpoints folded here.
+
+The fold takes envelopes whose sealed parts (``docs/store.md``) are open: one that still
+carries its ``sealed`` part is refused (:class:`ProjectionError`), since its stored payload is
+only what a spectator may see.
 
 Folding: :meth:`GameProjection.apply_all` folds a run of consecutive engine events in one step
 (``_fold_run``): the fields they change (state, version, engine events, time, undo checkpoints,
@@ -130,6 +136,12 @@ def _checkpoints(kept: tuple[Checkpoint, ...], opened: list[_Opened], last: int)
     return (*kept, *made)
 
 
+def _still_sealed(game_id: str, version: int) -> ProjectionError:
+    return ProjectionError(
+        f"game {game_id!r} version {version}: the event's sealed part is not open (open it with the game's hiding key)"
+    )
+
+
 def is_service_event(event_type: str) -> bool:
     """Service events carry a dot (``game.created``); engine events never do."""
     return "." in event_type
@@ -155,6 +167,9 @@ class GameProjection(Record):
     """The draw algorithm ``game.created`` names (``docs/fairness.md``)."""
     chain: str = LEGACY_CHAIN
     """The hash chain's algorithm ``game.created`` names (``docs/store.md``)."""
+    hidden: str | None = None
+    """The sealing at rest ``game.created`` names (``"donjon-hidden-1"``); ``None``: the game's
+    events are stored in clear, as games recorded before it were."""
     contributions: tuple[str | None, ...] = ()
     """Per seat, its contribution to the game's seed (``None`` before it is seated, and in
     games recorded before contributions)."""
@@ -234,6 +249,8 @@ class GameProjection(Record):
             raise ProjectionError(
                 f"game {self.game_id!r}: expected version {self.version + 1}, got {envelope.version}"
             )
+        if getattr(envelope, "sealed", None) is not None:
+            raise _still_sealed(self.game_id, envelope.version)
         ts = getattr(envelope, "ts", 0) or self.last_ts
         kind, payload = envelope.type, envelope.payload
         if kind == CREATED:
@@ -286,6 +303,8 @@ class GameProjection(Record):
             if "." in kind:
                 stop = envelope
                 break
+            if getattr(envelope, "sealed", None) is not None:
+                raise _still_sealed(self.game_id, envelope.version)
             version += 1
             event = Event(kind, envelope.payload)
             if getattr(envelope, "command", None) is not None:
@@ -405,6 +424,7 @@ class GameProjection(Record):
             rematch_of=payload.get("rematch_of"),
             draw=str(payload.get("draw", LEGACY_DRAW)),
             chain=str(payload.get("chain", LEGACY_CHAIN)),
+            hidden=None if payload.get("hidden") is None else str(payload["hidden"]),
             contributions=(None,) * seats,
             created_ts=ts,
             last_ts=ts,

@@ -1,10 +1,11 @@
 """Live push: one :class:`LiveGame` per game watched on this node, fanning updates out to sockets.
 
 The node's stream reader is the only caller of :meth:`LiveGame.publish`: every event reaches a
-socket through the stream, whichever node took the command. ``publish`` folds the new envelopes
-once, then for each *visibility class* that has subscribers (each seat, the spectators) builds
-the ``update`` frame once and encodes it once per wire codec, and hands the same bytes to every
-socket of that class. A subscriber is anything with ``viewer``, ``codec`` and ``deliver(data)``.
+socket through the stream, whichever node took the command. ``publish`` opens the new envelopes'
+sealed parts and folds them once, then for each *visibility class* that has subscribers (each
+seat, the spectators) builds the ``update`` frame once and encodes it once per wire codec, and
+hands the same bytes to every socket of that class. A subscriber is anything with ``viewer``,
+``codec`` and ``deliver(data)``.
 
 Frames (see docs/protocol.md)::
 
@@ -14,7 +15,7 @@ Frames (see docs/protocol.md)::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from projections.delay import delayed, visible_version
@@ -90,6 +91,11 @@ def _visible(projection: GameProjection, held: Sequence[Any]) -> int:
     return visible_version(projection, held, held[-1].ts if held else projection.last_ts)
 
 
+def _as_stored(envelopes: list[Any]) -> list[Any]:
+    """The opener of a game whose events have no sealed parts."""
+    return envelopes
+
+
 class LiveGame:
     """A game's projection at the last version pushed from this node, and who is watching it.
 
@@ -99,9 +105,16 @@ class LiveGame:
     """
 
     def __init__(
-        self, projection: GameProjection, spectators: GameProjection | None = None, held: Sequence[Any] = ()
+        self,
+        projection: GameProjection,
+        spectators: GameProjection | None = None,
+        held: Sequence[Any] = (),
+        opener: Callable[[list[Any]], list[Any]] | None = None,
     ) -> None:
         self.projection = projection
+        self.open = opener or _as_stored
+        """Opens the sealed parts of the envelopes :meth:`publish` is given (the game's
+        :class:`service.sealing.Sealer`): once per event on this node, however many watch."""
         self.spectators = spectators or projection
         """What spectators see: the projection itself, or behind it under ``spectator_delay``."""
         self._held: list[Any] = [envelope for envelope in held if envelope.version > self.spectators.version]
@@ -163,7 +176,7 @@ class LiveGame:
         ``folded`` is the node's cached projection of the game, if it has one: when it stands
         exactly after these envelopes (this node appended them and folded them as it did), it is
         taken as it is instead of folding the same events once more."""
-        fresh = [envelope for envelope in envelopes if envelope.version > self.projection.version]
+        fresh = self.open([envelope for envelope in envelopes if envelope.version > self.projection.version])
         if not fresh:
             return 0
         self.projection = self._after(fresh, folded)

@@ -33,13 +33,15 @@ from projections.game import (
 )
 from projections.lifecycle import UNDO
 
-__all__ = ["Viewer", "view_for", "shared_view", "own_view", "event_for", "events_for", "visibility_classes"]
+__all__ = [
+    "Viewer", "view_for", "shared_view", "own_view", "event_for", "events_for", "visible_part", "visibility_classes",
+]
 
 Viewer = int | None
 
 _PUBLIC_SERVICE_FIELDS: dict[str, tuple[str, ...]] = {
-    CREATED: ("game", "options", "seats", "seed_commitment", "draw", "chain", "clock", "on_timeout", "undo",
-              "spectator_delay", "rematch_of"),
+    CREATED: ("game", "options", "seats", "seed_commitment", "draw", "chain", "hidden", "clock", "on_timeout",
+              "undo", "spectator_delay", "rematch_of"),
     SEAT_TAKEN: ("seat", "name", "bot", "seed_contribution", "seed_contribution_from"),
     FINISHED: ("seed", "secret_options", "summary"),
     CLOCK_EXPIRED: ("seat",),
@@ -111,17 +113,25 @@ def with_lifecycle(view: dict[str, Any], projection: GameProjection) -> dict[str
     return dict(view, **extra) if extra else view
 
 
-def event_for(projection_engine: Any, envelope: Any, viewer: Viewer) -> dict[str, Any] | None:
-    """``envelope`` as ``viewer`` may see it, as a frame-ready dict; ``None`` when it is hidden."""
-    kind = envelope.type
+def visible_part(engine: Any, kind: str, payload: dict[str, Any], viewer: Viewer) -> tuple[str, dict[str, Any]] | None:
+    """The type and payload of an event as ``viewer`` may see it (``None``: hidden from it): the
+    engine's ``redact`` for engine events, the public fields of a service event. The store's
+    sealing keeps a spectator's part in clear (:mod:`service.sealing`), so the two agree."""
     if is_service_event(kind):
         fields = _PUBLIC_SERVICE_FIELDS.get(kind, ())
-        payload = {key: envelope.payload[key] for key in fields if key in envelope.payload}
-    else:
-        redacted = projection_engine.redact(Event(kind, envelope.payload), viewer)
-        if redacted is None:
-            return None
-        kind, payload = redacted.type, redacted.payload
+        return kind, {key: payload[key] for key in fields if key in payload}
+    redacted = engine.redact(Event(kind, payload), viewer)
+    if redacted is None:
+        return None
+    return redacted.type, redacted.payload
+
+
+def event_for(projection_engine: Any, envelope: Any, viewer: Viewer) -> dict[str, Any] | None:
+    """``envelope`` as ``viewer`` may see it, as a frame-ready dict; ``None`` when it is hidden."""
+    visible = visible_part(projection_engine, envelope.type, envelope.payload, viewer)
+    if visible is None:
+        return None
+    kind, payload = visible
     return {
         "version": envelope.version,
         "type": kind,

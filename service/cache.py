@@ -36,7 +36,7 @@ from typing import Any
 
 from events.chain import LEGACY_CHAIN, genesis
 from events.due import DueBots
-from games.base import Engine
+from games.base import Command, Engine
 from projections import lobby
 from projections.game import GameProjection, Status
 from service.auth import seat_key, seat_tokens
@@ -45,7 +45,8 @@ from service.decisions import Batch
 from service.errors import ErrorCode, ServiceError
 from service.logs import get_logger
 from service.metrics import Metrics
-from service.seed_vault import SealedSeedError, SeedVault, seed_of_meta
+from service.sealing import Sealer
+from service.seed_vault import SealedSeedError, SeedVault, opened_meta
 
 __all__ = ["CACHE_BYTES", "CACHE_GAMES", "GAME_ID", "GameCache", "GameMeta", "estimated_bytes"]
 
@@ -89,6 +90,8 @@ class GameMeta:
     tokens: dict[str, int] = field(default_factory=dict)
     seat_key: bytes = b""
     """The key the tokens of seat requests with a ``request_id`` derive from (see :mod:`service.auth`)."""
+    sealer: Sealer | None = field(default=None, repr=False, compare=False)
+    """Seals and opens the game's events at rest (:mod:`service.sealing`); set by the cache."""
 
     def full_options(self, projection: GameProjection) -> dict[str, Any]:
         return self.options if self.options is not None else dict(projection.options)
@@ -210,6 +213,20 @@ class GameCache:
         self.metrics.cache_evictions.inc()
         self.on_evicted(game_id)
 
+    async def events(self, game_id: str, first: int = 1, last: int | None = None) -> list[Any]:
+        """The game's events ``first`` to ``last`` (inclusive; default: to the end) with their
+        sealed parts open (:mod:`service.sealing`): what the fold and every viewer's redaction
+        take, read once per node, whoever asks."""
+        sealer = await self.sealer(game_id)
+        return sealer.open_all(await self.store.read(game_id, first, last))
+
+    async def sealer(self, game_id: str) -> Sealer:
+        """What seals the game's events at rest and opens them (made once per meta read)."""
+        meta = await self.meta(game_id)
+        if meta.sealer is None:
+            meta.sealer = Sealer(game_id, meta.seed)
+        return meta.sealer
+
     async def load(self, game_id: str) -> GameProjection:
         """The game folded to the stream's latest version (cache, then catch up from the stream)."""
         projection = self._projections.get(game_id)
@@ -217,7 +234,7 @@ class GameCache:
         if projection is None:
             meta = await self.meta(game_id)
             projection = GameProjection.empty(game_id, self.engine_for(meta.game, game_id))
-        envelopes = await self.store.read(game_id, projection.version + 1)
+        envelopes = await self.events(game_id, projection.version + 1)
         projection = projection.apply_all(envelopes)
         if projection.version == 0:
             raise ServiceError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
@@ -244,7 +261,7 @@ class GameCache:
         """The game as it was at ``version`` (replay): folded from the start, not cached."""
         meta = await self.meta(game_id)
         engine = self.engine_for(meta.game, game_id)
-        envelopes = await self.store.read(game_id, 1, version)
+        envelopes = await self.events(game_id, 1, version)
         projection = GameProjection.fold(game_id, engine, envelopes)
         if projection.version == 0:
             raise ServiceError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
@@ -271,16 +288,17 @@ class GameCache:
             # succeed, nobody knows the game's id.
             await self.due.mark(batch.game_id, batch.ts)
         link = await self._link(before, batch)
+        stored, command = await self._sealed(before, batch)
         appending = self._appending.setdefault(batch.game_id, [])
         appending.append(after.version)
         try:
             result = await self.store.append(
                 batch.game_id,
-                batch.events,
+                stored,
                 expected_version=batch.expected_version,
                 command_id=batch.command_id,
                 actor=batch.actor,
-                command=batch.command,
+                command=command,
                 ts=batch.ts,
                 link=link,
             )
@@ -309,6 +327,17 @@ class GameCache:
         self.on_appended(after)
         return result, after
 
+    async def _sealed(self, before: GameProjection, batch: Batch) -> tuple[list[Any], Command | None]:
+        """``batch``'s events and command as the store keeps them: what spectators may see in
+        clear, the rest sealed, in a game whose ``game.created`` names a sealing (``hidden``)."""
+        hidden = before.hidden
+        if before.version == 0 and batch.events:
+            hidden = batch.events[0].payload.get("hidden")
+        if hidden is None:
+            return list(batch.events), batch.command
+        sealer = await self.sealer(batch.game_id)
+        return sealer.seal(before.engine, batch.events, batch.expected_version + 1, batch.command, hidden)
+
     async def _link(self, before: GameProjection, batch: Batch) -> str | None:
         """The chain hash ``batch`` builds on in a SHA-256 game (``None``: a SHA-1 game, which
         the store's script hashes); read from the store when the cache does not know it."""
@@ -325,9 +354,14 @@ class GameCache:
 
     # --- metas and engines -----------------------------------------------------------------
 
-    def seed_fields(self, game_id: str, seed: bytes) -> dict[str, str]:
-        """The meta fields that keep a new game's seed: sealed with the node key when there is one."""
-        return {"seed": seed.hex()} if self.vault is None else self.vault.meta_fields(game_id, seed)
+    def secret_fields(
+        self, game_id: str, seed: bytes, secret_options: Mapping[str, Any], seat_key: bytes
+    ) -> dict[str, Any]:
+        """The meta fields that keep a new game's secrets (its seed, secret options and seat key):
+        sealed with the node key when there is one (:mod:`service.seed_vault`), else in clear."""
+        if self.vault is not None:
+            return self.vault.meta_fields(game_id, seed, secret_options, seat_key)
+        return {"seed": seed.hex(), "secret_options": dict(secret_options), "seat_key": seat_key.hex()}
 
     def remember_meta(self, game_id: str, meta: GameMeta) -> None:
         """The meta of a game this node just created (it wrote it, so need not read it back)."""
@@ -345,20 +379,21 @@ class GameCache:
         meta = self._meta.get(game_id)
         if meta is not None and not refresh:
             return meta
-        raw = await self.store.get_meta(game_id)
+        stored = await self.store.get_meta(game_id)
         try:
-            seed = None if raw is None else seed_of_meta(game_id, raw, self.vault)
+            raw = None if stored is None else opened_meta(game_id, stored, self.vault)
         except SealedSeedError as exc:
             raise ServiceError(ErrorCode.INTERNAL, str(exc)) from None
-        if raw is None or "game" not in raw or seed is None:
+        seed = raw.get("seed") if raw is not None else None
+        if raw is None or "game" not in raw or not isinstance(seed, str):
             raise ServiceError(ErrorCode.NOT_FOUND, f"no game {game_id!r}")
         options = raw.get("options")
         meta = GameMeta(
             game=raw["game"],
-            seed=seed,
-            options=dict(options) if isinstance(options, dict) else None,
+            seed=bytes.fromhex(seed),
+            options={**options, **raw.get("secret_options", {})} if isinstance(options, dict) else None,
             tokens=seat_tokens(raw),
-            seat_key=seat_key(raw, seed),
+            seat_key=seat_key(raw, bytes.fromhex(seed)),
         )
         self._meta[game_id] = meta
         return meta

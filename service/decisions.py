@@ -72,6 +72,8 @@ from service.draw_schemes import rng_for
 
 __all__ = [
     "CREATE_GAME",
+    "HIDDEN",
+    "PUBLIC_COMMANDS",
     "TAKE_SEAT",
     "Batch",
     "EngineFault",
@@ -89,6 +91,8 @@ __all__ = [
     "seat_command",
 ]
 
+HIDDEN = "donjon-hidden-1"
+"""The sealing at rest of new games (``hidden`` in ``game.created``; :mod:`service.sealing`)."""
 TAKE_SEAT = "take_seat"
 """The ``command.type`` recorded on a seat batch, so replay and auditors see where batches begin."""
 CREATE_GAME = "create_game"
@@ -180,7 +184,7 @@ def game_created(
     rematch_of: str | None = None,
 ) -> Event:
     """``game.created``: the public part of the normalized ``options``, the commitment to the
-    seed and the secret part (:mod:`service.seeds`), the draw and chain algorithms, the service
+    seed and the secret part (:mod:`service.seeds`), the draw, chain and sealing algorithms, the service
     features (clock, undo, spectator delay) and, for a rematch, the game it follows."""
     public, secret = seeds.split_options(engine, options)
     commitment = seeds.commitment(seed, secret)
@@ -191,6 +195,7 @@ def game_created(
         "seed_commitment": commitment,
         "draw": DRAW_VERSION,
         "chain": CHAIN,
+        "hidden": HIDDEN,
     }
     payload.update((features or Features()).as_payload())
     if rematch_of is not None:
@@ -524,6 +529,10 @@ def timeout_batch(
 
 REMATCH_COMMAND = "rematch"
 """The ``command.type`` recorded on the append of ``game.rematch``: ``{"id": <rematch id>}``."""
+PUBLIC_COMMANDS = frozenset({TAKE_SEAT, CREATE_GAME, REMATCH_COMMAND, RESIGN, UNDO})
+"""The commands whose every argument the events of their batch publish (a name and a seed
+contribution, the bot seats, the rematch's id; resign and undo take none): the store keeps
+them in clear, and every other command sealed (:mod:`service.sealing`)."""
 
 
 def rematch_command(rematch_id: str) -> Command:

@@ -9,8 +9,10 @@ computed over the canonical JSON of every other field (:func:`signed_bytes`), so
 unsigned shape keep working. ``chain.algorithm`` and ``chain.genesis`` are the game's own (SHA-256
 for games created since v1.2, SHA-1 before; ``docs/fairness.md``).
 
-A game that has not finished is refused with ``not_finished``: before the end the seed is secret and
-the stored bodies hold what some viewers may not see (hands, the Overlord's tokens, bot commands).
+A game that has not finished is refused with ``not_finished``: before the end the seed is secret, so
+the stored bodies' sealed parts (hands, the Overlord's tokens, commands: :mod:`service.sealing`) do
+not open, and a spectator delay would not hold. The export carries the bodies as stored, sealed parts
+included; a verifier opens them with the seed ``game.finished`` reveals.
 """
 
 from __future__ import annotations

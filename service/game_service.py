@@ -9,7 +9,9 @@ It wires one node's parts together and does nothing of its own:
 * :class:`~service.commands.CommandRunner` runs a seat's command, with its retries;
 * :class:`~service.bots.scheduler.BotScheduler` makes the bots' moves;
 * :class:`~service.bots.sweep.DueBotsSweep` finds the bot games nobody drives (after a full
-  restart, say) in the store's due-bots index.
+  restart, say) in the store's due-bots index;
+* :class:`~service.sight.Sight` decides what a viewer may see now (a spectator delay), for
+  every route.
 
 What each append holds is decided by :mod:`service.decisions`, the one pure module that
 ``donjon replay`` re-runs too.
@@ -22,7 +24,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from games.base import Bot, Command, Engine
-from projections.delay import delayed, visible_version
 from projections.game import GameProjection
 from service.auth import authenticate
 from service.bots import bots_for
@@ -36,6 +37,7 @@ from service.metrics import Metrics
 from service.rematch import Rematches
 from service.seating import Seating
 from service.seed_vault import SeedVault
+from service.sight import Sight
 
 __all__ = ["GameService", "now_ms"]
 
@@ -84,6 +86,7 @@ class GameService:
         self.bot_scheduler = BotScheduler(
             self.cache, self.bots, self.metrics, clock=clock, delay=bot_delay, takeover=bot_takeover
         )
+        self.sight_of = Sight(self.cache, clock)
         self.rematches = Rematches(self.cache, self.seating, clock)
         self.clocks = ClockKeeper(self.cache, self.bots, self.metrics, clock=clock)
         self.cache.on_appended = self._appended
@@ -133,22 +136,22 @@ class GameService:
         """The game folded to the stream's latest version."""
         return await self.cache.load(game_id)
 
+    async def events(self, game_id: str, first: int = 1, last: int | None = None) -> list[Any]:
+        """The game's events ``first`` to ``last``, sealed parts open (see :meth:`GameCache.events`)."""
+        return await self.cache.events(game_id, first, last)
+
     async def projection_at(self, game_id: str, version: int) -> GameProjection:
         """The game as it was at ``version``."""
         return await self.cache.projection_at(game_id, version)
 
+    async def sight(self, game_id: str, seat: int | None) -> GameProjection:
+        """The game as ``seat`` may see it now (``None``: a spectator): what every route shows,
+        reading no event past its version (:class:`service.sight.Sight`)."""
+        return await self.sight_of.of(game_id, seat)
+
     async def for_spectators(self, projection: GameProjection) -> GameProjection:
-        """``projection`` as spectators may see it now (``spectator_delay``; see
-        :mod:`projections.delay`): the same projection when the game has no delay or is over."""
-        if not delayed(projection):
-            return projection
-        envelopes = [] if "versions" in (projection.features.spectator_delay or {}) else await self.store.read(
-            projection.game_id
-        )
-        target = visible_version(projection, envelopes, self.clock())
-        if target >= projection.version:
-            return projection
-        return await self.cache.projection_at(projection.game_id, target)
+        """``projection`` as spectators may see it now (:meth:`service.sight.Sight.spectators`)."""
+        return await self.sight_of.spectators(projection)
 
     def engine_for(self, game: str, game_id: str = "") -> Engine:
         return self.cache.engine_for(game, game_id)

@@ -288,9 +288,7 @@ async def get_game(request: web.Request) -> web.Response:
     service = request.app[SERVICE]
     game_id = request.match_info["id"]
     seat = await service.authenticate(game_id, bearer_token(request))
-    projection = await service.load(game_id)
-    if seat is None:
-        projection = await service.for_spectators(projection)
+    projection = await service.sight(game_id, seat)
     seats = projection.seat_list()
     if projection.status is Status.ACTIVE:
         meta = await request.app[STORE].get_meta(game_id)
@@ -315,22 +313,17 @@ async def get_events(request: web.Request) -> web.Response:
     seat = await service.authenticate(game_id, bearer_token(request))
     start = max(1, _int_param(request, "from", 1, 0, MAX_VERSION))  # from=0: from the start, as since=0 is
     limit = _int_param(request, "limit", MAX_PAGE, 1, MAX_PAGE)
-    projection = await service.load(game_id)
-    envelopes = await request.app[STORE].read(game_id, start, start + limit - 1)
-    # The read may see events appended after the load: the stream is at least that far.
-    version = max(projection.version, envelopes[-1].version if envelopes else 0)
-    if seat is None:
-        visible = await service.for_spectators(projection)
-        if visible is not projection:  # spectator delay: the log ends where the spectators' view is
-            version = visible.version
-            envelopes = [envelope for envelope in envelopes if envelope.version <= version]
+    shown = await service.sight(game_id, seat)
+    version = shown.version  # nothing newer, whatever is appended meanwhile (a spectator delay holds)
+    last = min(start + limit - 1, version)
+    envelopes = await service.events(game_id, start, last) if start <= last else []
     last = envelopes[-1].version if envelopes else version
     return _json(
         {
             "id": game_id,
             "version": version,
             "from": start,
-            "events": events_for(projection.engine, envelopes, seat),
+            "events": events_for(shown.engine, envelopes, seat),
             "next": last + 1 if last < version else None,
         }
     )
@@ -339,11 +332,11 @@ async def get_events(request: web.Request) -> web.Response:
 async def get_state(request: web.Request) -> web.Response:
     service = request.app[SERVICE]
     game_id = request.match_info["id"]
-    latest = await service.for_spectators(await service.load(game_id))
+    latest = await service.sight(game_id, None)
     at = _int_param(request, "at", latest.version, 1, MAX_VERSION)
     if at > latest.version:
         raise ServiceError(ErrorCode.BAD_REQUEST, f"at={at} is beyond game {game_id!r}'s version {latest.version}")
-    projection = await service.projection_at(game_id, at)
+    projection = latest if at == latest.version else await service.projection_at(game_id, at)
     return _json(
         {
             "id": game_id,

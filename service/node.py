@@ -134,10 +134,11 @@ class Node:
     async def _load(self, game_id: str) -> LiveGame:
         projection = await self.service.load(game_id)
         spectators = await self.service.for_spectators(projection)
-        held = await self.store.read(game_id, spectators.version + 1) if spectators is not projection else []
+        held = await self.service.events(game_id, spectators.version + 1) if spectators is not projection else []
+        sealer = await self.service.cache.sealer(game_id)
         live = self.games.get(game_id)
         if live is None:
-            live = self.games[game_id] = LiveGame(projection, spectators, held)
+            live = self.games[game_id] = LiveGame(projection, spectators, held, sealer.open_all)
             self._watch_changed()
         return live
 

@@ -3,8 +3,10 @@
 Checks, each reported as a problem (and a non-zero exit) when it fails:
 
 1. the hash chain of the stream (``store.verify_chain``);
-2. every event decodes and folds: service events by the projection, engine events by
-   ``engine.evolve``, with no gap in versions;
+2. every event decodes, its sealed part (if any) opens with the seed's hiding key and its stored
+   clear part is exactly what a spectator may see (:func:`service.sealing.open_log`), and every
+   event folds: service events by the projection, engine events by ``engine.evolve``, with no
+   gap in versions;
 3. when the seed is known (revealed by ``game.finished`` with the secret options, or, for a game
    still running, read from the meta by an operator with store access): the commitment in
    ``game.created`` matches them (:func:`service.seeds.commitment`); every seat's contribution
@@ -40,10 +42,11 @@ import msgpack
 
 from events.errors import ChainBroken, StoreError
 from games.base import Engine, Event, RuleError
-from projections.game import CREATED, SEAT_TAKEN, GameProjection, ProjectionError
+from projections.game import CREATED, FINISHED, SEAT_TAKEN, GameProjection, ProjectionError
 from service import decisions, seeds
 from service.bots import bot_command_id, bot_rng, bots_for
-from service.seed_vault import SealedSeedError, SeedVault, seed_of_meta
+from service.sealing import open_log
+from service.seed_vault import SealedSeedError, SeedVault, opened_meta
 
 __all__ = ["ReplayReport", "check_log", "replay_game"]
 
@@ -145,13 +148,25 @@ def check_log(
     report: ReplayReport, engine: Engine, envelopes: list[Any], meta: dict[str, Any], vault: SeedVault | None = None
 ) -> None:
     """Every check after the chain, on a game's decoded ``envelopes`` (see the module docstring),
-    each problem added to ``report``: the fold, the seed commitment, every seat's contribution,
-    every batch and bot move re-run. ``meta`` is the store's (``{}`` for an export: the seed
-    is then only the one ``game.finished`` reveals)."""
+    each problem added to ``report``: the sealed parts (opened with the seed's hiding key, and
+    each stored clear part exactly what a spectator may see: :func:`service.sealing.open_log`),
+    the fold, the seed commitment, every seat's contribution, every batch and bot move re-run.
+    ``meta`` is the store's (``{}`` for an export: the seed is then only the one
+    ``game.finished`` reveals)."""
     game_id = report.game_id
+    finished = next((envelope for envelope in reversed(envelopes) if envelope.type == FINISHED), None)
+    revealed = None if finished is None else finished.payload.get("seed")
+    kept = _kept_meta(report, meta, vault, revealed is None)
+    seed = _seed(report, revealed, kept)
+    if seed is not None and not _check_commitment(report, engine, seed, envelopes, finished, kept):
+        return
+    opened, problems = open_log(engine, game_id, seed, envelopes)
+    report.problems.extend(problems)
+    if opened is None:
+        return
     started = time.perf_counter()
     try:
-        final: GameProjection | None = _fold_uncollected(game_id, engine, envelopes)
+        final: GameProjection | None = _fold_uncollected(game_id, engine, opened)
     except ProjectionError as exc:
         report.problems.append(f"fold failed: {exc}")
         final = None
@@ -161,18 +176,27 @@ def check_log(
     report.version, report.status, report.summary = final.version, final.status.value, final.summary
     if final.status.value != "open" and final.engine_events:
         report.summary = final.summary or engine.summary(final.state)
-
-    seed = _seed(report, final, meta, vault)
     if seed is None:
         return
-    options = _full_options(final, meta)
-    _public, secret = seeds.split_options(engine, options)
-    if seeds.commitment(seed, secret) != final.seed_commitment:
+    if not _check_contributions(report, seed, opened):
+        return
+    _rerun(report, engine, game_id, seed, _full_options(envelopes, finished, kept), opened)
+
+
+def _check_commitment(
+    report: ReplayReport, engine: Engine, seed: bytes, envelopes: list[Any], finished: Any, meta: dict[str, Any]
+) -> bool:
+    """``game.created``'s seed commitment is that of ``seed`` and the secret options (checked
+    before any sealed part is opened with the seed: a wrong seed says so first); ``False`` and a
+    problem when it is not. A log that does not open with ``game.created`` is the fold's to refuse."""
+    created = envelopes[0] if envelopes and envelopes[0].type == CREATED else None
+    if created is None:
+        return True
+    _public, secret = seeds.split_options(engine, _full_options(envelopes, finished, meta))
+    if seeds.commitment(seed, secret) != created.payload.get("seed_commitment"):
         report.problems.append("the seed (and secret options) do not match game.created's seed_commitment")
-        return
-    if not _check_contributions(report, seed, envelopes):
-        return
-    _rerun(report, engine, game_id, seed, options, envelopes)
+        return False
+    return True
 
 
 def _check_contributions(report: ReplayReport, seed: bytes, envelopes: list[Any]) -> bool:
@@ -195,28 +219,40 @@ def _check_contributions(report: ReplayReport, seed: bytes, envelopes: list[Any]
     return True
 
 
-def _full_options(final: GameProjection, meta: dict[str, Any]) -> dict[str, Any]:
-    """The options setup ran with: public ones from game.created plus the revealed secret ones;
-    for a running game, the service's meta (an operator with store access)."""
-    if final.seed is not None:
-        return {**final.options, **(final.secret_options or {})}
+def _full_options(envelopes: list[Any], finished: Any, meta: dict[str, Any]) -> dict[str, Any]:
+    """The options setup ran with: public ones from game.created plus the secret ones
+    ``game.finished`` reveals; for a running game, the service's meta (an operator with store
+    access), opened."""
+    public = dict(envelopes[0].payload.get("options") or {}) if envelopes else {}
+    if finished is not None and finished.payload.get("seed") is not None:
+        return {**public, **(finished.payload.get("secret_options") or {})}
     options = meta.get("options")
-    return dict(options) if isinstance(options, dict) else dict(final.options)
+    return dict(options) if isinstance(options, dict) else public
 
 
-def _seed(report: ReplayReport, final: GameProjection, meta: dict[str, Any], vault: SeedVault | None) -> bytes | None:
+def _kept_meta(report: ReplayReport, meta: dict[str, Any], vault: SeedVault | None, needed: bool) -> dict[str, Any]:
+    """The store's meta with its sealed secrets open; ``{}`` when the vault cannot open them (a
+    problem when they are ``needed``: a running game reveals nothing, a finished one is checked
+    with what it reveals)."""
     try:
-        kept = seed_of_meta(final.game_id, meta, vault)
+        return opened_meta(report.game_id, meta, vault)
     except SealedSeedError as exc:
-        kept = None
-        if final.seed is None:
+        if needed:
             report.problems.append(str(exc))
-    if final.seed is not None:
+        return {}
+
+
+def _seed(report: ReplayReport, revealed: Any, meta: dict[str, Any]) -> bytes | None:
+    """The server seed: the one ``game.finished`` reveals (checked against the one the service
+    kept, if any), else, for a running game, the one the opened ``meta`` keeps."""
+    clear = meta.get("seed")
+    kept = bytes.fromhex(clear) if isinstance(clear, str) else None
+    if revealed is not None:
         report.seed_source = "revealed"
         try:
-            seed = bytes.fromhex(final.seed)
-        except ValueError:
-            report.problems.append(f"game.finished reveals a seed that is not hex: {final.seed!r}")
+            seed = bytes.fromhex(revealed)
+        except (TypeError, ValueError):
+            report.problems.append(f"game.finished reveals a seed that is not hex: {revealed!r}")
             return None
         if kept not in (None, seed):
             report.problems.append("the revealed seed differs from the one the service kept")

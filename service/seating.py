@@ -1,6 +1,7 @@
 """Creating games and seating players: ``POST /games`` and ``POST /games/{id}/seats``.
 
-A new game gets a secret seed and its full options (secret ones included) in its meta, then its
+A new game gets a secret seed and its options in its meta (the seed, the secret options and the
+seat key sealed with the node key, :mod:`service.seed_vault`), then its
 creation batch (:func:`service.decisions.creation_batch`): ``game.created``, the bot seats the
 request asks for, and the setup when bots fill every seat. A seat is the lowest free one; its
 token's hash goes into the meta before the seat batch is appended, so a seat is never taken
@@ -27,7 +28,6 @@ from projections.game import LEGACY_DRAW, GameProjection, Status
 from service import decisions, seeds
 from service.auth import (
     REQUEST_ID,
-    SEAT_KEY_FIELD,
     TOKEN_FIELD,
     authenticate,
     hash_token,
@@ -110,7 +110,8 @@ class Seating:
         seed = seeds.new_seed()
         ts = self.clock()
         key = secrets.token_bytes(32)
-        game_id = await self._new_game(game, seed, key, normalized, seats, bot_seats, ts, game_id, rematch_of)
+        secret = seeds.split_options(engine, normalized)
+        game_id = await self._new_game(game, seed, key, secret, seats, bot_seats, ts, game_id, rematch_of)
         created = decisions.game_created(game, engine, normalized, seats, seed, chosen, rematch_of)
         events = decisions.creation_batch(engine, created, bot_seats, seed=seed, game_id=game_id, options=normalized)
         batch = decisions.Batch(game_id, events, 0, ts, command=decisions.creation_command(bot_seats))
@@ -128,7 +129,7 @@ class Seating:
         game: str,
         seed: bytes,
         key: bytes,
-        options: dict[str, Any],
+        options: tuple[dict[str, Any], dict[str, Any]],
         seats: int,
         bots: Mapping[int, str],
         ts: int,
@@ -136,25 +137,28 @@ class Seating:
         rematch_of: str | None = None,
     ) -> str:
         """Store the meta of a new game under ``game_id`` (a rematch's, picked beforehand:
-        ``GameExists`` when taken) or a fresh random id; that id."""
+        ``GameExists`` when taken) or a fresh random id; that id. ``options`` are the public and
+        the secret ones: the public in clear, the secret ones, the seed and the seat key sealed
+        (:meth:`GameCache.secret_fields`)."""
+        public, secret = options
         fields: dict[str, Any] = {
             "game": game,
-            "options": options,
+            "options": public,
             "seats": seats,
             "created": ts,
-            SEAT_KEY_FIELD: key.hex(),
         }
         if bots:
             fields["bots"] = {str(seat): name for seat, name in bots.items()}
         if rematch_of is not None:
             fields["rematch_of"] = rematch_of
         if game_id is not None:
-            await self.store.create_game(game_id, fields)
+            await self.store.create_game(game_id, {**fields, **self.cache.secret_fields(game_id, seed, secret, key)})
             return game_id
         for _ in range(_ID_ATTEMPTS):
             game_id = secrets.token_hex(8)
+            sealed = self.cache.secret_fields(game_id, seed, secret, key)
             try:
-                await self.store.create_game(game_id, {**fields, **self.cache.seed_fields(game_id, seed)})
+                await self.store.create_game(game_id, {**fields, **sealed})
             except GameExists:
                 continue
             return game_id

@@ -8,10 +8,12 @@ The checks, in this order; the first that fails is the one reported first (``doc
    names this game and its version, and ``chain.version`` / ``chain.head`` are the last event's;
 3. **revealed values**: the file's ``seed`` and ``secret_options`` are those of its
    ``game.finished`` body, its ``id`` and ``game`` those of ``game.created``;
-4. **everything ``donjon replay`` re-runs** (:func:`service.replay.check_log`): the fold, the
-   seed commitment, every seat's contribution to the game seed, every decision with every
-   draw (``donjon-draw-1``, or the legacy scheme of older games) and every bot move, the final
-   summary (it is in ``game.finished``, which is re-decided);
+4. **everything ``donjon replay`` re-runs** (:func:`service.replay.check_log`): the seed
+   commitment, the sealed parts (opened with the revealed seed's hiding key, each stored clear
+   part exactly what a spectator may see: :mod:`service.sealing`), the fold, every seat's
+   contribution to the game seed, every decision with every draw (``donjon-draw-1``, or the
+   legacy scheme of older games) and every bot move, the final summary (it is in
+   ``game.finished``, which is re-decided);
 5. **signature**: Ed25519 over the canonical JSON of the rest (:mod:`service.signing`), by the key
    ``--key`` names when given.
 """

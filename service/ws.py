@@ -341,7 +341,7 @@ class _Session:
             if hello.since is None:
                 conn.send(snapshot_frame(projection, seat))
             else:
-                missed = await self.service.store.read(self.game_id, hello.since + 1, projection.version)
+                missed = await self.service.events(self.game_id, hello.since + 1, projection.version)
                 missed = [envelope for envelope in missed if envelope.version <= projection.version]
                 conn.send(update_frame(projection, missed, seat))
         except BaseException:

@@ -58,6 +58,29 @@ def test_reencoding_a_decoded_envelope_gives_the_hashed_bytes(payload, actor, co
     assert codec.encode_body(envelope) == raw
 
 
+@settings(deadline=None, max_examples=100)
+@given(payload=payloads, sealed=st.binary(min_size=1, max_size=64))
+def test_a_body_with_a_sealed_part_keeps_it_last_and_reencodes_to_its_bytes(payload, sealed) -> None:
+    raw = body("g-seal", 4, NewEvent("drew", payload, sealed=sealed), command={})
+    assert list(msgpack.unpackb(raw)) == [*codec.BODY_KEYS, codec.SEALED_KEY]
+    envelope = codec.decode_body(raw, GENESIS_HASH, link_hash(GENESIS_HASH, raw), upcasters=None)
+    assert (envelope.sealed, envelope.payload, envelope.command) == (sealed, payload, {})
+    assert codec.encode_body(envelope) == raw
+    (loaded,) = codec.load_log(codec.dump_log([envelope]))
+    assert loaded == envelope and codec.encode_body(loaded) == raw
+
+
+def test_a_body_without_a_sealed_part_has_the_nine_keys_only() -> None:
+    envelope = codec.decode_body(body("g1", 1, NewEvent("moved", {})), GENESIS_HASH, "h", upcasters=None)
+    assert envelope.sealed is None and codec.SEALED_KEY not in msgpack.unpackb(codec.dump_log([envelope]))[0]
+
+
+@pytest.mark.parametrize("sealed", [b"", "text", 7])
+def test_a_sealed_part_must_be_bytes(sealed) -> None:
+    with pytest.raises(InvalidEvent, match="sealed part must be non-empty bytes"):
+        body("g1", 1, NewEvent("drew", {}, sealed=sealed))
+
+
 @pytest.mark.parametrize(
     ("payload", "message"),
     [

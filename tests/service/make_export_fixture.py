@@ -2,6 +2,9 @@
 seat with a ``client_seed`` against a random bot) played through the service on a throwaway
 embedded Valkey, exported and signed with the tests' node key. The JavaScript verifier is tested
 on it, and ``tests/service/test_verify.py`` checks that this side still verifies it.
+``carcassonne-export-unsealed.json`` beside it is this script's output of the version before
+sealing at rest (bodies in clear, no ``hidden``), kept so that both verifiers keep checking such
+games.
 
     python -m tests.service.make_export_fixture
 """

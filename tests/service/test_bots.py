@@ -166,7 +166,7 @@ async def test_a_human_plays_a_bot_to_the_end_over_the_websocket_and_replay_chec
     assert human.refused == []
 
     store = client.app[STORE]
-    envelopes = await store.read(game_id)
+    envelopes = await client.app[SERVICE].events(game_id)
     moves = bot_batches(envelopes, {1})
     assert moves, "the bot never moved"
     assert [command_id for _, command_id, _ in moves] == [f"bot:1:{before}" for before, _, _ in moves]
@@ -212,7 +212,7 @@ async def test_a_bots_only_game_plays_itself_to_the_end_and_replay_checks_its_cr
     body = await finished(client, game_id)
     assert [seat.get("bot") for seat in body["seats"]] == ["random", "first"]
     store = client.app[STORE]
-    envelopes = await store.read(game_id)
+    envelopes = await client.app[SERVICE].events(game_id)
     # One append held the creation, both bot seats and the setup.
     assert [e.type for e in envelopes[:6]] == [
         "game.created", "game.seat_taken", "game.seat_taken", "started", "dealt", "dealt"
@@ -244,7 +244,7 @@ async def test_a_bots_only_game_leaves_the_event_loop_free_between_moves(make_cl
         await finished(client, game_id)
     finally:
         running.cancel()
-    moves = len(bot_batches(await client.app[STORE].read(game_id), {0, 1}))
+    moves = len(bot_batches(await client.app[SERVICE].events(game_id), {0, 1}))
     assert ticks > moves
 
 
@@ -284,7 +284,7 @@ async def test_two_nodes_racing_for_the_same_bot_move_apply_it_once(client):
         assert pa.version == pb.version == 6
         moved = await asyncio.gather(node_a.bot_scheduler.move(pa, 0, "first"), node_b.bot_scheduler.move(pb, 0, "first"))
         assert sorted(moved, key=str) == [7, None]
-        envelopes = await store.read(game_id)
+        envelopes = await client.app[SERVICE].events(game_id)
         assert [(e.version, e.type, e.command_id) for e in envelopes[6:]] == [(7, "drew", "bot:0:6")]
         lost = node_a.metrics.bot_races_lost.value() + node_b.metrics.bot_races_lost.value()
         assert lost == 1
@@ -304,7 +304,7 @@ async def test_two_watching_nodes_that_both_take_over_never_double_a_bot_move(ma
         if first["status"] != "finished":
             await receive_until(ws, lambda f: f["status"] == "finished", timeout=20)
     store = node_a.app[STORE]
-    envelopes = await store.read(game_id)
+    envelopes = await node_a.app[SERVICE].events(game_id)
     moves = bot_batches(envelopes, {0, 1})
     ids = [command_id for _, command_id, _ in moves]
     assert len(ids) == len(set(ids)) and ids == [f"bot:{e.actor}:{e.version - 1}" for e in envelopes if e.command and e.actor is not None]
@@ -319,7 +319,7 @@ async def test_a_node_that_loads_a_game_with_an_overdue_bot_move_makes_it(make_c
     game_id = await _bot_owes_and_nobody_drives(node.app[STORE], [])
     body = await at_least(node, game_id, 7)  # the GET loads the game: the move is overdue soon
     assert body["view"]["turn"] == 1
-    envelopes = await node.app[STORE].read(game_id)
+    envelopes = await node.app[SERVICE].events(game_id)
     assert [(e.version, e.command_id) for e in envelopes[6:]] == [(7, "bot:0:6")]
 
 

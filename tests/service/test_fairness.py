@@ -105,7 +105,7 @@ async def test_each_seat_contributes_to_the_game_seed_and_sees_its_value_include
     assert [(s["seed_contribution"], s["seed_contribution_from"]) for s in seats] == [
         ("ann-says-42", "seat"), (second["seed_contribution"], "server")]
     # The setup drew from the game seed of both contributions, and replay re-derives it.
-    envelopes = await client.app[STORE].read(game_id)
+    envelopes = await client.app[SERVICE].events(game_id)
     before_last = GameProjection.fold(game_id, TINY, envelopes[:2])
     expected = decisions.seat_batch(before_last, 1, "ann", seed=server_seed, options={"target": 6},
                                     client_seed=None)

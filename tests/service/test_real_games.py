@@ -16,7 +16,7 @@ import games
 from games.base import Event
 from projections.game import GameProjection
 from service.draw_schemes import LegacyRandom
-from service.keys import STORE
+from service.keys import SERVICE, STORE
 from tests.service.conftest import TEST_VAULT, hello, kept_seed, receive_until
 from tests.service.players import Player, play_all
 
@@ -98,7 +98,7 @@ async def test_a_real_game_plays_to_its_end_with_legal_only_and_spectators_see_n
 
     final, spectator_frames = await receive_until(spectator, lambda f: f["status"] == "finished", timeout=30)
     store = node_a.app[STORE]
-    envelopes = await store.read(game_id)
+    envelopes = await node_a.app[SERVICE].events(game_id)
     seed_hex = (await kept_seed(node_a.app, game_id)).hex()
     projection = GameProjection.fold(game_id, engine, envelopes)
     assert projection.status.value == "finished" and engine.is_terminal(projection.state)
@@ -182,7 +182,7 @@ async def test_a_human_plays_a_real_game_against_its_bots_to_the_end_and_replay_
     await human.play(max_commands=3000, timeout=10)
 
     store = node.app[STORE]
-    envelopes = await store.read(game_id)
+    envelopes = await node.app[SERVICE].events(game_id)
     bot_moves = [e for e in envelopes if e.command is not None and e.actor not in (None, 0)]
     assert bot_moves and all(e.command_id == f"bot:{e.actor}:{e.version - 1}" for e in bot_moves)
     report = await replay_game(store, game_id, ENGINES, TEST_VAULT)

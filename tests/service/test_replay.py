@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 
 from events.envelope import NewEvent
+from games.base import Event
 from projections.game import GameProjection
 from service.cli import main
-from service.decisions import decision_rng
+from service.decisions import HIDDEN, decision_rng
 from service.draw_schemes import LegacyRandom
-from service.keys import STORE
+from service.keys import SERVICE, STORE
 from service.replay import replay_game
 from tests.service.conftest import ENGINES, TEST_VAULT, hello, kept_seed, started_tiny
 from tests.service.players import Player, play_all
@@ -46,19 +47,24 @@ async def test_replay_of_a_running_game_uses_the_kept_seed(client):
 async def test_a_forged_random_outcome_is_a_mismatch(client):
     game_id, _ = await started_tiny(client)
     store = client.app[STORE]
-    envelopes = await store.read(game_id)
+    envelopes = await client.app[SERVICE].events(game_id)
     projection = GameProjection.fold(game_id, TINY, envelopes)
     state = projection.state
     seed = await kept_seed(client.app, game_id)
     honest = TINY.decide(state, 0, {"type": "draw", "args": {}}, decision_rng(projection, seed))
     forged = next(card for card in state.pile if card != honest[0].payload["card"])
+    # Forged by someone holding the node key: sealed at rest as the service seals it.
+    sealer = await client.app[SERVICE].cache.sealer(game_id)
+    stored, command = sealer.seal(
+        TINY, [Event("drew", {"seat": 0, "card": forged})], len(envelopes) + 1, {"type": "draw", "args": {}}, HIDDEN
+    )
     await store.append(
         game_id,
-        [NewEvent("drew", {"seat": 0, "card": forged})],
+        stored,
         expected_version=len(envelopes),
         command_id="0:forged",
         actor=0,
-        command={"type": "draw", "args": {}},
+        command=command,
         ts=1,
         link=(await store.head(game_id))[1],
     )
@@ -66,6 +72,31 @@ async def test_a_forged_random_outcome_is_a_mismatch(client):
     assert report.problems == [
         f"versions {len(envelopes) + 1}-{len(envelopes) + 1}: re-running the batch gives other events "
         "(['drew'] vs ['drew'])"
+    ]
+
+
+async def test_an_event_appended_in_clear_where_spectators_see_less_is_a_mismatch(client):
+    """The store keeps in clear only what a spectator may see: a drawn card or a command appended
+    in clear to a game that seals (``hidden``) is found by replay, as by ``donjon verify``."""
+    game_id, _ = await started_tiny(client)
+    store = client.app[STORE]
+    envelopes = await client.app[SERVICE].events(game_id)
+    projection = GameProjection.fold(game_id, TINY, envelopes)
+    card = TINY.decide(projection.state, 0, {"type": "draw", "args": {}},
+                       decision_rng(projection, await kept_seed(client.app, game_id)))[0].payload["card"]
+    await store.append(
+        game_id,
+        [NewEvent("drew", {"seat": 0, "card": card})],
+        expected_version=len(envelopes),
+        command_id="0:in-clear",
+        actor=0,
+        command={"type": "draw", "args": {}},
+        ts=1,
+        link=(await store.head(game_id))[1],
+    )
+    report = await replay_game(store, game_id, ENGINES, TEST_VAULT)
+    assert report.problems == [
+        f"version {len(envelopes) + 1}: the stored clear part is not what a spectator may see"
     ]
 
 

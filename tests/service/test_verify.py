@@ -111,6 +111,14 @@ def test_the_javascript_verifiers_export_verifies_here(carcassonne_export):
     assert verify_export(carcassonne_export, ENGINES, key=NODE_PUBLIC).ok
 
 
+def test_an_export_of_a_game_recorded_before_sealing_still_verifies():
+    """The JavaScript verifier's fixture of the version before sealing at rest: bodies without
+    sealed parts, a game.created that names none."""
+    old = json.loads((ROOT / "clients" / "js" / "test" / "data" / "carcassonne-export-unsealed.json").read_text())
+    assert "hidden" not in msgpack.unpackb(base64.b64decode(old["events"][0]["body"]), raw=False)["payload"]
+    assert verify_export(old, ENGINES, key=NODE_PUBLIC).ok
+
+
 def test_the_javascript_verifiers_carcassonne_pile_is_the_rules_pile():
     from tests.service.make_carcassonne_pile import OUT, source
 

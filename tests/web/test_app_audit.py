@@ -46,8 +46,10 @@ def test_the_audit_panel_passes_an_honest_game_with_secret_options_and_fails_tam
     page.get_by_role("button", name="Verify this game's export").click()
     result, text = verdict(page)
     assert result == "pass", text
-    # format, hash chain, seed commitment, seat contributions, tile draws (the revealed order), signature
-    assert page.locator("#audit-result li.pass").count() == 6
+    # format, hash chain, seed commitment, sealed parts (the tile order's among them), seat contributions,
+    # tile draws (the revealed order), signature
+    assert page.locator("#audit-result li.pass").count() == 7
+    assert "sealed parts, each opened" in page.inner_text("#audit-result li[data-check='sealed parts']")
     assert "the one given" in page.inner_text("#audit-result li[data-check='signature']")  # pinned: GET /keys
     page.locator("#audit").screenshot(path=str(shots / "audit-pass.png"))
 

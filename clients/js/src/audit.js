@@ -1,22 +1,30 @@
 // The in-browser (and Node) verifier of a game export (GET /games/{id}/export, docs/protocol.md):
 // the hash chain over the stored event bodies (SHA-256, or SHA-1 in games created before v1.2), the
-// seed commitment against the revealed seed, and, for games that draw with donjon-draw-1, every
-// seat's seed contribution, every tile draw of a Carcassonne game and the node's signature
+// seed commitment against the revealed seed, the events' sealed parts opened with the revealed
+// seed's hiding key (games created with "hidden"), and, for games that draw with donjon-draw-1,
+// every seat's seed contribution, every tile draw of a Carcassonne game and the node's signature
 // (fairness.js, docs/fairness.md).
 //
 // WebCrypto's crypto.subtle exists only in secure contexts (https, http://127.0.0.1, localhost), so a
-// page served from http://some-host has none; the small SHA-1 and SHA-256 below are used there, and
-// results are the same either way (the tests compare both on the same export).
+// page served from http://some-host has none; the small SHA-1 and SHA-256 below and AES-GCM
+// (aesgcm.js) are used there, and results are the same either way (the tests compare both on the
+// same export).
 
+import { aesGcmOpen } from "./aesgcm.js";
 import {
   canonicalJson, checkContributions, checkSignature, checkTileDraws, concat, DRAW_VERSION, FairnessError, fromBase64,
-  fromHex, gameSeed, sha256, toHex,
+  fromHex, gameSeed, hmacSha256, sha256, toHex,
 } from "./fairness.js";
 import { decode } from "./msgpack.js";
 
 export { canonicalJson };
 
 export const EXPORT_FORMAT = "donjon.export/1";
+/** The sealing at rest a game's game.created names (docs/fairness.md, "Sealed at rest"). */
+export const HIDDEN = "donjon-hidden-1";
+const SEALED_KEYS = new Set(["type", "payload", "command"]);
+/** The commands a game that seals keeps in clear: every argument of theirs its events publish. */
+const PUBLIC_COMMANDS = new Set(["take_seat", "create_game", "rematch", "resign", "undo"]);
 export const GENESIS_HASH = "0".repeat(40);
 /** The chain's genesis and description per algorithm (a game's game.created names its own). */
 const CHAINS = Object.freeze({
@@ -26,6 +34,7 @@ const CHAINS = Object.freeze({
 
 /** What `donjon replay` checks beyond this verifier (shown by the audit panel). */
 export const REPLAY_CHECKS_BEYOND = Object.freeze([
+  "every event's stored clear part is exactly what a spectator may see of it (the rest sealed)",
   "every event decodes and folds through the game's rules engine, in order",
   "every decision re-runs with the revealed seed and yields exactly the stored events (each shuffle and draw)",
   "every bot move re-runs and chooses exactly the stored command under the same command id",
@@ -173,6 +182,51 @@ async function verifySeed(exported, bodies, sha256) {
   return { seed, commitment, secretOptions: secret ?? null, seedBytes };
 }
 
+/** One sealed part's plaintext: WebCrypto's AES-GCM where the page has it, else aesgcm.js. */
+async function opened(sealed, key, associatedData, subtle) {
+  const nonce = sealed.subarray(0, 12);
+  const rest = sealed.subarray(12);
+  if (!subtle) return aesGcmOpen(key, nonce, rest, associatedData);
+  const imported = await subtle.importKey("raw", key, "AES-GCM", false, ["decrypt"]);
+  const params = { name: "AES-GCM", iv: nonce, additionalData: associatedData, tagLength: 128 };
+  return new Uint8Array(await subtle.decrypt(params, imported, rest));
+}
+
+/** The bodies with every sealed part opened (what the clear part leaves out put back), and how many
+ * there were. A game whose game.created names no sealing may have none. */
+async function openSealed(exported, bodies, seedBytes, subtle) {
+  const hidden = bodies[0].payload?.hidden;
+  const count = bodies.filter((body) => body.sealed != null).length;
+  if (hidden === undefined) {
+    check(count === 0, "events carry sealed parts, but game.created names no sealing");
+    return { bodies, count };
+  }
+  check(hidden === HIDDEN, `game.created names the sealing ${JSON.stringify(hidden)}, not ${HIDDEN}`);
+  const key = hmacSha256(seedBytes, encoder.encode(HIDDEN));
+  const out = [];
+  for (const body of bodies) {
+    const clearCommand = body.command != null && (PUBLIC_COMMANDS.has(body.command.type) || Object.keys(body.command).length === 0);
+    check(body.command == null || clearCommand, `event ${body.version}: its command is stored in clear`);
+    if (body.sealed == null) {
+      out.push(body);
+      continue;
+    }
+    check(body.sealed instanceof Uint8Array && body.sealed.length >= 28, `event ${body.version}: its sealed part is not bytes`);
+    const bound = encoder.encode(`${HIDDEN}\0${exported.id}\0${body.version}\0${body.type}`);
+    let part;
+    try {
+      part = decode(await opened(body.sealed, key, bound, subtle));
+    } catch {
+      throw new Failure(`event ${body.version}: its sealed part does not open with the revealed seed's hiding key`);
+    }
+    const keys = part && typeof part === "object" && !Array.isArray(part) ? Object.keys(part) : [];
+    check(keys.length > 0 && keys.every((k) => SEALED_KEYS.has(k)), `event ${body.version}: its sealed part is not a map of type, payload, command`);
+    const { sealed: _, ...clear } = body;
+    out.push({ ...clear, ...part });
+  }
+  return { bodies: out, count };
+}
+
 /** Run a check of fairness.js as a Failure of this verifier. */
 async function fairness(fn) {
   try {
@@ -220,7 +274,14 @@ export async function verifyExport(exported, { subtle, key } = {}) {
     const { commitment, secretOptions } = revealed;
     return `sha256 of the revealed seed${secretOptions ? " and secret options" : ""} is ${commitment}, as committed at creation`;
   }));
-  if (committed && bodies[0].payload?.draw === DRAW_VERSION) {
+  const unsealed = committed && (await run("sealed parts", async () => {
+    const result = await openSealed(exported, bodies, revealed.seedBytes, crypto);
+    bodies = result.bodies;
+    return result.count
+      ? `${result.count} sealed parts, each opened with the revealed seed's hiding key, bound to its game, version and type`
+      : "no sealed parts";
+  }));
+  if (unsealed && bodies[0].payload?.draw === DRAW_VERSION) {
     let seedKey = null;
     const contributed = await run("seat contributions", () => fairness(() => {
       const contributions = checkContributions(bodies, revealed.seedBytes);

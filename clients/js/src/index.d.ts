@@ -467,7 +467,7 @@ export declare function playFromLegal(
   options?: { choose?: (legal: Command[], conn: GameConnection) => Command },
 ): Promise<GameConnection>;
 
-/** One check of {@link verifyExport}: `name` is "format", "hash chain", "seed commitment", "seat contributions", "tile draws" or "signature". */
+/** One check of {@link verifyExport}: `name` is "format", "hash chain", "seed commitment", "sealed parts", "seat contributions", "tile draws" or "signature". */
 export interface ExportCheck {
   name: string;
   ok: boolean;
@@ -476,7 +476,8 @@ export interface ExportCheck {
 
 /**
  * Check a game export (GET /games/{id}/export, `donjon export`; docs/fairness.md) offline: the hash
- * chain, the seed commitment, every seat's seed contribution, every tile draw of a Carcassonne game,
+ * chain, the seed commitment, the events' sealed parts (opened with the revealed seed; `bodies` are
+ * the opened ones), every seat's seed contribution, every tile draw of a Carcassonne game,
  * the node's Ed25519 signature (by `key`, its public key in hex from `GET /keys`, when given).
  */
 export declare function verifyExport(

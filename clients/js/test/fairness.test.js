@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
+import { aesGcmOpen } from "../src/aesgcm.js";
 import { verifyExport } from "../src/audit.js";
 import { CARCASSONNE_PILES } from "../src/carcassonne-pile.js";
 import {
@@ -180,6 +181,40 @@ const TAMPERINGS = {
     "seat contributions: version 2: seat 1's seed contribution",
     "re-run: version 2: seat 1's seed contribution",
   ],
+  "a sealed part changed, the chain rewritten": [
+    (exp) =>
+      rechained(exp, (bodies) => {
+        const body = bodies.find((b) => b.sealed);
+        body.sealed[body.sealed.length - 1] ^= 1;
+      }),
+    "sealed parts: event ",
+    "re-run: game '{id}' version ",
+  ],
+  "a sealed part moved to another event, the chain rewritten": [
+    (exp) =>
+      rechained(exp, (bodies) => {
+        const [a, b] = bodies.filter((body) => body.sealed).slice(1, 3);
+        [a.sealed, b.sealed] = [b.sealed, a.sealed];
+      }),
+    "sealed parts: event ",
+    "re-run: game '{id}' version ",
+  ],
+  "a command put in clear, the chain rewritten": [
+    (exp) =>
+      rechained(exp, (bodies) => {
+        const key = hmacSha256(fromHex(exp.seed), encoder.encode("donjon-hidden-1"));
+        for (const body of bodies.filter((b) => b.sealed)) {
+          const bound = encoder.encode(`donjon-hidden-1\0${exp.id}\0${body.version}\0${body.type}`);
+          const part = decode(aesGcmOpen(key, body.sealed.subarray(0, 12), body.sealed.subarray(12), bound));
+          if (Object.keys(part).join() !== "command") continue;
+          body.command = part.command;
+          delete body.sealed;
+          return;
+        }
+      }),
+    "sealed parts: event ",
+    "re-run: version ",
+  ],
   "a re-signed file with another key": [
     resigned,
     "signature: the file is signed by key ",
@@ -202,7 +237,7 @@ describe("the verifier on an export made by the Python side", () => {
     for (const subtle of [undefined, null]) { // WebCrypto's hashes, and the fallbacks of a page without it
       const result = await verifyExport(EXPORT, { key: NODE_KEY, subtle });
       assert.equal(result.events, EXPORT.events.length);
-      const names = ["format", "hash chain", "seed commitment", "seat contributions", "tile draws", "signature"];
+      const names = ["format", "hash chain", "seed commitment", "sealed parts", "seat contributions", "tile draws", "signature"];
       assert.deepEqual(result.checks.map((c) => [c.name, c.ok]), names.map((name) => [name, true]));
       assert.equal(result.hashes, subtle === null ? "fallback" : "webcrypto");
     }
