@@ -203,26 +203,37 @@ def test_a_bad_seed_key_stops_the_service_with_a_message(tmp_path, embedded_redi
 # --- games recorded before (random.Random, SHA-1) ---------------------------------------------
 
 
-async def _load_legacy(store, name: str) -> dict:
-    """A finished game recorded by the code before donjon-draw-1 (``tests/service/data``), put in
-    the store as that code stored it: a clear seed in the meta, SHA-1 hashed by the script."""
-    recorded = json.loads((DATA / f"legacy_{name}.json").read_text())
+async def _load_recorded(store, filename: str) -> dict:
+    """A finished game as the code of its time recorded it (``tests/service/data``), put in the
+    store as that code stored it: a clear seed in the meta; a SHA-256 game linked batch by batch,
+    a SHA-1 one hashed by the script. A SHA-256 game's chain must come out at the recorded head."""
+    recorded = json.loads((DATA / filename).read_text())
     game_id = recorded["game_id"]
     for key in (events_key(game_id), meta_key(game_id), cmds_key(game_id)):
         await store.redis.delete(key)
     await store.create_game(game_id, {"game": recorded["game"], "seed": recorded["seed"],
-                                      "options": recorded["options"], "seats": 2})
+                                      "options": recorded["options"], "seats": recorded.get("seats", 2)})
+    sha256 = recorded["events"][0]["payload"].get("chain") == "sha256"
+    head = genesis("sha256") if sha256 else None
     batch: list[dict] = []
     for event in [*recorded["events"], None]:
-        if batch and (event is None or event["command"] is not None):
+        if batch and (event is None or event["command"] is not None or event["type"] == "game.created"):
             first = batch[0]
-            await store.append(game_id, [NewEvent(e["type"], e["payload"]) for e in batch],
-                               expected_version=first["version"] - 1, command_id=first["command_id"],
-                               actor=first["actor"], command=first["command"], ts=first["ts"])
+            result = await store.append(
+                game_id, [NewEvent(e["type"], e["payload"], e.get("schema", 1)) for e in batch],
+                expected_version=first["version"] - 1, command_id=first["command_id"],
+                actor=first["actor"], command=first["command"], ts=first["ts"], link=head)
+            head = result.head if sha256 else None
             batch = []
         if event is not None:
             batch.append(event)
+    if sha256:
+        assert head == recorded["head"], "the stored chain is not the recorded one"
     return recorded
+
+
+async def _load_legacy(store, name: str) -> dict:
+    return await _load_recorded(store, f"legacy_{name}.json")
 
 
 @pytest.mark.parametrize("name", LEGACY_GAMES)
@@ -253,3 +264,29 @@ async def test_donjon_replay_checks_an_old_game_in_the_store(store, embedded_red
     monkeypatch.setenv("DONJON_SEED_KEY", TEST_SEED_KEY)
     assert await asyncio.to_thread(main, ["replay", recorded["game_id"]]) == 0
     assert "OK:" in capsys.readouterr().out
+
+
+# --- games recorded under donjon-draw-1 (each decision drawn from its stream version) ----------
+
+DRAW1_GAMES = sorted(path.name for path in DATA.glob("draw1_*.json"))
+
+
+def test_every_engine_has_donjon_draw_1_games_on_record():
+    recorded = [json.loads((DATA / name).read_text()) for name in DRAW1_GAMES]
+    assert {game["game"] for game in recorded} == {"carcassonne", "castle", "castle_panic"}
+    assert all(game["events"][0]["payload"]["draw"] == "donjon-draw-1" for game in recorded)
+
+
+@pytest.mark.parametrize("filename", DRAW1_GAMES)
+async def test_a_donjon_draw_1_game_replays_and_verifies_from_its_export(store, filename):
+    recorded = await _load_recorded(store, filename)
+    game_id = recorded["game_id"]
+    await store.verify_chain(game_id)
+    report = await replay_game(store, game_id, games.default_engines())
+    assert report.problems == [] and report.status == "finished"
+    assert report.batches_checked == len({e["version"] for e in recorded["events"] if e["command"] is not None})
+    key = NodeKey(bytes.fromhex(TEST_SIGNING_KEY))
+    exported = await signed_export(store, game_id, recorded["game"], key)
+    assert exported["chain"]["head"] == recorded["head"]
+    verified = verify_export(json.loads(json.dumps(exported)), games.default_engines(), key=key.public_hex)
+    assert verified.ok, verified.problems
