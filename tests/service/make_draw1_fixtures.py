@@ -9,7 +9,10 @@ timeout whose bot moves, an undo, a resignation a bot takes over, options of eac
 holds what ``tests/service/data/legacy_*.json`` holds (the events with their command, actor,
 command id and time; the server seed; the full options) plus the SHA-256 chain head.
 
-It was run on the code of the commit that added it, the last to create ``donjon-draw-1`` games:
+The files were written by the code of the commit that added this script, the last to create
+``donjon-draw-1`` games; since then the service creates ``donjon-draw-2`` games, and this script
+asks :func:`service.decisions.game_created` for the old scheme to record more (new ids and seeds:
+the files are not reproduced byte for byte, and need not be):
 
     python -m tests.service.make_draw1_fixtures
 """
@@ -27,6 +30,8 @@ import games
 from events.embedded import EmbeddedServer
 from events.store import EventStore
 from games.base import owing_seat
+from games.draw import DRAW_VERSION
+from service import decisions
 from service.bots import bots_for
 from service.draw_schemes import LegacyRandom
 from service.errors import ErrorCode, ServiceError
@@ -91,8 +96,8 @@ async def _play(service: GameService, clock: FakeClock, plan: Plan) -> str:
                                         bots_only=len(plan.bots) == plan.seats, features=plan.features or None)
     game_id = created.game_id
     humans = [seat for seat in range(plan.seats) if str(seat) not in plan.bots]
-    for seat in humans:
-        await service.take_seat(game_id, f"human {seat}", client_seed=plan.client_seeds.get(seat))
+    for human in humans:
+        await service.take_seat(game_id, f"human {human}", client_seed=plan.client_seeds.get(human))
     engine = service.engine_for(plan.game, game_id)
     takeover = bots_for(engine)[service.takeover_bot(plan.game) or ""]
     chooser = LegacyRandom(len(plan.name))
@@ -161,7 +166,15 @@ async def make(folder: Path) -> dict[str, dict[str, Any]]:
             await store.close()
 
 
+def _created_as_draw1(*args: Any, **kwargs: Any) -> Any:
+    return _game_created(*args, **kwargs, draw=DRAW_VERSION)
+
+
+_game_created = decisions.game_created
+
+
 def main() -> None:
+    decisions.game_created = _created_as_draw1  # this script only
     with tempfile.TemporaryDirectory() as folder:
         recorded = asyncio.run(make(Path(folder)))
     for name, game in recorded.items():

@@ -56,12 +56,12 @@ async def test_a_new_game_names_its_algorithms_and_chains_with_sha256_from_64_ze
     store = client.app[STORE]
     envelopes = await store.read(game_id, upcast=False)
     created = envelopes[0]
-    assert (created.payload["draw"], created.payload["chain"]) == ("donjon-draw-1", "sha256")
+    assert (created.payload["draw"], created.payload["chain"]) == ("donjon-draw-2", "sha256")
     assert created.prev_hash == genesis("sha256") == "0" * 64
     assert all(len(e.hash) == 64 for e in envelopes)
     assert await store.verify_chain(game_id) == envelopes[-1].hash == (await store.head(game_id))[1]
     public = (await (await client.get(f"/games/{game_id}/events")).json())["events"][0]["payload"]
-    assert (public["draw"], public["chain"]) == ("donjon-draw-1", "sha256")
+    assert (public["draw"], public["chain"]) == ("donjon-draw-2", "sha256")
 
 
 async def test_the_append_script_refuses_a_batch_that_does_not_link_to_the_stored_head(client):
