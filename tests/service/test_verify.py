@@ -24,7 +24,7 @@ from service.errors import ServiceError
 from service.export import export_game
 from service.keys import SIGNING_KEY, STORE
 from service.signing import NodeKey, check_signature
-from service.verify import verify_export
+from service.verify import DuplicateKey, parse_export, strict_base64, verify_export
 from tests.service.conftest import TEST_SIGNING_KEY, hello
 from tests.service.players import Player
 
@@ -215,6 +215,37 @@ def test_verify_reads_only_a_json_file(tmp_path):
     path.write_text("{")
     assert main(["verify", str(path)]) == 2
     assert main(["verify", str(tmp_path / "missing.json")]) == 2
+
+
+def test_a_file_naming_a_key_twice_is_refused_before_any_check(carcassonne_export, tmp_path, capsys):
+    """A parser that keeps the first value and one that keeps the last would check different files."""
+    text = json.dumps(carcassonne_export)
+    doubled = text.replace('"seed": ', f'"seed": "{"00" * 32}", "seed": ', 1)
+    assert json.loads(doubled) == carcassonne_export  # Python's own json keeps the last: it would verify
+    path = tmp_path / "doubled.json"
+    path.write_text(doubled)
+    assert main(["verify", str(path), "--key", NODE_PUBLIC]) == 2
+    assert "the key 'seed' appears twice in one object" in capsys.readouterr().err
+    with pytest.raises(DuplicateKey):
+        parse_export('{"a": {"b": 1, "b": 1}}')
+    assert parse_export(text) == carcassonne_export
+
+
+@pytest.mark.parametrize("body", ["QR==", "QQ", "QQ==\n", " QQ==", "Q=Q=", "QQ==QQ==", "-_8=", 7])
+def test_a_body_in_loose_base64_is_refused(carcassonne_export, body):
+    assert strict_base64("QQ==") == b"A"
+    with pytest.raises(ValueError):
+        strict_base64(json.loads(json.dumps(body)) if isinstance(body, str) else body)
+    tampered = copy.deepcopy(carcassonne_export)
+    good = tampered["events"][3]["body"]
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    last = len(good.rstrip("=")) - 1  # its unused low bits set: the same bytes, another text
+    assert good.endswith("=")
+    loose = good[:last] + alphabet[alphabet.index(good[last]) ^ 1] + good[last + 1:]
+    tampered["events"][3]["body"] = loose
+    assert base64.b64decode(loose) == base64.b64decode(good)  # a lenient decoder reads the same bytes
+    assert verify_export(tampered, ENGINES, key=NODE_PUBLIC).problems[0] == (
+        "format: an event's body is not strict base64")
 
 
 async def test_a_running_game_is_not_exported(client, monkeypatch, embedded_redis_url, capsys):
