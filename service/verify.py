@@ -13,8 +13,8 @@ The checks, in this order; the first that fails is the one reported first (``doc
    ``game.finished`` body, its ``id`` and ``game`` those of ``game.created``;
 4. **everything ``donjon replay`` re-runs** (:func:`service.replay.check_log`): the fold, the
    seed commitment, every seat's contribution to the game seed, every decision with every
-   draw (``donjon-draw-1``, or the legacy scheme of older games) and every bot move, the final
-   summary (it is in ``game.finished``, which is re-decided);
+   draw (``donjon-draw-2``; ``donjon-draw-1`` or the legacy scheme of older games) and every
+   bot move, the final summary (it is in ``game.finished``, which is re-decided);
 5. **signature**: Ed25519 over the canonical JSON of the rest (:mod:`service.signing`), by the key
    ``--key`` names when given.
 """

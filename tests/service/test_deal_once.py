@@ -190,3 +190,23 @@ def test_a_reshuffle_of_the_same_cards_deals_the_same_order():
     assert order is not None and order == source.deal("cards", 3, list(contents))
     assert sorted(order) == list(contents)
     assert order != source.deal("cards", 4, contents) != source.deal("tokens", 3, contents)
+
+
+def test_the_service_shuffles_each_deal_once_however_many_decisions_read_it(monkeypatch):
+    """The service's dealer remembers its deals (bounded: ``DEALS_KEPT``): a whole game of
+    Carcassonne shuffles its tiles once, not once per draw."""
+    from games.draw import Draw
+    from service import draw_schemes
+
+    shuffles: list[int] = []
+    real = Draw.shuffle
+
+    def counted(self: Draw, items: list[Any]) -> None:
+        shuffles.append(len(items))
+        real(self, items)
+
+    monkeypatch.setattr(Draw, "shuffle", counted)
+    played = play("carcassonne", b"once" * 8, DEAL_VERSION)
+    assert sum(e.type == "tile_drawn" for e in played.events) > 30
+    assert shuffles == [71]
+    assert 0 < len(draw_schemes._DEALS) <= draw_schemes.DEALS_KEPT

@@ -19,7 +19,7 @@ import games
 from events.chain import genesis
 from events.envelope import NewEvent
 from events.errors import ChainBroken
-from events.store import cmds_key, events_key, meta_key
+from events.store import meta_key
 from projections.game import GameProjection
 from service import decisions, seeds
 from service.cli import main
@@ -38,9 +38,9 @@ from tests.service.conftest import (
     kept_seed,
     started_tiny,
 )
+from tests.service.recorded import DATA, load_recorded
 from tests.tinygame import TINY
 
-DATA = Path(__file__).parent / "data"
 LEGACY_GAMES = ("carcassonne", "castle", "castle_panic")
 
 
@@ -203,37 +203,8 @@ def test_a_bad_seed_key_stops_the_service_with_a_message(tmp_path, embedded_redi
 # --- games recorded before (random.Random, SHA-1) ---------------------------------------------
 
 
-async def _load_recorded(store, filename: str) -> dict:
-    """A finished game as the code of its time recorded it (``tests/service/data``), put in the
-    store as that code stored it: a clear seed in the meta; a SHA-256 game linked batch by batch,
-    a SHA-1 one hashed by the script. A SHA-256 game's chain must come out at the recorded head."""
-    recorded = json.loads((DATA / filename).read_text())
-    game_id = recorded["game_id"]
-    for key in (events_key(game_id), meta_key(game_id), cmds_key(game_id)):
-        await store.redis.delete(key)
-    await store.create_game(game_id, {"game": recorded["game"], "seed": recorded["seed"],
-                                      "options": recorded["options"], "seats": recorded.get("seats", 2)})
-    sha256 = recorded["events"][0]["payload"].get("chain") == "sha256"
-    head = genesis("sha256") if sha256 else None
-    batch: list[dict] = []
-    for event in [*recorded["events"], None]:
-        if batch and (event is None or event["command"] is not None or event["type"] == "game.created"):
-            first = batch[0]
-            result = await store.append(
-                game_id, [NewEvent(e["type"], e["payload"], e.get("schema", 1)) for e in batch],
-                expected_version=first["version"] - 1, command_id=first["command_id"],
-                actor=first["actor"], command=first["command"], ts=first["ts"], link=head)
-            head = result.head if sha256 else None
-            batch = []
-        if event is not None:
-            batch.append(event)
-    if sha256:
-        assert head == recorded["head"], "the stored chain is not the recorded one"
-    return recorded
-
-
 async def _load_legacy(store, name: str) -> dict:
-    return await _load_recorded(store, f"legacy_{name}.json")
+    return await load_recorded(store, f"legacy_{name}.json")
 
 
 @pytest.mark.parametrize("name", LEGACY_GAMES)
@@ -279,7 +250,7 @@ def test_every_engine_has_donjon_draw_1_games_on_record():
 
 @pytest.mark.parametrize("filename", DRAW1_GAMES)
 async def test_a_donjon_draw_1_game_replays_and_verifies_from_its_export(store, filename):
-    recorded = await _load_recorded(store, filename)
+    recorded = await load_recorded(store, filename)
     game_id = recorded["game_id"]
     await store.verify_chain(game_id)
     report = await replay_game(store, game_id, games.default_engines())

@@ -107,14 +107,42 @@ def carcassonne_export() -> dict[str, Any]:
     return json.loads((ROOT / "clients" / "js" / "test" / "data" / "carcassonne-export.json").read_text())
 
 
-def test_the_javascript_verifiers_export_verifies_here(carcassonne_export):
-    assert verify_export(carcassonne_export, ENGINES, key=NODE_PUBLIC).ok
+JS_EXPORTS = sorted((ROOT / "clients" / "js" / "test" / "data").glob("*.json"))
 
 
-def test_the_javascript_verifiers_carcassonne_pile_is_the_rules_pile():
-    from tests.service.make_carcassonne_pile import OUT, source
+@pytest.mark.parametrize("path", JS_EXPORTS, ids=lambda path: path.stem)
+def test_the_javascript_verifiers_exports_verify_here(path):
+    """The files ``python -m tests.service.make_export_fixture`` wrote for the JavaScript tests."""
+    report = verify_export(parse_export(path.read_text()), ENGINES, key=NODE_PUBLIC)
+    assert report.ok, report.problems
+    assert len(JS_EXPORTS) == 5
 
-    assert OUT.read_text(encoding="utf-8") == source(), "run python -m tests.service.make_carcassonne_pile"
+
+def test_the_javascript_verifiers_decks_are_the_rules_decks_and_the_pages():
+    from tests.service.make_decks import OUT, doc_lines, source
+
+    assert OUT.read_text(encoding="utf-8") == source(), "run python -m tests.service.make_decks"
+    page = (ROOT / "docs" / "fairness.md").read_text(encoding="utf-8")
+    for name, line in doc_lines().items():
+        assert line in page, f"docs/fairness.md lacks {name}: {line[:200]}"
+
+
+def test_a_reshuffle_rewritten_is_a_mismatch_of_its_batch_and_the_deals_after_it_crash_nothing():
+    """Under donjon-draw-2 a forged deck (a reshuffle that keeps a brick) makes the deals that follow
+    name cards the forged state no longer holds: each batch after it is a finding, not a crash."""
+    export = parse_export((ROOT / "clients" / "js" / "test" / "data" / "draw2-castle_panic.json").read_text())
+
+    def keep_the_brick(bodies: list[dict[str, Any]]) -> None:
+        next(b for b in bodies if b["type"] == "deck_reshuffled")["payload"]["removed"] = []
+
+    report = verify_export(rechained(export, keep_the_brick), ENGINES)
+    reshuffle = next(e["version"] for e in map(_body, export["events"]) if e["type"] == "deck_reshuffled")
+    first, last = map(int, report.problems[0].removeprefix("re-run: versions ").split(":")[0].split("-"))
+    assert first <= reshuffle <= last, report.problems[0]
+
+
+def _body(event: dict[str, Any]) -> dict[str, Any]:
+    return msgpack.unpackb(base64.b64decode(event["body"]), raw=False)
 
 
 def _flip_a_byte(export: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import { verifyExport } from "../src/audit.js";
-import { CARCASSONNE_PILES } from "../src/carcassonne-pile.js";
+import { DECKS } from "../src/decks.js";
 import {
   canonicalJson,
   checkTileDraws,
@@ -75,7 +75,7 @@ describe("donjon-draw-1 and the seeds, against docs/fairness.md", () => {
   });
 
   test("a timeout's bot move draws on top of the clock.expired its batch opens with", () => {
-    const pile = CARCASSONNE_PILES.base;
+    const pile = DECKS.carcassonne.base;
     const total = pile.reduce((n, [, count]) => n + count, 0);
     const tileAt = (version) => {
       let index = new Draw(KEY, "g1", version).below(total);
@@ -202,7 +202,7 @@ describe("the verifier on an export made by the Python side", () => {
     for (const subtle of [undefined, null]) { // WebCrypto's hashes, and the fallbacks of a page without it
       const result = await verifyExport(EXPORT, { key: NODE_KEY, subtle });
       assert.equal(result.events, EXPORT.events.length);
-      const names = ["format", "hash chain", "seed commitment", "seat contributions", "tile draws", "signature"];
+      const names = ["format", "hash chain", "seed commitment", "draw scheme", "seat contributions", "tile draws", "signature"];
       assert.deepEqual(result.checks.map((c) => [c.name, c.ok]), names.map((name) => [name, true]));
       assert.equal(result.hashes, subtle === null ? "fallback" : "webcrypto");
     }
