@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { LEGACY, REPLAY_CHECKS_BEYOND, verifyExport } from "../src/audit.js";
 import { DECKS } from "../src/decks.js";
 import { deal, Draw, expand, fromBase64, sha256, sorted, toHex } from "../src/fairness.js";
-import { decode, encode } from "../src/msgpack.js";
+import { copy, rechained } from "./support/exports.js";
 import { PYTHON } from "./support/server.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -68,26 +68,6 @@ describe("the deals of docs/fairness.md's test vectors", () => {
     assert.deepEqual(sorted([10, 9, 1]), [1, 9, 10]);
   });
 });
-
-const toBase64 = (bytes) => btoa(String.fromCharCode(...bytes));
-const copy = (value) => JSON.parse(JSON.stringify(value));
-const concatBytes = (a, b) => Uint8Array.from([...a, ...b]);
-
-/** The export with `edit(bodies)` applied and every hash recomputed (a forger rewriting the chain). */
-function rechained(exp, edit) {
-  const tampered = copy(exp);
-  const bodies = tampered.events.map((event) => decode(fromBase64(event.body)));
-  edit(bodies);
-  let prev = tampered.chain.genesis;
-  tampered.events.forEach((event, i) => {
-    const raw = encode(bodies[i]);
-    event.body = toBase64(raw);
-    event.prev_hash = prev;
-    event.hash = prev = toHex(sha256(concatBytes(encoder.encode(prev), raw)));
-  });
-  tampered.chain.head = prev;
-  return tampered;
-}
 
 /** Swap the items of the first two events of `type` whose `field` differ (two draws of a deal). */
 const swapFirst = (type, field) => (bodies) => {

@@ -24,7 +24,7 @@ import {
   sha256,
   toHex,
 } from "../src/fairness.js";
-import { decode, encode } from "../src/msgpack.js";
+import { concatBytes, copy, rechained, toBase64 } from "./support/exports.js";
 import { PYTHON } from "./support/server.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -93,35 +93,7 @@ describe("donjon-draw-1 and the seeds, against docs/fairness.md", () => {
   });
 });
 
-function concatBytes(...parts) {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
-const toBase64 = (bytes) => btoa(String.fromCharCode(...bytes));
 const fromBase64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-const copy = (value) => JSON.parse(JSON.stringify(value));
-
-/** The export with `edit(bodies)` applied and every hash recomputed (a forger rewriting the chain). */
-function rechained(exp, edit) {
-  const tampered = copy(exp);
-  const bodies = tampered.events.map((event) => decode(fromBase64(event.body)));
-  edit(bodies);
-  let prev = tampered.chain.genesis;
-  tampered.events.forEach((event, i) => {
-    const raw = encode(bodies[i]);
-    event.body = toBase64(raw);
-    event.prev_hash = prev;
-    event.hash = prev = toHex(sha256(concatBytes(encoder.encode(prev), raw)));
-  });
-  tampered.chain.head = prev;
-  return tampered;
-}
 
 async function resigned(exp) {
   const { privateKey, publicKey } = await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
