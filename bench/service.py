@@ -82,7 +82,7 @@ class BenchEngine:
         return state
 
     def decide(self, state: tuple[int, int], seat: int, cmd: dict[str, Any], rng: Rng) -> list[Event]:
-        return [Event("rolled", {"value": rng.randint(1, 6)})]
+        return [Event("rolled", {"value": rng.stream("die", state[0]).randint(1, 6)})]
 
     def legal_moves(self, state: tuple[int, int], seat: int | None) -> list[dict[str, Any]]:
         return [command("roll")] if seat == 0 else []

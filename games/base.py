@@ -43,10 +43,15 @@ naming it (a misspelt type from ``decide`` is a bug to catch, never an event to 
 each engine's fold of a stream of another game.
 
 Randomness is owned by the service: it passes an :class:`Rng` derived from the game's secret
-seed and the stream version (a :class:`games.draw.Draw`, the specified ``donjon-draw-1`` stream of
-``docs/fairness.md``; nothing in ``games/`` imports Python's ``random``), and every random outcome
-an engine draws must be written into the events it returns, so that ``evolve`` never draws
-anything and replay re-rolls nothing.
+seed (a :class:`games.draw.Dealer`, the specified ``donjon-draw-2`` of ``docs/fairness.md``, for
+new games; nothing in ``games/`` imports Python's ``random``). An engine deals each deck, pile or
+bag once through ``rng.deal`` and reads its next item from the deal at the position the state's
+counts give (the order is never written into the state or an event), and draws what the rules
+make random per event (a die roll) from ``rng.stream(kind, n)``, ``n`` counting the earlier
+events of that kind. When ``rng.deal`` answers ``None`` (``donjon-draw-1`` and the legacy scheme,
+games recorded before dealing) it draws from the rng's own methods, exactly as those games did,
+so that they replay. Every random outcome an engine draws must be written into the events it
+returns, so that ``evolve`` never draws anything and replay re-rolls nothing.
 
 Secret options (``Engine.secret_options``, such as a scripted ``tile_order``) are the future by
 definition: no view and no redacted event may show them. An engine that has any records them in
@@ -77,7 +82,7 @@ from collections.abc import Callable, Generator, Mapping, MutableSequence, Seque
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from games.draw import Draw, derive_draw, seed_from_int
+from games.draw import Dealer, DealMemo, Draw, DrawKey, derive_draw, seed_from_int
 from games.records import fast_init
 
 __all__ = [
@@ -100,6 +105,7 @@ __all__ = [
     "check_accepting",
     "check_seats",
     "command",
+    "derive_dealer",
     "derive_rng",
     "fill_options",
     "fold",
@@ -123,9 +129,27 @@ T = TypeVar("T")
 
 
 class Rng(Protocol):
-    """The random source engines and bots draw from: :class:`games.draw.Draw` (``donjon-draw-1``),
-    or, for games recorded before it, the service's legacy ``random.Random`` scheme. Draw only
-    through these methods; their algorithms are specified in ``docs/fairness.md``."""
+    """The random source engines and bots draw from, one shape for every scheme of
+    ``docs/fairness.md``: :class:`games.draw.Dealer` (``donjon-draw-2``, new games),
+    :class:`games.draw.Draw` (``donjon-draw-1``) or the service's legacy ``random.Random``.
+
+    An engine draws a deck, pile or bag through :meth:`deal` and randomness the rules make per
+    event (a die roll) through :meth:`stream`; when :meth:`deal` answers ``None`` (a scheme that
+    draws per decision) it draws from this object's own methods, as games of that scheme did.
+    Under ``donjon-draw-2`` those per-decision methods refuse (``PerDecisionDraw``): nothing is
+    keyed by the stream version. A bot is handed a :meth:`stream` and uses its methods."""
+
+    def deal(self, deck: str, number: int, contents: Sequence[T]) -> Sequence[T] | None:
+        """The order the ``number``-th deal of ``deck`` (0: as it comes into play; 1: its first
+        reshuffle ...) is drawn in, ``contents`` being that deal in canonical order
+        (:func:`games.draw.canonical`); ``None`` under a scheme that draws per decision."""
+        ...
+
+    def stream(self, kind: str, number: int) -> Rng:
+        """The source of the ``number``-th random event of ``kind`` (``"die"``) or of a bot's
+        choice (``"bot:<seat>"``): a stream of its own under ``donjon-draw-2``, this object under
+        the schemes that draw per decision."""
+        ...
 
     def randrange(self, start: int, stop: int | None = None) -> int: ...
 
@@ -643,9 +667,15 @@ def fold(engine: Engine, events: Sequence[Event], state: Any = None) -> Any:
     return state
 
 
+def derive_dealer(seed: bytes | DrawKey, game_id: str, memo: DealMemo | None = None) -> Dealer:
+    """The random source of every decision of the ``donjon-draw-2`` game ``game_id`` keyed by its
+    game seed (:class:`games.draw.Dealer`; its deals remembered in ``memo``, or in its own)."""
+    return Dealer(seed, game_id, memo)
+
+
 def derive_rng(seed: bytes, game_id: str, version: int) -> Draw:
-    """The random source for the command decided on top of stream ``version``: the
-    ``donjon-draw-1`` stream of ``seed`` labelled ``game_id`` (:func:`games.draw.derive_draw`).
+    """The random source of a ``donjon-draw-1`` game's command decided on top of stream
+    ``version``: the stream of ``seed`` labelled ``game_id`` (:func:`games.draw.derive_draw`).
 
     Derived from the game's secret seed, so that anyone holding the revealed seed can re-run
     every decision and check that each random outcome in the log is the one the seed gives.
@@ -688,42 +718,40 @@ def play_steps(
     """Play one game with ``bots`` (one per seat, or one for every seat); yield ``(state, seat,
     command)`` before each command is decided, and return the final state (``StopIteration.value``).
 
-    The seat that plays is :func:`owing_seat`'s. ``options`` are normalised here. Randomness: a
-    :class:`Rng` (or an int, naming the ``donjon-draw-1`` stream of :func:`games.draw.seed_from_int`
-    labelled ``"bench"`` at version 0) is the one source of setup, every bot choice and every
-    decision, drawn in that order; bytes are a game seed, from which, as the service does, setup
-    draws ``derive_rng(seed, "bench", 0)``, the decision on top of ``v`` events
-    ``derive_rng(seed, "bench", v)`` and the bot of ``seat`` ``derive_rng(seed, f"bench:bot:{seat}",
-    v)``. :class:`RuntimeError` when nobody owes a command before the end, or after
-    ``max_commands`` commands.
+    The seat that plays is :func:`owing_seat`'s. ``options`` are normalised here. Randomness: an
+    int names the ``donjon-draw-2`` game ``"bench"`` keyed by :func:`games.draw.seed_from_int`,
+    bytes are its game seed: the :class:`games.draw.Dealer` of :func:`derive_dealer` deals every
+    deck, and the bot of ``seat`` chooses from its stream ``bot:<seat>`` numbered by the engine
+    events before the choice, as the service's are. A :class:`Rng` (a ``donjon-draw-1``
+    :class:`games.draw.Draw`, a legacy generator) is the one source of setup, every decision and,
+    through ``rng.stream``, every bot choice: one stream, drawn in that order. :class:`RuntimeError`
+    when nobody owes a command before the end, or after ``max_commands`` commands.
     """
     players = [bots] * seats if hasattr(bots, "choose") else list(bots)
     if len(players) != seats:
         raise ValueError(f"{seats} seats need {seats} bots, got {len(players)}")
     choosers = [player.choose for player in players]
-    shared: bytes | Rng = Draw(seed_from_int(seed), "bench", 0) if isinstance(seed, int) else seed
+    if isinstance(seed, (bytes, int)):
+        source: Rng = derive_dealer(seed_from_int(seed) if isinstance(seed, int) else seed, "bench")
+    else:
+        source = seed
     options = engine.normalize_options(options, seats)
-    events = engine.setup(options, seats, derive_rng(shared, "bench", 0) if isinstance(shared, bytes) else shared)
+    events = engine.setup(options, seats, source)
     state = fold(engine, events)
-    version = len(events)
-    owing, decide, evolve = _owing_rule(engine, seats), engine.decide, engine.evolve
+    engine_events = len(events)
+    owing, decide, evolve, stream = _owing_rule(engine, seats), engine.decide, engine.evolve, source.stream
     for _ in range(max_commands):
         seat = owing(state)
         if seat is None:
             if engine.is_terminal(state):
                 return state
             raise RuntimeError(f"{engine.name}: no seat owes a command in a game that is not over")
-        if isinstance(shared, bytes):
-            bot_rng: Rng = derive_rng(shared, f"bench:bot:{seat}", version)
-            decide_rng: Rng = derive_rng(shared, "bench", version)
-        else:
-            bot_rng = decide_rng = shared
-        cmd = choosers[seat](state, seat, bot_rng)
+        cmd = choosers[seat](state, seat, stream(f"bot:{seat}", engine_events))
         yield state, seat, cmd
-        events = decide(state, seat, cmd, decide_rng)
+        events = decide(state, seat, cmd, source)
         for event in events:
             state = evolve(state, event)
-        version += len(events)
+        engine_events += len(events)
     if engine.is_terminal(state):
         return state
     raise RuntimeError(f"{engine.name}: the game did not end within {max_commands} commands")

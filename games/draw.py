@@ -1,9 +1,18 @@
-"""donjon-draw-1: the specified random source of every engine and bot.
+"""The specified random sources of every engine and bot: ``donjon-draw-2`` (:class:`Dealer`, new
+games) and ``donjon-draw-1`` (:class:`Draw`, games recorded before it).
 
-Every random outcome of a game comes from one :class:`Draw` stream, a pure function of a key (the
-game's seed), a label (the game id, or ``<game id>:bot:<seat>`` for a bot) and the stream version
-the decision is taken on. ``docs/fairness.md`` specifies it byte for byte, so that an auditor can
-re-run every draw in any language; the test vectors there are checked by the tests.
+Both read :class:`Draw` streams, each a pure function of a key (the game's seed), a label and a
+number. ``docs/fairness.md`` specifies them byte for byte, so that an auditor can re-run every
+draw in any language; the test vectors there are checked by the tests.
+
+``donjon-draw-1`` gives each decision the stream labelled with the game id (``<game id>:bot:<seat>``
+for a bot) and numbered by the stream version the decision is taken on, so one more event before a
+decision changes every draw after it. ``donjon-draw-2`` deals instead: each deck, pile or bag is
+shuffled once, when it comes into play, on the stream ``<game id>:deal:<deck>`` numbered by the
+deal (0 for the first, 1 for the first reshuffle, ...); randomness the rules make per event (a die
+roll) comes from ``<game id>:<kind>`` numbered by the ordinal of that kind of event, and a bot's
+from ``<game id>:bot:<seat>`` numbered by the engine events before its choice. Nothing a decision
+draws depends on how many events (a clock running out, a seat leaving) the stream holds.
 
 The bit stream is HMAC-SHA256 blocks::
 
@@ -25,13 +34,30 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
-from collections.abc import Callable, MutableSequence, Sequence
-from typing import TypeVar
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, MutableSequence, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
-__all__ = ["DRAW_VERSION", "Draw", "DrawKey", "derive_draw"]
+if TYPE_CHECKING:
+    from games.base import Rng
+
+__all__ = [
+    "DEAL_VERSION",
+    "DRAW_VERSION",
+    "DealMemo",
+    "Dealer",
+    "Draw",
+    "DrawKey",
+    "PerDecisionDraw",
+    "canonical",
+    "dealt_rest",
+    "derive_draw",
+]
 
 DRAW_VERSION = "donjon-draw-1"
-"""The name of this algorithm, recorded as ``draw`` in ``game.created``."""
+"""The per-decision scheme of games recorded before dealing, as ``draw`` in ``game.created``."""
+DEAL_VERSION = "donjon-draw-2"
+"""The scheme of new games (:class:`Dealer`), recorded as ``draw`` in ``game.created``."""
 
 T = TypeVar("T")
 
@@ -48,10 +74,11 @@ class DrawKey:
     then costs a copy of that state and the message's hashing. The blocks are the same as
     from the plain key; the prepared state is never updated, only copied."""
 
-    __slots__ = ("_prepared",)
+    __slots__ = ("_prepared", "raw")
 
     def __init__(self, key: bytes) -> None:
-        self._prepared = hmac.new(bytes(key), digestmod=hashlib.sha256)
+        self.raw = bytes(key)
+        self._prepared = hmac.new(self.raw, digestmod=hashlib.sha256)
 
     def digest(self, message: bytes) -> bytes:
         """``HMAC-SHA256(key, message)``."""
@@ -138,6 +165,131 @@ class Draw:
         """A salt for the commitments to secret options that draws nothing from the stream:
         the first 32 hex digits of ``HMAC-SHA256(key, utf8(label) || 0x00 || ascii(version) || 0x00 salt)``."""
         return self._mac(self._prefix[:-1] + _SALT_SUFFIX).hex()[:32]
+
+    def deal(self, deck: str, number: int, contents: Sequence[T]) -> None:
+        """``None``: a stream of one decision deals nothing; the caller draws from it, item by
+        item, as games of ``donjon-draw-1`` did."""
+        return None
+
+    def stream(self, kind: str, number: int) -> Draw:
+        """This stream itself: under ``donjon-draw-1`` every draw of a decision comes from it."""
+        return self
+
+
+class PerDecisionDraw(RuntimeError):
+    """An engine asked a :class:`Dealer` for a draw of the decision itself, which ``donjon-draw-2``
+    never makes (a bug: a deck is dealt, an event's randomness has a stream of its own)."""
+
+
+DealKey = tuple[bytes, str, int, tuple[Any, ...]]
+
+
+class DealMemo:
+    """The orders of the deals made lately, at most ``size`` (least recently used out), so that a
+    decision reads a deck's order instead of shuffling it again. Owned by the caller (the
+    service keeps one for every game it serves); what it holds is a pure function of its key."""
+
+    __slots__ = ("_orders", "size")
+
+    def __init__(self, size: int = 1024) -> None:
+        if size < 1:
+            raise ValueError(f"a deal memo holds at least one deal, not {size}")
+        self.size = size
+        self._orders: OrderedDict[DealKey, tuple[Any, ...]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._orders)
+
+    def get(self, key: DealKey) -> tuple[Any, ...] | None:
+        order = self._orders.get(key)
+        if order is not None:
+            self._orders.move_to_end(key)
+        return order
+
+    def put(self, key: DealKey, order: tuple[Any, ...]) -> None:
+        self._orders[key] = order
+        self._orders.move_to_end(key)
+        while len(self._orders) > self.size:
+            self._orders.popitem(last=False)
+
+
+class Dealer:
+    """``donjon-draw-2``: the random source of a whole game (see the module docstring).
+
+    :meth:`deal` shuffles a deck once (Fisher-Yates on its own stream) and remembers the order
+    in ``memo``; :meth:`stream` is the stream of one event's randomness or one bot's choice.
+    The draws of a decision itself (``randrange``, ``choice`` ...) are refused with
+    :class:`PerDecisionDraw`: no draw of a game depends on the stream version."""
+
+    __slots__ = ("_game", "_key", "_memo", "_raw")
+
+    def __init__(self, key: bytes | DrawKey, game_id: str, memo: DealMemo | None = None) -> None:
+        self._key = key if isinstance(key, DrawKey) else DrawKey(key)
+        self._raw = self._key.raw
+        self._game = game_id
+        self._memo = memo if memo is not None else DealMemo()
+
+    def deal(self, deck: str, number: int, contents: Sequence[T]) -> tuple[T, ...]:
+        """The order in which the ``number``-th deal of ``deck`` (0 the first, 1 its first
+        reshuffle, ...) is drawn: ``contents``, the deck as it comes into play in its canonical
+        order (:func:`canonical`), shuffled on the stream ``<game id>:deal:<deck>``, ``number``."""
+        label = f"{self._game}:deal:{deck}"
+        key = (self._raw, label, number, tuple(contents))
+        order = self._memo.get(key)
+        if order is None:
+            items = list(contents)
+            Draw(self._key, label, number).shuffle(items)
+            order = tuple(items)
+            self._memo.put(key, order)
+        return order
+
+    def stream(self, kind: str, number: int) -> Draw:
+        """The stream of the ``number``-th random event of ``kind`` (``die``: a die roll), or of a
+        bot's choice (``bot:<seat>``, numbered by the engine events before it): ``<game id>:<kind>``."""
+        return Draw(self._key, f"{self._game}:{kind}", number)
+
+    def secret_salt(self) -> str:
+        """The salt of the secret options' commitments: ``secret_salt()`` of the stream
+        ``<game id>``, 0 (it draws nothing)."""
+        return Draw(self._key, self._game, 0).secret_salt()
+
+    def _refuse(self, what: str) -> PerDecisionDraw:
+        return PerDecisionDraw(f"{what}: {DEAL_VERSION} draws nothing per decision; deal the deck or use stream()")
+
+    def randrange(self, start: int, stop: int | None = None) -> int:
+        raise self._refuse("randrange")
+
+    def randint(self, low: int, high: int) -> int:
+        raise self._refuse("randint")
+
+    def choice(self, items: Sequence[T]) -> T:
+        raise self._refuse("choice")
+
+    def shuffle(self, items: MutableSequence[T]) -> None:
+        raise self._refuse("shuffle")
+
+    def sample(self, items: Sequence[T], k: int) -> list[T]:
+        raise self._refuse("sample")
+
+
+def canonical(pool: Iterable[tuple[str, int]]) -> tuple[str, ...]:
+    """A deck's contents in the canonical order every deal starts from: each ``(id, count)`` pair
+    as ``count`` copies of ``id``, ids sorted by their UTF-8 bytes.
+
+    >>> canonical([("b", 1), ("a", 2)])
+    ('a', 'a', 'b')
+    """
+    return tuple(item for name, count in sorted(pool) for item in (name,) * count)
+
+
+def dealt_rest(rng: Rng, deck: str, number: int, contents: Sequence[T], left: int) -> Sequence[T] | None:
+    """What is still to be drawn of the ``number``-th deal of ``deck`` when ``left`` of its
+    ``contents`` are left (the deal's order from position ``len(contents) - left`` on), or ``None``
+    when ``rng`` deals nothing (``donjon-draw-1``, the legacy scheme: draw item by item)."""
+    order = rng.deal(deck, number, contents)
+    if order is None:
+        return None
+    return order[len(contents) - left :]
 
 
 def derive_draw(seed: bytes | DrawKey, label: str, version: int) -> Draw:

@@ -173,6 +173,8 @@ class GameProjection(Record):
     contributions: tuple[str | None, ...] = ()
     """Per seat, its contribution to the game's seed (``None`` before it is seated, and in
     games recorded before contributions)."""
+    contribution_sources: tuple[str | None, ...] = ()
+    """Per seat, who made its contribution: ``"seat"`` (its ``client_seed``) or ``"server"``."""
     head_hash: str = ""
     """The chain hash of the last event folded, when the envelopes carried it."""
     seed: str | None = None
@@ -426,6 +428,7 @@ class GameProjection(Record):
             chain=str(payload.get("chain", LEGACY_CHAIN)),
             hidden=None if payload.get("hidden") is None else str(payload["hidden"]),
             contributions=(None,) * seats,
+            contribution_sources=(None,) * seats,
             created_ts=ts,
             last_ts=ts,
         )
@@ -438,12 +441,15 @@ class GameProjection(Record):
         bots = self.bots
         if payload.get("bot") is not None:
             bots = bots[:seat] + (str(payload["bot"]),) + bots[seat + 1 :]
-        contributions = self.contributions
+        contributions, sources = self.contributions, self.contribution_sources
         if payload.get("seed_contribution") is not None:
             contributions = contributions[:seat] + (str(payload["seed_contribution"]),) + contributions[seat + 1 :]
+            source = payload.get("seed_contribution_from")
+            sources = sources[:seat] + (None if source is None else str(source),) + sources[seat + 1 :]
         status = Status.ACTIVE if all(name is not None for name in names) else Status.OPEN
         return self.but(
-            version=version, names=names, bots=bots, contributions=contributions, status=status, last_ts=ts
+            version=version, names=names, bots=bots, contributions=contributions, contribution_sources=sources,
+            status=status, last_ts=ts,
         )
 
     # --- questions ---------------------------------------------------------------------------

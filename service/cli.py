@@ -271,10 +271,10 @@ async def _export(settings: Any, game_id: str, output: Path | None) -> int:
 def _verify(path: Path, key: str | None, as_json: bool, engines: Mapping[str, Engine] | None) -> int:
     """``donjon verify``: check an export with no store and no network; 0 when every check passes."""
     import games
-    from service.verify import verify_export
+    from service.verify import parse_export, verify_export
 
     try:
-        export = json.loads(path.read_text(encoding="utf-8"))
+        export = parse_export(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         sys.stderr.write(f"donjon: cannot read {str(path)!r} as JSON: {exc}\n")
         return 2

@@ -16,13 +16,14 @@ Three kinds of batch come from here, and from nowhere else:
   leaving), decided by the clock keeper at a time it passes in;
 * the **rematch link**: ``game.rematch`` after ``game.finished``.
 
-Randomness follows one rule: the decision taken on top of stream version ``v`` gets
-:func:`decision_rng`, the stream of the game's draw scheme (``donjon-draw-1`` for new games,
-:mod:`service.draw_schemes`) keyed by the game seed (:func:`service.seeds.game_seed` of the
-server seed and every seat's contribution; the server seed itself in games recorded before
-contributions) and labelled with the game id and ``v``. Setup is decided on top of the last
-seat's version minus one, the version the seat batch (or, for a game of bots only, the last bot
-seat) starts from.
+Randomness follows the game's draw scheme (:mod:`service.draw_schemes`), keyed by the game seed
+(:func:`service.seeds.game_seed` of the server seed and every seat's contribution; the server
+seed itself in games recorded before contributions): :func:`decision_rng` is what the engine
+decides with. Under ``donjon-draw-2`` (new games) it is the game's dealer, the same for every
+decision: each deck is dealt once, and no draw depends on the stream version. Under the older
+schemes it is the stream labelled with the game id and the version ``v`` the decision is taken on;
+setup is decided on top of the last seat's version minus one, the version the seat batch (or, for
+a game of bots only, the last bot seat) starts from.
 
 The command path (:mod:`service.seating`, :mod:`service.commands`, the bot scheduler) builds
 every append with these functions, and ``donjon replay`` (:mod:`service.replay`) re-runs them
@@ -54,7 +55,7 @@ from games.base import (
     RuleError,
     fold,
 )
-from games.draw import DRAW_VERSION
+from games.draw import DEAL_VERSION
 from projections.game import (
     CLOCK_EXPIRED,
     CREATED,
@@ -182,10 +183,13 @@ def game_created(
     seed: bytes,
     features: Features | None = None,
     rematch_of: str | None = None,
+    *,
+    draw: str = DEAL_VERSION,
 ) -> Event:
     """``game.created``: the public part of the normalized ``options``, the commitment to the
     seed and the secret part (:mod:`service.seeds`), the draw, chain and sealing algorithms, the service
-    features (clock, undo, spectator delay) and, for a rematch, the game it follows."""
+    features (clock, undo, spectator delay) and, for a rematch, the game it follows. ``draw`` is
+    the scheme of new games; only tests name an older one (to record games as they were)."""
     public, secret = seeds.split_options(engine, options)
     commitment = seeds.commitment(seed, secret)
     payload: dict[str, Any] = {
@@ -193,7 +197,7 @@ def game_created(
         "options": public,
         "seats": seats,
         "seed_commitment": commitment,
-        "draw": DRAW_VERSION,
+        "draw": draw,
         "chain": CHAIN,
         "hidden": HIDDEN,
     }
@@ -222,16 +226,15 @@ def _game_seed(server_seed: bytes, contributions: tuple[str | None, ...]) -> byt
     return seeds.game_seed(server_seed, contributions)
 
 
-def decision_rng(
-    projection: GameProjection, server_seed: bytes, label: str | None = None, *, version: int | None = None
-) -> Rng:
-    """The random source of the decision taken on top of ``projection`` (its game id, or
-    ``label``, e.g. a bot's), at its version unless ``version`` names another (a timeout's move
-    is decided on top of the ``clock.expired`` the same append puts before it)."""
+def decision_rng(projection: GameProjection, server_seed: bytes, *, version: int | None = None) -> Rng:
+    """The random source of the engine's decision taken on top of ``projection``: the game's
+    dealer (``donjon-draw-2``), or the stream of its game id at its version unless ``version``
+    names another (a timeout's move is decided on top of the ``clock.expired`` the same append
+    puts before it)."""
     return rng_for(
         projection.draw,
         drawing_seed(projection, server_seed),
-        label or projection.game_id,
+        projection.game_id,
         projection.version if version is None else version,
     )
 
@@ -299,8 +302,7 @@ def _setup(seated: GameProjection, seed: bytes, options: Mapping[str, Any], *, a
     ``at`` (the version before the last seat), with the key of every seat's contribution."""
     if seated.free_seats:
         return []
-    rng = rng_for(seated.draw, drawing_seed(seated, seed), at.game_id, at.version)
-    return seated.engine.setup(dict(options), seated.seats, rng)
+    return seated.engine.setup(dict(options), seated.seats, decision_rng(seated, seed, version=at.version))
 
 
 # --- seats -----------------------------------------------------------------------------------

@@ -263,6 +263,7 @@ async def take_seat(request: web.Request) -> web.Response:
     reply: dict[str, Any] = {"seat": seat, "token": token, "version": projection.version, "status": status}
     if projection.contributions and projection.contributions[seat] is not None:
         reply["seed_contribution"] = projection.contributions[seat]
+        reply["seed_contribution_from"] = projection.contribution_sources[seat]
     return _json(reply)
 
 

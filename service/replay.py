@@ -285,6 +285,9 @@ def _rerun(
         except decisions.EngineFault as exc:
             report.problems.append(f"version {first.version}: re-running the recorded command: {exc}")
             continue
+        except Exception as exc:  # an engine failing on a log that is not its own is a finding, not a crash
+            report.problems.append(f"version {first.version}: re-running the recorded command fails: {exc!r}")
+            continue
         if expected is None:
             report.problems.append(f"version {first.version}: a batch without a recorded command")
             continue

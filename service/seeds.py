@@ -10,7 +10,7 @@ and re-run every random outcome::
     seed_commitment = sha256(seed || 0x00 || canonical JSON of the   with secret options
                              secret options {name: value})           (sorted keys, no spaces)
 
-Games recorded with ``donjon-draw-1`` draw from the *game seed*, not the server seed: each seat
+Games recorded with ``donjon-draw-1`` or ``donjon-draw-2`` draw from the *game seed*, not the server seed: each seat
 contributes a value when it takes its seat (``client_seed`` of ``POST /games/{id}/seats``, or a
 value derived from the server seed for a seat that sends none, a bot's included), and::
 
@@ -99,7 +99,7 @@ def server_contribution(server_seed: bytes, seat: int) -> str:
 
 
 def game_seed(server_seed: bytes, contributions: Sequence[str | None]) -> bytes:
-    """The seed every draw of a ``donjon-draw-1`` game comes from (see the module docstring)."""
+    """The seed every draw of a ``donjon-draw-*`` game comes from (see the module docstring)."""
     missing = [seat for seat, value in enumerate(contributions) if value is None]
     if missing:
         raise ValueError(f"seats {missing} have no seed contribution yet")

@@ -2,7 +2,10 @@
 
 The checks, in this order; the first that fails is the one reported first (``docs/fairness.md``):
 
-1. **format**: a ``donjon.export/1`` file whose ``events`` are a list;
+0. the file is JSON with no key twice in one object (:func:`parse_export`: a parser that keeps
+   the last of two values would check a file another parser reads otherwise);
+1. **format**: a ``donjon.export/1`` file whose ``events`` are a list, every ``body`` strict base64
+   (:func:`strict_base64`: the standard alphabet, ``=`` padding, nothing else, canonical);
 2. **chain**: every event's ``hash`` is ``H(prev_hash || body)`` of its stored body with the
    game's algorithm (named by ``game.created``), linked from the genesis in order, every body
    names this game and its version, and ``chain.version`` / ``chain.head`` are the last event's;
@@ -11,8 +14,8 @@ The checks, in this order; the first that fails is the one reported first (``doc
 4. **everything ``donjon replay`` re-runs** (:func:`service.replay.check_log`): the seed
    commitment, the sealed parts (opened with the revealed seed's hiding key, each stored clear
    part exactly what a spectator may see: :mod:`service.sealing`), the fold, every seat's
-   contribution to the game seed, every decision with every draw (``donjon-draw-1``, or the
-   legacy scheme of older games) and every bot move, the final summary (it is in
+   contribution to the game seed, every decision with every draw (``donjon-draw-2``;
+   ``donjon-draw-1`` or the legacy scheme of older games) and every bot move, the final summary (it is in
    ``game.finished``, which is re-decided);
 5. **signature**: Ed25519 over the canonical JSON of the rest (:mod:`service.signing`), by the key
    ``--key`` names when given.
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,7 +39,7 @@ from service.export import EXPORT_FORMAT, chain_description
 from service.replay import ReplayReport, check_log
 from service.signing import check_signature
 
-__all__ = ["VerifyReport", "verify_export"]
+__all__ = ["DuplicateKey", "VerifyReport", "parse_export", "strict_base64", "verify_export"]
 
 
 @dataclass(slots=True)
@@ -64,6 +68,37 @@ class _Refused(Exception):
     """A check failed; its message is the problem."""
 
 
+class DuplicateKey(ValueError):
+    """An object of the file names one key twice."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in seen:
+            raise DuplicateKey(f"the key {name!r} appears twice in one object")
+        seen[name] = value
+    return seen
+
+
+def parse_export(text: str) -> Any:
+    """The JSON of an export file; :class:`DuplicateKey` when an object repeats a key, and
+    :class:`ValueError` for anything that is not JSON."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
+
+
+def strict_base64(text: Any) -> bytes:
+    """The bytes of ``text`` in RFC 4648 base64 (``A-Z a-z 0-9 + /``, padded with ``=`` to a
+    multiple of 4, no line breaks or spaces) written the one way those bytes encode (unused bits
+    zero); :class:`ValueError` for anything else."""
+    if not isinstance(text, str):
+        raise ValueError(f"not a base64 string: {type(text).__name__}")
+    decoded = base64.b64decode(text, validate=True)
+    if base64.b64encode(decoded).decode("ascii") != text:
+        raise ValueError("not the canonical base64 of its bytes")
+    return decoded
+
+
 def verify_export(export: Any, engines: Mapping[str, Engine], *, key: str | None = None) -> VerifyReport:
     """Every check of the module docstring on a parsed export, ``key`` the node's public key (hex)."""
     report = VerifyReport()
@@ -86,9 +121,9 @@ def _format(report: VerifyReport, export: Any) -> list[bytes]:
     if not isinstance(events, list) or not events or not all(isinstance(e, dict) for e in events):
         raise _Refused("format: 'events' is not a non-empty list of events")
     try:
-        return [base64.b64decode(str(event.get("body")), validate=True) for event in events]
+        return [strict_base64(event.get("body")) for event in events]
     except (binascii.Error, ValueError):
-        raise _Refused("format: an event's body is not base64") from None
+        raise _Refused("format: an event's body is not strict base64") from None
 
 
 def _chain(report: VerifyReport, export: dict[str, Any], bodies: list[bytes]) -> list[Any]:

@@ -1,7 +1,7 @@
 """Tiny: a two-seat card race that exercises the whole service path, for tests only.
 
-Rules. A hidden pile holds the cards 1, 1, 2, 2, 3, 3, 4, 4. Setup deals one card to each seat
-(a random draw). Seats alternate; on its turn a seat either draws (a random card from the pile
+Rules. A hidden pile holds the cards 1, 1, 2, 2, 3, 3, 4, 4, shuffled once as the game starts
+(the deal ``pile``). Setup deals one card to each seat. Seats alternate; on its turn a seat either draws (a random card from the pile
 into its hidden hand, at most three cards in hand), plays a card from its hand (its value is
 added to the seat's score), or passes when it can do neither. The first seat to reach the
 ``target`` score (option, default 6) wins; when the pile and both hands are empty the higher
@@ -37,6 +37,7 @@ from games.base import (
     UnknownCommand,
     command,
 )
+from games.draw import dealt_rest
 
 PILE: tuple[int, ...] = (1, 1, 2, 2, 3, 3, 4, 4)
 HAND_LIMIT = 3
@@ -64,6 +65,12 @@ def _replace_at(values: tuple, index: int, value: Any) -> tuple:
 def _remove_one(values: tuple[int, ...], value: int) -> tuple[int, ...]:
     index = values.index(value)
     return values[:index] + values[index + 1 :]
+
+
+def _next_card(rng: Rng, pile: tuple[int, ...]) -> int:
+    """The next card of the pile, dealt once (``donjon-draw-2``), or drawn from the decision's rng."""
+    rest = dealt_rest(rng, "pile", 0, PILE, len(pile))
+    return rest[0] if rest is not None else rng.choice(pile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,11 +129,11 @@ class TinyEngine:
         return TinyState()
 
     def setup(self, options: Mapping[str, Any], seats: int, rng: Rng) -> list[Event]:
-        pile = list(PILE)
+        pile = PILE
         events = [Event("started", {"target": options["target"]})]
         for seat in range(seats):
-            card = rng.choice(pile)
-            pile.remove(card)
+            card = _next_card(rng, pile)
+            pile = _remove_one(pile, card)
             events.append(Event("dealt", {"seat": seat, "card": card}))
         return events
 
@@ -182,7 +189,7 @@ class TinyEngine:
                 raise IllegalMove("the pile is empty")
             if len(hand) >= HAND_LIMIT:
                 raise IllegalMove(f"a hand holds at most {HAND_LIMIT} cards")
-            return [Event("drew", {"seat": seat, "card": rng.choice(state.pile)})]
+            return [Event("drew", {"seat": seat, "card": _next_card(rng, state.pile)})]
         if kind == "play":
             card = args.get("card")
             if not isinstance(card, int) or isinstance(card, bool):

@@ -145,7 +145,7 @@ def _draw(state: State, seat: int, rng: Rng) -> tuple[list[Event], State]:
     """Draw for ``seat`` until a placeable tile turns up, or score the end of the game."""
     events: list[Event] = []
     tiles = state.options.tiles
-    drawn = draw_sequence(rng, tuple(zip(tiles.ids, state.pile, strict=False)), state.order)
+    drawn = draw_sequence(rng, tuple(zip(tiles.ids, state.pile, strict=False)), state.order, contents=tiles.pile)
     discarded, tile_id = draw_until_placeable(state.table, tiles.tiles.__getitem__, drawn)
     for kind, tid in [*(("tile_discarded", t) for t in discarded), ("tile_drawn", tile_id)]:
         if tid is None:

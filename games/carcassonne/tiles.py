@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 
+from games.draw import canonical
 from games.tileboard import Segment, Tile, design_key, parse_ports
 
 __all__ = [
@@ -173,6 +174,8 @@ class TileSet:
         self.tiles: Mapping[str, Tile] = {tile.id: tile for tile, _ in rows}
         self.counts: Mapping[str, int] = {tile.id: count for tile, count in rows}
         self.ids: tuple[str, ...] = tuple(tile.id for tile, _ in rows)
+        self.pile: tuple[str, ...] = canonical(self.pile_counts().items()) if START_TILE in self.counts else ()
+        """The draw pile as it is dealt (``donjon-draw-2``): every tile of :meth:`pile_counts`, ids sorted."""
 
     def pile_counts(self) -> dict[str, int]:
         """Counts of the draw pile: the box minus the start tile."""

@@ -28,7 +28,7 @@ from games.castle.scoring import SCORED_KINDS
 from games.castle.state import CastleState, Phase
 from games.castle.track import Wall
 from games.castle.views import LABELS
-from games.draw import Draw
+from games.draw import Draw, canonical
 from games.tileboard import Board, Tile, check_draw_order
 
 __all__ = ["FOLLOWER_KINDS", "LABELS", "ROLES", "SCORED_KINDS", "CastleEngine"]
@@ -74,6 +74,11 @@ class CastleEngine(EngineBase):
         self._start = {key: initial_board(rules) for key, rules in self._rules.items()}
         self._walls = {flag: Wall.from_track(dataset.track, with_gates=flag) for flag in (False, True)}
         self.wall_tile_kinds: Mapping[str, WallTileKind] = {k.name: k for k in dataset.wall_tiles}
+        self._piles = {
+            flag: canonical((t.id, dataset.counts[t.id]) for t in self.tile_set(flag)) for flag in (False, True)
+        }
+        self.wall_tiles: tuple[str, ...] = canonical((k.name, dataset.wall_tile_copies) for k in dataset.wall_tiles)
+        """The wall tiles as they are dealt (``donjon-draw-2``): every copy, kinds sorted."""
 
     # --- catalog and options --------------------------------------------------------------------
 
@@ -105,6 +110,10 @@ class CastleEngine(EngineBase):
 
     def tile_set(self, falcon: bool) -> tuple[Tile, ...]:
         return self.dataset.tiles + (self.dataset.falcon_tiles if falcon else ())
+
+    def pile(self, falcon: bool) -> tuple[str, ...]:
+        """The castle tiles as they are dealt (``donjon-draw-2``): every copy of :meth:`tile_set`, ids sorted."""
+        return self._piles[falcon]
 
     def board_rules(self, falcon: bool) -> CastleRules:
         return self._rules["falcon" if falcon else "base"]

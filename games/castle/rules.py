@@ -17,7 +17,9 @@ A turn (seat 0 starts; seats alternate; an extra-turn wall tile repeats a seat):
 
 The game ends when no tile is left to draw; then the keep, courts, end-game wall tiles and (with
 the Falcon) the aerie bonus are scored. Every random outcome (the next castle tile, the wall tile
-found on a tower) is drawn with the service's rng when it happens and written into an event.
+found on a tower) is written into an event when it happens: under ``donjon-draw-2`` it is the next
+of its pile's deal (the castle tiles and the wall tiles are each dealt once, as the game starts),
+under the older schemes a draw of the service's rng of that decision.
 
 Every function takes the engine first: it holds the dataset and what is derived from it (the
 boards, the wall, the wall-tile kinds).
@@ -512,7 +514,7 @@ def _draw_next(em: Emit, seat: int) -> None:
     assert state.board is not None
     order = state.options.tile_order
     rest = None if order is None else order[len(order) - state.remaining :]
-    drawn = draw_sequence(em.rng, state.stack, rest)
+    drawn = draw_sequence(em.rng, state.stack, rest, contents=em.engine.pile(state.options.falcon))
     set_aside, tile_id = draw_until_placeable(state.board, em.engine.dataset.tile, drawn)
     for unplaceable in set_aside:
         em("tile_set_aside", tile=unplaceable)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from games.castle.engine import CastleEngine
 
 __all__ = [
+    "WALL_TILES",
     "CHAPEL_TABLE",
     "MARKET_POINTS",
     "PRINCE_FACTOR",
@@ -44,6 +45,9 @@ __all__ = [
     "scorers",
     "take_aeries",
 ]
+
+WALL_TILES = "wall_tiles"
+"""The deck name of the wall tiles' deal (the stream ``<game id>:deal:wall_tiles``)."""
 
 SCORED_KINDS = frozenset({"path", "house", "tower", "chapel"})
 """Kinds scored when completed during the game (courts only at the end)."""
@@ -230,7 +234,7 @@ def move_marker(em: Emitter, seat: int, points: int, *, final: bool = False) -> 
     )
     if final or step.tower is None or not em.state.towers[step.tower]:
         return
-    kind = draw(em.rng, em.state.wall_pool)
+    kind = draw(em.rng, em.state.wall_pool, deck=WALL_TILES, contents=em.engine.wall_tiles)
     info = em.engine.wall_tile_info(kind)
     em("wall_tile_taken", seat=seat, tower=step.tower, spaces=list(em.engine.dataset.track.towers[step.tower].spaces),
        **info)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from games.base import Event, UnknownEvent
-from games.castle_panic.data import ALL_CARDS, ALL_TOKENS, CARD_KIND, TOKEN_KIND, CardCategory
+from games.castle_panic.data import ALL_CARDS, ALL_TOKENS, CARD_KIND, SETUP_MONSTERS, TOKEN_KIND, CardCategory
 from games.castle_panic.state import (
     Board,
     Cards,
@@ -59,6 +59,7 @@ def _game_started(s: State, p: Payload) -> State:
     options = Options.from_dict(p["options"])
     seats = p["seats"]
     removed = tuple(p["removed_tokens"])
+    pile = _without(ALL_TOKENS, removed)
     config = Config(
         options=options,
         seats=seats,
@@ -69,8 +70,10 @@ def _game_started(s: State, p: Payload) -> State:
     )
     return State(
         config=config,
-        cards=Cards(deck=ALL_CARDS, hands=((),) * seats),
-        tokens=Tokens(pile=_without(ALL_TOKENS, removed), trophies=((),) * seats, removed=tuple(sorted(removed))),
+        cards=Cards(deck=ALL_CARDS, hands=((),) * seats, dealt=ALL_CARDS),
+        tokens=Tokens(
+            pile=pile, trophies=((),) * seats, removed=tuple(sorted(removed)), dealt=_without(pile, SETUP_MONSTERS)
+        ),
         board=Board(walls=frozenset(p["walls"]), towers=frozenset(p["towers"])),
         turn=Turn(),
         pending=Pending(),
@@ -87,7 +90,14 @@ def _monster_placed(s: State, p: Payload) -> State:
     kind = TOKEN_KIND[token]
     monster = Monster(token, kind.name, p["ring"], p["arc"], kind.hp, kind.hp)
     board = s.board.but(monsters=s.board.monsters + (monster,))
-    return s.but(tokens=_drawn_token(s.tokens, p["source"], token), board=board, turn=_draws_left(s.turn, p))
+    return s.but(
+        tokens=_drawn_token(s.tokens, p["source"], token), board=board, turn=_draws_left(s.turn, p), house=_rolled(s, p)
+    )
+
+
+def _rolled(s: State, p: Payload) -> House:
+    """The house after an event that may carry a die roll (``roll``: the number, or null)."""
+    return s.house if p.get("roll") is None else s.house.but(rolls=s.house.rolls + 1)
 
 
 def _drawn_token(tokens: Tokens, source: str, token: str) -> Tokens:
@@ -115,7 +125,8 @@ def _deck_reshuffled(s: State, p: Payload) -> State:
     removed = p["removed"]
     cards = s.cards
     deck = tuple(sorted(cards.deck + _without(cards.discard, removed)))
-    return s.but(cards=cards.but(deck=deck, discard=(), removed=cards.removed + tuple(removed)))
+    cards = cards.but(deck=deck, discard=(), removed=cards.removed + tuple(removed), dealt=deck, deals=cards.deals + 1)
+    return s.but(cards=cards)
 
 
 def _turn_started(s: State, p: Payload) -> State:
@@ -244,7 +255,7 @@ def _tar_placed(s: State, p: Payload) -> State:
 def _token_revealed(s: State, p: Payload) -> State:
     token = p["token"]
     tokens = _drawn_token(s.tokens, p["source"], token)
-    return s.but(tokens=tokens.but(discard=tokens.discard + (token,)), turn=_draws_left(s.turn, p))
+    return s.but(tokens=tokens.but(discard=tokens.discard + (token,)), turn=_draws_left(s.turn, p), house=_rolled(s, p))
 
 
 def _draws_queued(s: State, p: Payload) -> State:

@@ -7,8 +7,12 @@ a command again, and returns all the events of that run. It works on a scratch c
 reads the consequences of the earlier ones, and the events it returns fold to exactly that state.
 
 Random outcomes (a card drawn, a token drawn, a die roll, where the setup monsters stand) are
-drawn from the ``rng`` argument at the moment they happen and written into the events; the deck
-and the monster pile have no stored order.
+written into the events at the moment they happen; the deck and the monster pile have no stored
+order. Under ``donjon-draw-2`` the castle deck (:data:`CARDS`, again at each reshuffle), the
+monster pile (:data:`TOKENS`) and the setup monsters' arcs (:data:`SETUP_ARCS`) are each dealt
+once by ``rng.deal``, and a draw is the deal's next item; each die roll has a stream of its own,
+numbered by the rolls before it (:data:`DIE`). Under the older schemes each comes from the rng of
+the decision (``sample``, ``choice``, ``shuffle``, ``randint``), as those games drew.
 
 Legal moves and ``decide`` share the same predicates (``_reaches``, ``_trade_partners``,
 ``_overlord_must_play`` ...), so each command in ``legal_moves`` is one ``decide`` accepts.
@@ -73,9 +77,14 @@ from games.castle_panic.data import (
 )
 from games.castle_panic.evolve import evolve
 from games.castle_panic.scoring import master_slayers, seat_scores
-from games.castle_panic.state import Monster, Options, Phase, State
+from games.castle_panic.state import Monster, Options, Phase, State, Tokens
+from games.draw import dealt_rest
 
 __all__ = [
+    "CARDS",
+    "DIE",
+    "SETUP_ARCS",
+    "TOKENS",
     "setup",
     "decide",
     "legal_moves",
@@ -103,6 +112,15 @@ _PLAGUES: dict[str, Soldier] = {
 _COLOUR_MOVES: dict[str, Colour] = {"move_red": Colour.RED, "move_green": Colour.GREEN, "move_blue": Colour.BLUE}
 _EXTRA_DRAWS: dict[str, int] = {"draw_3": 3, "draw_4": 4, "goblin_king": 3}
 _PLAY_PHASES = (Phase.DISCARD, Phase.TRADE, Phase.PLAY)
+
+CARDS = "cards"
+"""The castle deck's deals (``<game id>:deal:cards``, numbered by the reshuffles before)."""
+TOKENS = "tokens"
+"""The monster pile's deal (``<game id>:deal:tokens``): monsters, bosses and effects."""
+SETUP_ARCS = "setup_arcs"
+"""The arcs 1-6 dealt to the six setup monsters (``<game id>:deal:setup_arcs``)."""
+DIE = "die"
+"""Every d6 roll: the stream ``<game id>:die`` numbered by the rolls before it."""
 
 
 class _Run:
@@ -244,9 +262,7 @@ def setup(options: Mapping[str, Any], seats: int, rng: Rng) -> list[Event]:
             "removed_tokens": removed,
         },
     )
-    arcs = list(ARCS)
-    rng.shuffle(arcs)
-    for token, arc in zip(SETUP_MONSTERS, arcs):
+    for token, arc in zip(SETUP_MONSTERS, _setup_arcs(rng)):
         run.emit(
             "monster_placed",
             {"monster": token, "ring": int(Ring.ARCHER), "arc": arc, "roll": None, "source": "setup"},
@@ -258,6 +274,16 @@ def setup(options: Mapping[str, Any], seats: int, rng: Rng) -> list[Event]:
     _start_turn(run, castle_seats[0], 1, rng)
     _advance(run, rng)
     return run.events
+
+
+def _setup_arcs(rng: Rng) -> list[int]:
+    """The arcs of the setup monsters, in :data:`SETUP_MONSTERS` order."""
+    dealt = rng.deal(SETUP_ARCS, 0, ARCS)
+    if dealt is not None:
+        return list(dealt)
+    arcs = list(ARCS)
+    rng.shuffle(arcs)
+    return arcs
 
 
 def _tower_claims(castle_seats: tuple[int, ...]) -> tuple[list[tuple[int, int]], int | None]:
@@ -282,7 +308,9 @@ def _draw_cards(run: _Run, seat: int, count: int, rng: Rng, reason: str) -> None
                 return
             run.emit("deck_reshuffled", {"removed": _dwindled(run.state)})
             continue
-        drawn = rng.sample(cards.deck, min(count, len(cards.deck)))
+        take = min(count, len(cards.deck))
+        rest = dealt_rest(rng, CARDS, cards.deals, cards.dealt, len(cards.deck))
+        drawn = list(rest[:take]) if rest is not None else rng.sample(cards.deck, take)
         run.emit("cards_drawn", {"seat": seat, "cards": drawn, "reason": reason, "hidden": _hidden(run.state)})
         count -= len(drawn)
 
@@ -300,9 +328,31 @@ def _dwindled(state: State) -> list[str]:
     return gone
 
 
+def _next_tokens(tokens: Tokens, count: int, rng: Rng) -> list[str] | None:
+    """The next ``count`` tokens of the monster pile's deal; ``None`` under a scheme that draws
+    per decision."""
+    rest = dealt_rest(rng, TOKENS, 0, tokens.dealt, len(tokens.pile))
+    return None if rest is None else list(rest[:count])
+
+
+def _pile_token(state: State, rng: Rng) -> str:
+    """The token drawn from the pile in phase 6."""
+    dealt = _next_tokens(state.tokens, 1, rng)
+    return dealt[0] if dealt is not None else rng.choice(state.tokens.pile)
+
+
+def _roll(state: State, rng: Rng) -> int:
+    """A d6: the stream of the roll numbered by the rolls before it (``donjon-draw-2``)."""
+    return rng.stream(DIE, state.house.rolls).randint(1, 6)
+
+
 def _overlord_draw(run: _Run, count: int, plays: int, rng: Rng) -> None:
     pile = run.state.tokens.pile
-    drawn = rng.sample(pile, min(count, len(pile))) if count > 0 else []
+    take = min(count, len(pile))
+    drawn: list[str] = []
+    if take > 0:
+        dealt = _next_tokens(run.state.tokens, take, rng)
+        drawn = dealt if dealt is not None else rng.sample(pile, take)
     assert run.state.config is not None
     run.emit("overlord_drew", {"seat": run.state.config.overlord, "tokens": drawn, "plays": plays})
 
@@ -349,7 +399,7 @@ def _advance(run: _Run, rng: Rng) -> None:
             return
         elif phase is Phase.DRAW:
             if state.turn.draws_left > 0 and state.tokens.pile:
-                token = rng.choice(state.tokens.pile)
+                token = _pile_token(state, rng)
                 _resolve_token(run, token, "pile", rng, {"draws_left": state.turn.draws_left - 1})
             else:
                 _end_turn(run, rng)
@@ -529,14 +579,14 @@ def _resolve_token(
     if kind.is_monster:
         roll = None
         if arc is None:
-            roll = arc = rng.randint(1, 6)
+            roll = arc = _roll(run.state, rng)
         placed = {"monster": token, "ring": int(Ring.FOREST), "arc": arc, "roll": roll, "source": source}
         run.emit("monster_placed", {**placed, **extra})
         _boss_effect(run, token, arc, rng)
         return
     name = kind.name
     if name == "giant_boulder":
-        roll = rng.randint(1, 6)
+        roll = _roll(run.state, rng)
         run.emit("token_revealed", {"token": token, "source": source, "roll": roll, **extra})
         _roll_boulder(run, roll)
         return

@@ -2,9 +2,12 @@
 
 The state holds everything, secrets included (the Overlord's hand, hands under the hidden-hands
 rule); :mod:`games.castle_panic.views` decides what leaves the server. Neither draw pile has an
-order: the castle deck and the monster pile are sorted tuples (multisets), and a draw is a
-``rng.choice`` made at the moment it happens and written into an event, so no state and no event
-ever holds the future.
+order: the castle deck and the monster pile are sorted tuples (multisets), so no state and no event
+ever holds the future. Under ``donjon-draw-2`` each is dealt once (the deck again at each
+reshuffle): the state keeps what the deal held (``dealt``, public: it is what the pile held when it
+came into play) and which deal it is, and a draw is the deal's next item, read from the rng; under
+the older schemes a draw is made from the rng of the decision. Either way it is written into an
+event when it happens.
 
 The state is split in a few small records (cards, tokens, board, turn, pending, house) so that
 one event rebuilds only the record it touches.
@@ -179,12 +182,15 @@ class Config(Record):
 @copyable
 @dataclass(frozen=True, slots=True)
 class Cards(Record):
-    """Castle cards by zone. ``deck`` is sorted: it has no order, only contents."""
+    """Castle cards by zone. ``deck`` is sorted: it has no order, only contents. ``dealt`` is the
+    deck as its current deal began (sorted), ``deals`` how many reshuffles came before it."""
 
     deck: tuple[str, ...] = ()
     hands: tuple[tuple[str, ...], ...] = ()
     discard: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
+    dealt: tuple[str, ...] = ()
+    deals: int = 0
 
 
 @copyable
@@ -197,6 +203,8 @@ class Tokens(Record):
     discard: tuple[str, ...] = ()
     trophies: tuple[tuple[str, ...], ...] = ()
     removed: tuple[str, ...] = ()
+    dealt: tuple[str, ...] = ()
+    """The pile as it is dealt, once the setup monsters stand (sorted): it is never reshuffled."""
 
 
 @copyable
@@ -244,13 +252,15 @@ class Pending(Record):
 @copyable
 @dataclass(frozen=True, slots=True)
 class House(Record):
-    """Table-wide facts that change during play: hand size, tower claims, eliminations."""
+    """Table-wide facts that change during play: hand size, tower claims, eliminations, dice rolled."""
 
     hand_size: int = 0
     claims: tuple[tuple[int, int], ...] = ()
     """(arc, seat) pairs under My Home Is My Castle."""
     kings_tower: int | None = None
     eliminated: frozenset[int] = frozenset()
+    rolls: int = 0
+    """Dice rolled so far: the number of the next roll's stream (``donjon-draw-2``)."""
 
 
 @copyable

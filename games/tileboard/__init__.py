@@ -77,10 +77,12 @@ Naming spots, the follower step (:mod:`games.tileboard.spots`)
     -> [owner, x, y, at, kind]`` (how events record a follower).
 
 Drawing (:mod:`games.tileboard.draw`)
-    Piles are ``(id, count)`` multisets in a stable order, never shuffled lists. ``pick(pool,
-    index)``, ``draw(rng, pool)`` (``rng.randrange(total)`` then walk), ``take(pool, id)``;
-    ``draw_sequence(rng, pool, order=None)`` lazily yields successive draws (or the scripted
-    order); ``draw_until_placeable(board, tile_of, drawn) -> (unplaceable ids, id or None)`` is
+    Piles are ``(id, count)`` multisets in a stable order, never shuffled lists. A pile is dealt
+    once (``rng.deal``, ``donjon-draw-2``): ``draw(rng, pool, deck=, contents=)`` is the deal's
+    next item (per decision: ``rng.randrange(total)`` then walk, ``pick(pool, index)``);
+    ``take(pool, id)``; ``draw_sequence(rng, pool, order=None, contents=)`` lazily yields
+    successive draws (or the scripted order); ``TILES`` names the tile pile's deal;
+    ``draw_until_placeable(board, tile_of, drawn) -> (unplaceable ids, id or None)`` is
     the redraw of tiles that fit nowhere; ``check_draw_order(order, available, ...)`` checks a
     scripted order option, reporting every problem at once.
 
@@ -91,7 +93,7 @@ Majority (:mod:`games.tileboard.majority`)
 
 from games.tileboard import board as _board_module
 from games.tileboard.board import WALL, Board, BoardRules, Feature, Follower, IllegalPlacement, Placed
-from games.tileboard.draw import check_draw_order, draw, draw_sequence, draw_until_placeable, pick, take
+from games.tileboard.draw import TILES, check_draw_order, draw, draw_sequence, draw_until_placeable, pick, take
 from games.tileboard.majority import Ties, majority, weights_by_owner
 from games.tileboard.spots import Spot, feature_at, find_segment, follower_record, free_spots, segment_name
 from games.tileboard.tiles import (
@@ -132,6 +134,7 @@ __all__ = [
     "Spot",
     "Tile",
     "Ties",
+    "TILES",
     "check_draw_order",
     "design_key",
     "draw",

@@ -1,18 +1,24 @@
 """Drawing tiles: uniform picks over what is left, scripted orders, and the redraw of tiles that
 fit nowhere.
 
-A pile is a multiset given as ``(id, count)`` pairs in a stable order (never a shuffled list: the
-next tile is drawn when it is needed, so the event log holds no future). A pick takes
-``rng.randrange(total)`` and walks the pairs, so the same rng state always gives the same tile.
-A scripted order (a tutorial, a puzzle, a game from the table) replaces the picks.
+A pile is a multiset given as ``(id, count)`` pairs in a stable order: the state never holds a
+shuffled list, so neither it nor the event log holds the future. Under ``donjon-draw-2`` the pile
+is dealt once, when the game starts (``rng.deal``, the whole pile in canonical order): the next
+tile is the one at the position of the deal that the tiles drawn so far have reached. Under the
+schemes that draw per decision (``rng.deal`` answers ``None``) a pick takes ``rng.randrange(total)``
+and walks the pairs, so the same rng state always gives the same tile. A scripted order (a
+tutorial, a puzzle, a game from the table) replaces both.
 
->>> from games.draw import Draw
+>>> from games.draw import Dealer, Draw
 >>> pick((("A", 2), ("B", 1)), 2)
 'B'
 >>> take((("A", 2), ("B", 1)), "B")
 (('A', 2),)
->>> list(draw_sequence(Draw(b"", "legality check", 0), (), order=["C", "A"]))
+>>> list(draw_sequence(Draw(b"", "legality check", 0), (), order=["C", "A"], contents=()))
 ['C', 'A']
+>>> dealt = Dealer(bytes(32), "g").deal(TILES, 0, ("A", "A", "B"))
+>>> list(draw_sequence(Dealer(bytes(32), "g"), (("A", 1), ("B", 1)), contents=("A", "A", "B"))) == list(dealt[1:])
+True
 """
 
 from __future__ import annotations
@@ -23,10 +29,14 @@ from operator import itemgetter
 from typing import Any
 
 from games.base import BadOptions, Rng
+from games.draw import dealt_rest
 from games.tileboard.board import Board
 from games.tileboard.tiles import Tile
 
-__all__ = ["check_draw_order", "draw", "draw_sequence", "draw_until_placeable", "pick", "take"]
+__all__ = ["TILES", "check_draw_order", "draw", "draw_sequence", "draw_until_placeable", "pick", "take"]
+
+TILES = "tiles"
+"""The deck name of a tile game's draw pile (the stream ``<game id>:deal:tiles``)."""
 
 Pool = Iterable[tuple[str, int]]
 
@@ -42,9 +52,15 @@ def pick(pool: Pool, index: int) -> str:
     raise ValueError("index beyond the pool")
 
 
-def draw(rng: Rng, pool: Sequence[tuple[str, int]]) -> str:
-    """One item of the multiset, uniformly."""
-    return pick(pool, rng.randrange(sum(map(_count, pool))))
+def draw(rng: Rng, pool: Sequence[tuple[str, int]], *, deck: str, contents: Sequence[str]) -> str:
+    """The next item of ``pool``, what is left of the deck ``deck`` dealt once as ``contents``
+    (the whole deck in canonical order): the deal's next item, or, under a scheme that draws per
+    decision, one item of the multiset uniformly."""
+    left = sum(map(_count, pool))
+    rest = dealt_rest(rng, deck, 0, contents, left)
+    if rest is not None:
+        return rest[0]
+    return pick(pool, rng.randrange(left))
 
 
 def take(pool: Sequence[tuple[str, int]], name: str) -> tuple[tuple[str, int], ...]:
@@ -56,13 +72,26 @@ def take(pool: Sequence[tuple[str, int]], name: str) -> tuple[tuple[str, int], .
     return tuple(pool)
 
 
-def draw_sequence(rng: Rng, pool: Sequence[tuple[str, int]], order: Sequence[str] | None = None) -> Iterator[str]:
-    """Successive draws from what is left: the rest of a scripted ``order`` in turn, or uniform
-    picks over ``pool``, each removing what it drew. Lazy: a draw happens only when asked for."""
+def draw_sequence(
+    rng: Rng,
+    pool: Sequence[tuple[str, int]],
+    order: Sequence[str] | None = None,
+    *,
+    contents: Sequence[str],
+    deck: str = TILES,
+) -> Iterator[str]:
+    """Successive draws from what is left (``pool``) of the pile dealt once as ``contents``: the
+    rest of a scripted ``order`` in turn, else the rest of the deal, else (a scheme that draws per
+    decision) uniform picks over ``pool``, each removing what it drew. Lazy: a draw happens only
+    when asked for."""
     if order is not None:
         yield from order
         return
     total = sum(map(_count, pool))
+    rest = dealt_rest(rng, deck, 0, contents, total)
+    if rest is not None:
+        yield from rest
+        return
     while total:
         name = pick(pool, rng.randrange(total))
         yield name

@@ -7,11 +7,13 @@ such as The Castle served from an operator's dataset), else its ``BOTS`` mapping
 :class:`~games.base.Bot`. An engine outside the registry of :mod:`games` (a test's engine handed
 to the service) names its bots itself in ``engine.bots``: Bot objects by name, like ``BOTS``.
 
-A bot's choice on top of stream version ``v`` uses :func:`bot_rng`: the game's draw stream
-(:func:`service.decisions.decision_rng`) labelled with the game id suffixed ``:bot:<seat>`` (a
-suffix no game id can have, so it never equals the rng of the engine's own decision on that
-version). It is therefore reproducible by anyone
-holding the revealed seed, which is what ``donjon replay`` checks.
+A bot's choice uses :func:`bot_rng` (:func:`service.draw_schemes.bot_rng_for`): under
+``donjon-draw-2`` the stream ``<game id>:bot:<seat>`` numbered by the engine events folded before
+the choice, so that a service event put before it (a clock running out, a seat leaving) changes
+nothing the bot does; under the older schemes the game's stream of the version the choice is made
+on, labelled with the game id suffixed ``:bot:<seat>`` (a suffix no game id can have, so it never
+equals the rng of the engine's own decision on that version). It is therefore reproducible by
+anyone holding the revealed seed, which is what ``donjon replay`` checks.
 
 Which node makes a bot's move, and when, is :mod:`service.bots.scheduler`'s job.
 
@@ -28,7 +30,8 @@ from typing import Any
 from games import GAME_MODULES
 from games.base import Bot, Engine, Rng
 from projections.game import GameProjection, Status
-from service.decisions import decision_rng
+from service.decisions import drawing_seed
+from service.draw_schemes import bot_rng_for
 
 __all__ = ["Bot", "bot_command_id", "bot_rng", "bots_for", "due_bot", "owes_bot"]
 
@@ -45,8 +48,16 @@ def bots_for(engine: Engine) -> dict[str, Bot]:
 
 def bot_rng(projection: GameProjection, server_seed: bytes, seat: int, *, version: int | None = None) -> Rng:
     """The random source of the bot in ``seat`` choosing on top of ``projection`` (or of
-    ``version``, for a timeout's move decided after the ``clock.expired`` of the same append)."""
-    return decision_rng(projection, server_seed, f"{projection.game_id}:bot:{seat}", version=version)
+    ``version``, for a timeout's move decided after the ``clock.expired`` of the same append;
+    under ``donjon-draw-2`` the version does not matter, the engine events before the choice do)."""
+    return bot_rng_for(
+        projection.draw,
+        drawing_seed(projection, server_seed),
+        projection.game_id,
+        seat,
+        version=projection.version if version is None else version,
+        engine_events=projection.engine_events,
+    )
 
 
 def bot_command_id(seat: int, version: int) -> str:

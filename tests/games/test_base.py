@@ -216,8 +216,11 @@ def test_play_out_with_one_rng_is_the_game_its_int_seed_gives(name):
     from games import find_engine
     engine = find_engine(name)
     bot = _random_bot(name)
-    by_rng = games.base.play_out(engine, 2, {}, bot, Draw(seed_from_int(7), "bench", 0))[1]
+    by_rng = games.base.play_out(engine, 2, {}, bot, games.base.derive_dealer(seed_from_int(7), "bench"))[1]
     assert games.base.play_out(engine, 2, {}, bot, 7)[1] == by_rng
+    assert games.base.play_out(engine, 2, {}, bot, seed_from_int(7))[1] == by_rng
+    one_stream = games.base.play_out(engine, 2, {}, bot, Draw(seed_from_int(7), "bench", 0))[1]
+    assert one_stream == games.base.play_out(engine, 2, {}, bot, Draw(seed_from_int(7), "bench", 0))[1]
 
 
 def test_play_steps_shows_each_state_before_its_command_and_returns_the_last():

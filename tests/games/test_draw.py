@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from games.draw import Draw
+from games.draw import Dealer, DealMemo, Draw, PerDecisionDraw, canonical
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = bytes(range(32))
@@ -135,3 +135,46 @@ def test_a_prepared_key_draws_the_same_streams():
         draws = [plain.below(1000) for _ in range(10)]  # more than one block
         assert [keyed.below(1000) for _ in range(10)] == draws == [served.below(1000) for _ in range(10)]
         assert Draw(prepared, "g", version).secret_salt() == Draw(key, "g", version).secret_salt()
+
+
+# --- donjon-draw-2 ---------------------------------------------------------------------------
+
+
+def test_a_deal_is_a_fisher_yates_of_the_sorted_contents_on_its_own_stream():
+    contents = ("a", "a", "b", "c", "d")
+    expected = list(contents)
+    Draw(KEY, "g1:deal:cards", 2).shuffle(expected)
+    assert list(Dealer(KEY, "g1").deal("cards", 2, contents)) == expected
+    assert Dealer(KEY, "g1").stream("die", 4).randint(1, 6) == Draw(KEY, "g1:die", 4).randint(1, 6)
+    assert Dealer(KEY, "g1").secret_salt() == Draw(KEY, "g1", 0).secret_salt()
+    assert canonical([("orc#2", 1), ("orc#10", 1), ("b", 2)]) == ("b", "b", "orc#10", "orc#2")
+
+
+def test_a_dealer_draws_nothing_per_decision():
+    dealer = Dealer(KEY, "g1")
+    for call in (lambda: dealer.randrange(6), lambda: dealer.randint(1, 6), lambda: dealer.choice("ab"),
+                 lambda: dealer.shuffle([1, 2]), lambda: dealer.sample("ab", 1)):
+        with pytest.raises(PerDecisionDraw, match="donjon-draw-2 draws nothing per decision"):
+            call()
+
+
+def test_the_deals_are_remembered_within_bounds():
+    memo = DealMemo(2)
+    dealer = Dealer(KEY, "g1", memo)
+    first = dealer.deal("a", 0, tuple(range(50)))
+    assert dealer.deal("a", 0, tuple(range(50))) is first and len(memo) == 1
+    dealer.deal("b", 0, (1, 2))
+    dealer.deal("c", 0, (1, 2))
+    assert len(memo) == 2 and dealer.deal("a", 0, tuple(range(50))) == first  # dealt again, the same
+
+
+def test_the_donjon_draw_2_vectors_of_the_docs():
+    from tests.service.make_decks import vector_table, vectors
+
+    doc = (ROOT / "docs" / "fairness.md").read_text()
+    assert vector_table() in doc
+    rows = {(what, call): result for what, call, result in vectors()}
+    assert rows[("Carcassonne", "deal `tiles` 0 (71)")].startswith(
+        "`Q`, `N`, `U`, `P`, `R`, `A`, ...; digest `eb18f98fcde8bb69db212dee3ea26aee19a81d1ecac901c1f780f7e7ef685716`")
+    assert rows[("Castle Panic", "deal `setup_arcs` 0")] == "`[5, 1, 6, 2, 4, 3]`"
+    assert rows[("Castle Panic", "rolls 0 to 7 (`randint(1, 6)` on `g1:die`, n)")] == "`[3, 4, 5, 2, 4, 5, 5, 4]`"

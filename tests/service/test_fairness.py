@@ -19,7 +19,7 @@ import games
 from events.chain import genesis
 from events.envelope import NewEvent
 from events.errors import ChainBroken
-from events.store import cmds_key, events_key, meta_key
+from events.store import meta_key
 from projections.game import GameProjection
 from service import decisions, seeds
 from service.cli import main
@@ -38,9 +38,9 @@ from tests.service.conftest import (
     kept_seed,
     started_tiny,
 )
+from tests.service.recorded import DATA, load_recorded
 from tests.tinygame import TINY
 
-DATA = Path(__file__).parent / "data"
 LEGACY_GAMES = ("carcassonne", "castle", "castle_panic")
 
 
@@ -56,12 +56,12 @@ async def test_a_new_game_names_its_algorithms_and_chains_with_sha256_from_64_ze
     store = client.app[STORE]
     envelopes = await store.read(game_id, upcast=False)
     created = envelopes[0]
-    assert (created.payload["draw"], created.payload["chain"]) == ("donjon-draw-1", "sha256")
+    assert (created.payload["draw"], created.payload["chain"]) == ("donjon-draw-2", "sha256")
     assert created.prev_hash == genesis("sha256") == "0" * 64
     assert all(len(e.hash) == 64 for e in envelopes)
     assert await store.verify_chain(game_id) == envelopes[-1].hash == (await store.head(game_id))[1]
     public = (await (await client.get(f"/games/{game_id}/events")).json())["events"][0]["payload"]
-    assert (public["draw"], public["chain"]) == ("donjon-draw-1", "sha256")
+    assert (public["draw"], public["chain"]) == ("donjon-draw-2", "sha256")
 
 
 async def test_the_append_script_refuses_a_batch_that_does_not_link_to_the_stored_head(client):
@@ -204,25 +204,7 @@ def test_a_bad_seed_key_stops_the_service_with_a_message(tmp_path, embedded_redi
 
 
 async def _load_legacy(store, name: str) -> dict:
-    """A finished game recorded by the code before donjon-draw-1 (``tests/service/data``), put in
-    the store as that code stored it: a clear seed in the meta, SHA-1 hashed by the script."""
-    recorded = json.loads((DATA / f"legacy_{name}.json").read_text())
-    game_id = recorded["game_id"]
-    for key in (events_key(game_id), meta_key(game_id), cmds_key(game_id)):
-        await store.redis.delete(key)
-    await store.create_game(game_id, {"game": recorded["game"], "seed": recorded["seed"],
-                                      "options": recorded["options"], "seats": 2})
-    batch: list[dict] = []
-    for event in [*recorded["events"], None]:
-        if batch and (event is None or event["command"] is not None):
-            first = batch[0]
-            await store.append(game_id, [NewEvent(e["type"], e["payload"]) for e in batch],
-                               expected_version=first["version"] - 1, command_id=first["command_id"],
-                               actor=first["actor"], command=first["command"], ts=first["ts"])
-            batch = []
-        if event is not None:
-            batch.append(event)
-    return recorded
+    return await load_recorded(store, f"legacy_{name}.json")
 
 
 @pytest.mark.parametrize("name", LEGACY_GAMES)
@@ -253,3 +235,29 @@ async def test_donjon_replay_checks_an_old_game_in_the_store(store, embedded_red
     monkeypatch.setenv("DONJON_SEED_KEY", TEST_SEED_KEY)
     assert await asyncio.to_thread(main, ["replay", recorded["game_id"]]) == 0
     assert "OK:" in capsys.readouterr().out
+
+
+# --- games recorded under donjon-draw-1 (each decision drawn from its stream version) ----------
+
+DRAW1_GAMES = sorted(path.name for path in DATA.glob("draw1_*.json"))
+
+
+def test_every_engine_has_donjon_draw_1_games_on_record():
+    recorded = [json.loads((DATA / name).read_text()) for name in DRAW1_GAMES]
+    assert {game["game"] for game in recorded} == {"carcassonne", "castle", "castle_panic"}
+    assert all(game["events"][0]["payload"]["draw"] == "donjon-draw-1" for game in recorded)
+
+
+@pytest.mark.parametrize("filename", DRAW1_GAMES)
+async def test_a_donjon_draw_1_game_replays_and_verifies_from_its_export(store, filename):
+    recorded = await load_recorded(store, filename)
+    game_id = recorded["game_id"]
+    await store.verify_chain(game_id)
+    report = await replay_game(store, game_id, games.default_engines())
+    assert report.problems == [] and report.status == "finished"
+    assert report.batches_checked == len({e["version"] for e in recorded["events"] if e["command"] is not None})
+    key = NodeKey(bytes.fromhex(TEST_SIGNING_KEY))
+    exported = await signed_export(store, game_id, recorded["game"], key)
+    assert exported["chain"]["head"] == recorded["head"]
+    verified = verify_export(json.loads(json.dumps(exported)), games.default_engines(), key=key.public_hex)
+    assert verified.ok, verified.problems

@@ -24,7 +24,7 @@ from service.errors import ServiceError
 from service.export import export_game
 from service.keys import SIGNING_KEY, STORE
 from service.signing import NodeKey, check_signature
-from service.verify import verify_export
+from service.verify import DuplicateKey, parse_export, strict_base64, verify_export
 from tests.service.conftest import TEST_SIGNING_KEY, hello
 from tests.service.players import Player
 
@@ -107,8 +107,7 @@ def carcassonne_export() -> dict[str, Any]:
     return json.loads((ROOT / "clients" / "js" / "test" / "data" / "carcassonne-export.json").read_text())
 
 
-def test_the_javascript_verifiers_export_verifies_here(carcassonne_export):
-    assert verify_export(carcassonne_export, ENGINES, key=NODE_PUBLIC).ok
+JS_EXPORTS = sorted((ROOT / "clients" / "js" / "test" / "data").glob("*.json"))
 
 
 def test_an_export_of_a_game_recorded_before_sealing_still_verifies():
@@ -119,10 +118,39 @@ def test_an_export_of_a_game_recorded_before_sealing_still_verifies():
     assert verify_export(old, ENGINES, key=NODE_PUBLIC).ok
 
 
-def test_the_javascript_verifiers_carcassonne_pile_is_the_rules_pile():
-    from tests.service.make_carcassonne_pile import OUT, source
+@pytest.mark.parametrize("path", JS_EXPORTS, ids=lambda path: path.stem)
+def test_the_javascript_verifiers_exports_verify_here(path):
+    """The files ``python -m tests.service.make_export_fixture`` wrote for the JavaScript tests."""
+    report = verify_export(parse_export(path.read_text()), ENGINES, key=NODE_PUBLIC)
+    assert report.ok, report.problems
+    assert len(JS_EXPORTS) == 6
 
-    assert OUT.read_text(encoding="utf-8") == source(), "run python -m tests.service.make_carcassonne_pile"
+
+def test_the_javascript_verifiers_decks_are_the_rules_decks_and_the_pages():
+    from tests.service.make_decks import OUT, doc_lines, source
+
+    assert OUT.read_text(encoding="utf-8") == source(), "run python -m tests.service.make_decks"
+    page = (ROOT / "docs" / "fairness.md").read_text(encoding="utf-8")
+    for name, line in doc_lines().items():
+        assert line in page, f"docs/fairness.md lacks {name}: {line[:200]}"
+
+
+def test_a_reshuffle_rewritten_is_a_mismatch_of_its_batch_and_the_deals_after_it_crash_nothing():
+    """Under donjon-draw-2 a forged deck (a reshuffle that keeps a brick) makes the deals that follow
+    name cards the forged state no longer holds: each batch after it is a finding, not a crash."""
+    export = parse_export((ROOT / "clients" / "js" / "test" / "data" / "draw2-castle_panic.json").read_text())
+
+    def keep_the_brick(bodies: list[dict[str, Any]]) -> None:
+        next(b for b in bodies if b["type"] == "deck_reshuffled")["payload"]["removed"] = []
+
+    report = verify_export(rechained(export, keep_the_brick), ENGINES)
+    reshuffle = next(e["version"] for e in map(_body, export["events"]) if e["type"] == "deck_reshuffled")
+    first, last = map(int, report.problems[0].removeprefix("re-run: versions ").split(":")[0].split("-"))
+    assert first <= reshuffle <= last, report.problems[0]
+
+
+def _body(event: dict[str, Any]) -> dict[str, Any]:
+    return msgpack.unpackb(base64.b64decode(event["body"]), raw=False)
 
 
 def _flip_a_byte(export: dict[str, Any]) -> dict[str, Any]:
@@ -223,6 +251,37 @@ def test_verify_reads_only_a_json_file(tmp_path):
     path.write_text("{")
     assert main(["verify", str(path)]) == 2
     assert main(["verify", str(tmp_path / "missing.json")]) == 2
+
+
+def test_a_file_naming_a_key_twice_is_refused_before_any_check(carcassonne_export, tmp_path, capsys):
+    """A parser that keeps the first value and one that keeps the last would check different files."""
+    text = json.dumps(carcassonne_export)
+    doubled = text.replace('"seed": ', f'"seed": "{"00" * 32}", "seed": ', 1)
+    assert json.loads(doubled) == carcassonne_export  # Python's own json keeps the last: it would verify
+    path = tmp_path / "doubled.json"
+    path.write_text(doubled)
+    assert main(["verify", str(path), "--key", NODE_PUBLIC]) == 2
+    assert "the key 'seed' appears twice in one object" in capsys.readouterr().err
+    with pytest.raises(DuplicateKey):
+        parse_export('{"a": {"b": 1, "b": 1}}')
+    assert parse_export(text) == carcassonne_export
+
+
+@pytest.mark.parametrize("body", ["QR==", "QQ", "QQ==\n", " QQ==", "Q=Q=", "QQ==QQ==", "-_8=", 7])
+def test_a_body_in_loose_base64_is_refused(carcassonne_export, body):
+    assert strict_base64("QQ==") == b"A"
+    with pytest.raises(ValueError):
+        strict_base64(json.loads(json.dumps(body)) if isinstance(body, str) else body)
+    tampered = copy.deepcopy(carcassonne_export)
+    good = tampered["events"][3]["body"]
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    last = len(good.rstrip("=")) - 1  # its unused low bits set: the same bytes, another text
+    assert good.endswith("=")
+    loose = good[:last] + alphabet[alphabet.index(good[last]) ^ 1] + good[last + 1:]
+    tampered["events"][3]["body"] = loose
+    assert base64.b64decode(loose) == base64.b64decode(good)  # a lenient decoder reads the same bytes
+    assert verify_export(tampered, ENGINES, key=NODE_PUBLIC).problems[0] == (
+        "format: an event's body is not strict base64")
 
 
 async def test_a_running_game_is_not_exported(client, monkeypatch, embedded_redis_url, capsys):

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 
 import msgpack
 
 from events.chain import link_hash
 from tests.web.conftest import finished_bot_game, open_game
+
+ROOT = Path(__file__).resolve().parents[2]
 
 ORDER = ["D", "E", "B", "K", "H", "E", "L", "J"]
 
@@ -46,10 +49,17 @@ def test_the_audit_panel_passes_an_honest_game_with_secret_options_and_fails_tam
     page.get_by_role("button", name="Verify this game's export").click()
     result, text = verdict(page)
     assert result == "pass", text
-    # format, hash chain, seed commitment, sealed parts (the tile order's among them), seat contributions,
-    # tile draws (the revealed order), signature
-    assert page.locator("#audit-result li.pass").count() == 7
+    # format, hash chain, seed commitment, sealed parts (the tile order's among them), draw scheme, seat
+    # contributions, draws (the revealed order), signature
+    checked = page.locator("#audit-result ul.audit-checked li.pass")
+    assert checked.count() == 8 and page.locator("#audit-result li.fail").count() == 0
+    assert [checked.nth(i).get_attribute("data-check") for i in range(8)] == [
+        "format", "hash chain", "seed commitment", "sealed parts", "draw scheme", "seat contributions", "draws",
+        "signature"]
     assert "sealed parts, each opened" in page.inner_text("#audit-result li[data-check='sealed parts']")
+    assert "tile_order 0: 8 of 8" in page.inner_text("#audit-result li[data-check='draws']")
+    beyond = page.inner_text("#audit-result ul.audit-beyond")
+    assert "every bot move re-runs" in beyond and "folds through the game's rules engine" in beyond
     assert "the one given" in page.inner_text("#audit-result li[data-check='signature']")  # pinned: GET /keys
     page.locator("#audit").screenshot(path=str(shots / "audit-pass.png"))
 
@@ -111,3 +121,32 @@ def test_the_verifier_without_webcrypto_gives_the_same_results(served, page):
     assert results[2][0] is False and results[3][0] is False and results[2][2] == results[3][2]
     secure = page.evaluate("() => window.isSecureContext")
     assert secure and "WebCrypto" in page.inner_text("#audit")
+
+
+def test_the_audit_panel_lists_what_it_checked_for_each_game_and_calls_a_legacy_game_legacy(served, page):
+    """Every draw of a donjon-draw-2 game of each game is checked in the browser; a file of a game
+    recorded before donjon-draw-1 verifies only as "legacy: weaker guarantees", and its draws are
+    listed as donjon verify's; a file naming a key twice is refused before any check."""
+    games = {name: finished_bot_game(served, name) for name in ("castle", "castle_panic")}
+    open_game(page, served, games["castle"])
+    for name, game_id in games.items():
+        load_file(page, served.request("GET", f"/games/{game_id}/export"), f"{name}.json")
+        page.wait_for_function(f"document.querySelector('#audit-result').innerText.includes('{name}.json')")
+        result, text = verdict(page)
+        assert result == "pass" and "✔" in text, text
+        draws = page.inner_text("#audit-result li[data-check='draws']")
+        assert "each the one the seed deals" in draws
+        assert ("wall_tiles 0" if name == "castle" else "cards 0") in draws, draws
+    legacy = json.loads((ROOT / "clients" / "js" / "test" / "data" / "legacy-castle.json").read_text())
+    load_file(page, legacy, "legacy.json")
+    page.wait_for_function("document.querySelector('#audit-result').innerText.includes('legacy.json')")
+    result, text = verdict(page)
+    assert result == "legacy" and "legacy: weaker guarantees" in text and "✔ legacy.json verifies." not in text
+    assert page.locator("#audit-result li[data-check='draws']").count() == 0
+    assert "every draw of this legacy game" in page.inner_text("#audit-result ul.audit-beyond")
+    text = json.dumps(served.request("GET", f"/games/{games['castle']}/export"))
+    page.set_input_files("#audit-file", {"name": "twice.json", "mimeType": "application/json",
+                                         "buffer": text.replace('"seed": ', '"seed": "00", "seed": ', 1).encode()})
+    page.wait_for_function("document.querySelector('#audit-result').innerText.includes('twice.json')")
+    result, text = verdict(page)
+    assert result == "fail" and 'the key "seed" appears twice in one object' in text, text

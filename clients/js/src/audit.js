@@ -1,9 +1,12 @@
 // The in-browser (and Node) verifier of a game export (GET /games/{id}/export, docs/protocol.md):
 // the hash chain over the stored event bodies (SHA-256, or SHA-1 in games created before v1.2), the
 // seed commitment against the revealed seed, the events' sealed parts opened with the revealed
-// seed's hiding key (games created with "hidden"), and, for games that draw with donjon-draw-1,
-// every seat's seed contribution, every tile draw of a Carcassonne game and the node's signature
-// (fairness.js, docs/fairness.md).
+// seed's hiding key (games created with "hidden"), and, for games that draw with donjon-draw-2 or
+// donjon-draw-1, every seat's seed contribution, the draws this verifier can re-derive (every draw
+// of every game under donjon-draw-2; a Carcassonne game's tiles under donjon-draw-1) and the node's
+// signature (fairness.js, docs/fairness.md). Its result says what it checked (`checks`) and what only
+// `donjon verify` checks (`beyond`); a game recorded before donjon-draw-1 is "legacy: weaker
+// guarantees", never fully checked.
 //
 // WebCrypto's crypto.subtle exists only in secure contexts (https, http://127.0.0.1, localhost), so a
 // page served from http://some-host has none; the small SHA-1 and SHA-256 below and AES-GCM
@@ -12,8 +15,8 @@
 
 import { aesGcmOpen } from "./aesgcm.js";
 import {
-  canonicalJson, checkContributions, checkSignature, checkTileDraws, concat, DRAW_VERSION, FairnessError, fromBase64,
-  fromHex, gameSeed, hmacSha256, sha256, toHex,
+  canonicalJson, checkContributions, checkDeals, checkSignature, checkTileDraws, concat, DEAL_VERSION, DRAW_VERSION,
+  FairnessError, fromBase64, fromHex, gameSeed, hmacSha256, sha256, toHex,
 } from "./fairness.js";
 import { decode } from "./msgpack.js";
 
@@ -32,11 +35,12 @@ const CHAINS = Object.freeze({
   sha256: { genesis: "0".repeat(64), algorithm: "sha256(prev_hash_hex || msgpack_body)" },
 });
 
-/** What `donjon replay` checks beyond this verifier (shown by the audit panel). */
+/** What `donjon verify` and `donjon replay` check beyond this verifier, for every game (the audit
+ * panel shows these and, per file, `beyond` of verifyExport's result). */
 export const REPLAY_CHECKS_BEYOND = Object.freeze([
   "every event's stored clear part is exactly what a spectator may see of it (the rest sealed)",
   "every event decodes and folds through the game's rules engine, in order",
-  "every decision re-runs with the revealed seed and yields exactly the stored events (each shuffle and draw)",
+  "every decision re-runs with the revealed seed and yields exactly the stored events",
   "every bot move re-runs and chooses exactly the stored command under the same command id",
   "the final summary (scores, winners) is what the folded state says",
 ]);
@@ -126,6 +130,11 @@ function chainOf(exported) {
 /** Verify every link; the decoded bodies. Throws Failure naming the first bad event. */
 async function verifyChain(exported, hashes) {
   check(Array.isArray(exported.events) && exported.events.length > 0, "the export holds no events");
+  try {
+    fromBase64(exported.events[0].body);
+  } catch {
+    throw new Failure("event 1: body is not strict base64");
+  }
   const name = chainOf(exported);
   const { genesis, algorithm } = CHAINS[name];
   const digest = hashes[name];
@@ -141,7 +150,7 @@ async function verifyChain(exported, hashes) {
     try {
       bytes = fromBase64(event.body);
     } catch {
-      throw new Failure(`event ${version}: body is not base64`);
+      throw new Failure(`event ${version}: body is not strict base64`);
     }
     const hash = await digest(concat(encoder.encode(prev), bytes));
     check(hash === event.hash, `event ${version}: hash ${event.hash} does not match its bytes (${hash})`);
@@ -281,20 +290,8 @@ export async function verifyExport(exported, { subtle, key } = {}) {
       ? `${result.count} sealed parts, each opened with the revealed seed's hiding key, bound to its game, version and type`
       : "no sealed parts";
   }));
-  if (unsealed && bodies[0].payload?.draw === DRAW_VERSION) {
-    let seedKey = null;
-    const contributed = await run("seat contributions", () => fairness(() => {
-      const contributions = checkContributions(bodies, revealed.seedBytes);
-      seedKey = gameSeed(revealed.seedBytes, contributions);
-      return `${contributions.length} seats, each contribution in the game seed ${toHex(seedKey)}`;
-    }));
-    if (contributed && exported.game === "carcassonne") {
-      await run("tile draws", () => fairness(() => {
-        const drawn = checkTileDraws(exported.id, bodies, seedKey, revealed.secretOptions);
-        return `${drawn} tiles, each the one ${revealed.secretOptions?.tile_order ? "the revealed tile_order" : "donjon-draw-1"} gives`;
-      }));
-    }
-  }
+  const beyond = [...REPLAY_CHECKS_BEYOND];
+  const legacy = unsealed && (await checkDraws(exported, bodies, revealed, run, beyond));
   if (committed) {
     await run("signature", () => fairness(async () => {
       // Ed25519 comes from the page's own WebCrypto (the `subtle` option picks only the hashes).
@@ -303,5 +300,100 @@ export async function verifyExport(exported, { subtle, key } = {}) {
     }));
   }
   const ok = checks.length >= 3 && checks.every((c) => c.ok);
-  return { ok, hashes: hashes.source, checks, events: bodies.length, bodies };
+  const verdict = !ok ? "does not verify" : legacy ? LEGACY : "verifies";
+  return { ok, legacy: Boolean(legacy), verdict, hashes: hashes.source, checks, beyond, events: bodies.length, bodies };
+}
+
+export const LEGACY = "legacy: weaker guarantees";
+
+/** The first key some object of the (valid) JSON `text` names twice, or null. */
+function duplicateKey(text) {
+  const objects = []; // per open object its keys, per open array null
+  let wantKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      const keys = objects[objects.length - 1];
+      if (keys && wantKey) {
+        const key = JSON.parse(text.slice(i, end + 1));
+        if (keys.has(key)) return key;
+        keys.add(key);
+        wantKey = false;
+      }
+      i = end;
+    } else if (c === "{") {
+      objects.push(new Set());
+      wantKey = true;
+    } else if (c === "[") objects.push(null);
+    else if (c === "}" || c === "]") objects.pop();
+    else if (c === ",") wantKey = objects[objects.length - 1] instanceof Set;
+  }
+  return null;
+}
+
+/** An export file's JSON, refused (SyntaxError) when it is not JSON or when an object names a key
+ * twice (docs/fairness.md: two parsers could keep different values). */
+export function parseExport(text) {
+  const value = JSON.parse(text);
+  const twice = duplicateKey(text);
+  if (twice !== null) throw new SyntaxError(`the key ${JSON.stringify(twice)} appears twice in one object`);
+  return value;
+}
+
+/** The checks of the draws the game's scheme lets this verifier re-derive, each added with `run`;
+ * what it cannot is added to `beyond`. True for a legacy game (no draw scheme named). */
+async function checkDraws(exported, bodies, revealed, run, beyond) {
+  const { draw: scheme, chain } = bodies[0].payload ?? {};
+  if (scheme === undefined) {
+    // A game of that time had neither a SHA-256 chain nor contributions: one that has them is a newer
+    // game with its scheme taken out (a downgrade), not a legacy one.
+    const contributed = bodies.some((body) => body.type === "game.seat_taken" && body.payload?.seed_contribution != null);
+    const genuine = await run("draw scheme", async () => {
+      check(chain === undefined && !contributed, "the game names no draw scheme, yet it has "
+        + (chain !== undefined ? `a ${chain} chain` : "seat contributions") + ", which only games that name one have");
+      return `${LEGACY}: the game names no draw scheme (recorded before donjon-draw-1, with Python's `
+        + "random.Random, SHA-1 and no seat contributions); its draws are re-run only by donjon verify";
+    });
+    if (!genuine) return false;
+    beyond.push("every draw of this legacy game (Python's random.Random: only donjon verify re-runs it)");
+    return true;
+  }
+  const known = await run("draw scheme", async () => {
+    check(scheme === DEAL_VERSION || scheme === DRAW_VERSION, `unknown draw scheme ${JSON.stringify(scheme)}`);
+    check(chain === "sha256", `a ${scheme} game hashes its chain with sha256, this one names ${JSON.stringify(chain ?? "none")}`);
+    return `${scheme} (${scheme === DEAL_VERSION ? "every deck dealt once from the game seed" : "a stream per decision"}), chain sha256`;
+  });
+  if (!known) return false;
+  let seedKey = null;
+  const contributed = await run("seat contributions", () => fairness(() => {
+    const contributions = checkContributions(bodies, revealed.seedBytes);
+    seedKey = gameSeed(revealed.seedBytes, contributions);
+    return `${contributions.length} seats, each contribution in the game seed ${toHex(seedKey)}`;
+  }));
+  if (!contributed) return false;
+  if (scheme === DEAL_VERSION) await checkDealt(exported, bodies, seedKey, revealed, run, beyond);
+  else if (exported.game === "carcassonne") {
+    await run("tile draws", () => fairness(() => {
+      const drawn = checkTileDraws(exported.id, bodies, seedKey, revealed.secretOptions);
+      return `${drawn} tiles, each the one ${revealed.secretOptions?.tile_order ? "the revealed tile_order" : "donjon-draw-1"} gives`;
+    }));
+  } else beyond.push(`every draw of this ${exported.game} game (donjon-draw-1: only donjon verify re-runs them)`);
+  return false;
+}
+
+/** Every deal and roll of a donjon-draw-2 game (fairness.js checkDeals), as the check "draws". */
+async function checkDealt(exported, bodies, seedKey, revealed, run, beyond) {
+  let unknown = false;
+  await run("draws", () => fairness(() => {
+    const deals = checkDeals(exported.game, exported.id, bodies, seedKey, revealed.secretOptions);
+    if (deals === null) {
+      unknown = true;
+      return "none re-derived here: this verifier has no decks for this game's data";
+    }
+    const parts = deals.map((d) => (d.of === null ? `${d.drawn} rolls` : `${d.deck} ${d.number}: ${d.drawn} of ${d.of}`));
+    return `each the one the seed deals (${parts.join("; ")})`;
+  }));
+  if (unknown) beyond.push(`every draw of this ${exported.game} game (its decks are not in this verifier's tables)`);
 }

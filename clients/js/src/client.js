@@ -17,6 +17,20 @@ function definedFields(fields) {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
 }
 
+/** The refusal of a `client_seed` by a game created before seats could send one (docs/protocol.md). */
+const LEGACY_SEATS = /created before seats could send a 'client_seed'/;
+
+/**
+ * A seat's contribution to a game's seed: 32 bytes from `crypto.getRandomValues` as 64 lowercase
+ * hex digits (docs/protocol.md, Seeds), new for every call.
+ */
+export function newClientSeed() {
+  const random = globalThis.crypto?.getRandomValues;
+  if (!random) throw new DonjonError(CLIENT_CODES.NO_RANDOM, "this runtime has no crypto.getRandomValues to make a client_seed");
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(32));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 export class DonjonClient {
   /**
    * @param {string} [baseUrl] "http://127.0.0.1:8080"; "" (the default) is the page's own origin
@@ -76,10 +90,25 @@ export class DonjonClient {
     return this.request("POST", "/games", { body });
   }
 
-  /** `token`: in a rematch, the seat's token of the game it follows (the rematch's seats are reserved). */
-  takeSeat(gameId, { name, request_id, client_seed, token } = {}) {
-    const body = definedFields({ name, request_id, client_seed });
-    return this.request("POST", `/games/${encodeURIComponent(gameId)}/seats`, { body, token });
+  /**
+   * Take a seat. `client_seed` is the seat's contribution to the game's seed (docs/fairness.md):
+   * left out (undefined), one is made here from `crypto.getRandomValues` (newClientSeed), so that the
+   * server never deals alone; a string is sent as it is; `null` sends none (the service makes one,
+   * fixed by its committed seed). `token`: in a rematch, the seat's token of the game it follows
+   * (the rematch's seats are reserved). The reply's `seed_contribution_from` is `"seat"` when the
+   * value sent was taken.
+   */
+  async takeSeat(gameId, { name, request_id, client_seed, token } = {}) {
+    const path = `/games/${encodeURIComponent(gameId)}/seats`;
+    const made = client_seed === undefined;
+    const seed = made ? newClientSeed() : client_seed ?? undefined;
+    try {
+      return await this.request("POST", path, { body: definedFields({ name, request_id, client_seed: seed }), token });
+    } catch (error) {
+      // A game created before v1.2 takes no client_seed: a seed made here is then left out.
+      if (!(made && error instanceof DonjonError && error.code === "bad_request" && LEGACY_SEATS.test(error.message))) throw error;
+      return this.request("POST", path, { body: definedFields({ name, request_id }), token });
+    }
   }
 
   /**

@@ -6,6 +6,7 @@ export const CLIENT_CODES = Object.freeze({
   HTTP: "http_error", // an HTTP answer without the documented error body
   CLOSED: "closed", // the connection was closed for good (close(), or a close code that forbids retrying)
   PROTOCOL: "protocol_error", // the server sent something the protocol does not allow
+  NO_RANDOM: "no_random", // no crypto.getRandomValues to make a seat's client_seed with (pass one, or null)
 });
 
 export class DonjonError extends Error {

@@ -1,15 +1,18 @@
 // The fairness checks of a signed game export (`donjon export`, GET /games/{id}/export), written from
-// docs/fairness.md and not from the Python code: donjon-draw-1, every seat's contribution to the game
-// seed, every draw of a Carcassonne game's tile order re-run, and the node's Ed25519 signature. The
-// audit (audit.js: verifyExport, what the web app's audit panel runs) adds them to its chain and
-// commitment checks. `donjon verify` re-runs every rule besides; this needs no rules engine.
+// docs/fairness.md and not from the Python code: the streams of donjon-draw-1 and donjon-draw-2, every
+// seat's contribution to the game seed, every draw of every game re-derived (donjon-draw-2: every deal
+// of Carcassonne, The Castle and Castle Panic and every roll; donjon-draw-1: Carcassonne's tile
+// draws), and the node's Ed25519 signature. The audit (audit.js: verifyExport, what the web app's
+// audit panel runs) adds them to its chain and commitment checks. `donjon verify` re-runs every rule
+// besides; this needs no rules engine, only the decks of decks.js.
 //
 // SHA-256 and HMAC are computed here (WebCrypto's crypto.subtle exists only in secure contexts, and
 // is asynchronous); the signature needs crypto.subtle's Ed25519 (Node 20+, current browsers).
 
-import { CARCASSONNE_PILES } from "./carcassonne-pile.js";
+import { DECKS } from "./decks.js";
 
 export const DRAW_VERSION = "donjon-draw-1";
+export const DEAL_VERSION = "donjon-draw-2";
 
 const encoder = new TextEncoder();
 const TWO_64 = 1n << 64n;
@@ -35,8 +38,13 @@ export function concat(...parts) {
   return out;
 }
 
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** The bytes of strict base64 (RFC 4648's alphabet, `=` padding, nothing else, canonical: docs/fairness.md). */
 export function fromBase64(text) {
+  if (typeof text !== "string" || !BASE64.test(text)) throw new TypeError("not strict base64");
   const binary = atob(text);
+  if (btoa(binary) !== text) throw new TypeError("not the canonical base64 of its bytes");
   return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
 
@@ -97,9 +105,9 @@ export function hmacSha256(key, message) {
   return sha256(concat(outer, sha256(concat(inner, message))));
 }
 
-// --- donjon-draw-1 ----------------------------------------------------------------------------------
+// --- the streams --------------------------------------------------------------------------------------
 
-/** One draw stream: HMAC-SHA256 blocks of (label, version, counter), 8-byte words, rejection sampling. */
+/** One draw stream: HMAC-SHA256 blocks of (label, number, counter), 8-byte words, rejection sampling. */
 export class Draw {
   constructor(key, label, version) {
     this.key = key;
@@ -168,6 +176,240 @@ export class Draw {
   secretSalt() {
     return toHex(hmacSha256(this.key, concat(this.prefix.subarray(0, -1), encoder.encode("\0salt")))).slice(0, 32);
   }
+}
+
+// --- donjon-draw-2: deals ------------------------------------------------------------------------------
+
+const utf8Order = (a, b) => {
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  const [x, y] = [encoder.encode(String(a)), encoder.encode(String(b))];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length;
+};
+
+/** Items sorted as docs/fairness.md sorts them: strings by their UTF-8 bytes, integers by value. */
+export function sorted(items) {
+  return [...items].sort(utf8Order);
+}
+
+/** `[id, count]` pairs as their items, every copy (in the pairs' order). */
+export function expand(pairs) {
+  return pairs.flatMap(([id, count]) => Array(count).fill(id));
+}
+
+/** The `number`-th deal of `deck`: `contents` sorted, shuffled on the stream `<game id>:deal:<deck>`, number. */
+export function deal(gameSeedKey, gameId, deck, number, contents) {
+  const items = sorted(contents);
+  new Draw(gameSeedKey, `${gameId}:deal:${deck}`, number).shuffle(items);
+  return items;
+}
+
+/** A deal being drawn from: each `take` must be its next item. */
+class Dealt {
+  constructor(gameSeedKey, gameId, deck, number, contents) {
+    this.deck = deck;
+    this.number = number;
+    this.order = deal(gameSeedKey, gameId, deck, number, contents);
+    this.drawn = 0;
+  }
+
+  take(item, version) {
+    const at = this.drawn++;
+    const where = `deal ${this.number} of ${this.deck}, draw ${at}`;
+    if (at >= this.order.length) refuse(`version ${version}: ${JSON.stringify(item)} is drawn past the end of ${where}`);
+    if (item !== this.order[at]) {
+      refuse(`version ${version}: ${JSON.stringify(item)} is drawn, the seed deals ${JSON.stringify(this.order[at])} (${where})`);
+    }
+  }
+}
+
+/** A scripted order (a revealed `tile_order`) drawn like a deal. */
+class Scripted {
+  constructor(order) {
+    this.deck = "tile_order";
+    this.order = order;
+    this.drawn = 0;
+  }
+
+  take(item, version) {
+    const at = this.drawn++;
+    if (item !== this.order[at]) {
+      refuse(`version ${version}: ${JSON.stringify(item)} is drawn, the revealed tile_order has ${JSON.stringify(this.order[at])} there`);
+    }
+  }
+}
+
+function removeOne(list, item, version, what) {
+  const at = list.indexOf(item);
+  if (at < 0) refuse(`version ${version}: ${JSON.stringify(item)} is not in ${what}`);
+  list.splice(at, 1);
+}
+
+function numbered(pairs) {
+  return pairs.flatMap(([kind, count]) => Array.from({ length: count }, (_, i) => `${kind}#${i + 1}`));
+}
+
+const startedOf = (bodies) => bodies.find((body) => body.type === "game_started") ?? refuse("the game never started");
+
+function tileDeal(gameSeedKey, gameId, contents, secretOptions) {
+  const order = secretOptions?.tile_order;
+  return order ? new Scripted(order) : new Dealt(gameSeedKey, gameId, "tiles", 0, contents);
+}
+
+/** Carcassonne: the tile deal (docs/fairness.md, The deal of each game). */
+function carcassonneDraws(gameId, bodies, key, secretOptions) {
+  const { options } = startedOf(bodies).payload;
+  const tiles = tileDeal(key, gameId, expand(DECKS.carcassonne[options.inns_cathedrals ? "inns_cathedrals" : "base"]), secretOptions);
+  for (const body of bodies) {
+    if (body.type === "tile_drawn" || body.type === "tile_discarded") tiles.take(body.payload.tile, body.version);
+  }
+  return [tiles];
+}
+
+/** The Castle: the tile deal and the wall tiles' deal, over the dataset game_started names. */
+function castleDraws(gameId, bodies, key, secretOptions) {
+  const { options, dataset } = startedOf(bodies).payload;
+  const data = DECKS.castle[dataset];
+  if (!data) return null;
+  const tiles = tileDeal(key, gameId, expand([...data.tiles, ...(options.falcon ? data.falcon_tiles : [])]), secretOptions);
+  const wall = new Dealt(key, gameId, "wall_tiles", 0, expand(data.wall_tiles));
+  for (const body of bodies) {
+    if (body.type === "tile_drawn" || body.type === "tile_set_aside") tiles.take(body.payload.tile, body.version);
+    else if (body.type === "wall_tile_taken") wall.take(body.payload.tile, body.version);
+  }
+  return [tiles, wall];
+}
+
+/** Castle Panic's piles before play: the monster pile's contents (checking the Easier Battles removal). */
+function panicTokens(started) {
+  const panic = DECKS.castle_panic;
+  const { options, removed_tokens: removed } = started;
+  const total = Object.fromEntries(panic.tokens);
+  const expected = options.easier_battles
+    ? panic.easier_battles_removed.flatMap(([kind, n]) => Array.from({ length: n }, (_, i) => `${kind}#${total[kind] - n + 1 + i}`))
+    : [];
+  if (canonicalJson(sorted(removed)) !== canonicalJson(sorted(expected))) {
+    refuse(`game_started removes the tokens ${JSON.stringify(removed)}, the rules ${JSON.stringify(sorted(expected))}`);
+  }
+  const gone = new Set([...removed, ...panic.setup_monsters]);
+  return numbered(panic.tokens).filter((token) => !gone.has(token));
+}
+
+/** Dwindling Resources: what a reshuffle takes out of play (the first brick and mortar of the sorted discards). */
+function dwindled(options, discard) {
+  if (!options.dwindling_resources) return [];
+  return ["brick", "mortar"].map((kind) => sorted(discard).find((card) => card.startsWith(`${kind}#`))).filter(Boolean);
+}
+
+/** The castle deck's zones, to know each reshuffle's contents. */
+class CastleDeck {
+  constructor(key, gameId, options) {
+    Object.assign(this, { key, gameId, options, discard: [], hands: new Map(), deals: [] });
+    this.deal = new Dealt(key, gameId, "cards", 0, numbered(DECKS.castle_panic.cards));
+    this.deals.push(this.deal);
+  }
+
+  hand(seat) {
+    if (!this.hands.has(seat)) this.hands.set(seat, []);
+    return this.hands.get(seat);
+  }
+
+  reshuffle({ version, payload }) {
+    const left = this.deal.order.length - this.deal.drawn;
+    if (left) refuse(`version ${version}: the deck is reshuffled with ${left} cards still to draw`);
+    const expected = dwindled(this.options, this.discard);
+    if (canonicalJson(sorted(payload.removed)) !== canonicalJson(sorted(expected))) {
+      refuse(`version ${version}: the reshuffle removes ${JSON.stringify(payload.removed)}, the rules ${JSON.stringify(expected)}`);
+    }
+    for (const card of payload.removed) removeOne(this.discard, card, version, "the discard pile");
+    this.deal = new Dealt(this.key, this.gameId, "cards", this.deals.length, this.discard);
+    this.deals.push(this.deal);
+    this.discard = [];
+  }
+
+  /** Follow one event's cards; true when it was one that moves cards. */
+  follow(body) {
+    const { version, payload: p } = body;
+    const toDiscard = (seat, cards) => {
+      for (const card of cards) removeOne(this.hand(seat), card, version, `seat ${seat}'s hand`);
+      this.discard.push(...cards);
+    };
+    switch (body.type) {
+      case "cards_drawn":
+        for (const card of p.cards) this.deal.take(card, version);
+        this.hand(p.seat).push(...p.cards);
+        return true;
+      case "deck_reshuffled":
+        this.reshuffle(body);
+        return true;
+      case "cards_discarded":
+        toDiscard(p.seat, p.cards);
+        return true;
+      case "card_played":
+        toDiscard(p.seat, [p.card, ...(p.with ?? [])]);
+        return true;
+      case "card_scavenged":
+        removeOne(this.discard, p.card, version, "the discard pile");
+        this.hand(p.seat).push(p.card);
+        return true;
+      case "cards_traded":
+        removeOne(this.hand(p.from), p.gave, version, `seat ${p.from}'s hand`);
+        removeOne(this.hand(p.to), p.got, version, `seat ${p.to}'s hand`);
+        this.hand(p.to).push(p.gave);
+        this.hand(p.from).push(p.got);
+        return true;
+      case "player_eliminated":
+        toDiscard(p.seat, [...this.hand(p.seat)]);
+        return true;
+      default:
+        return false;
+    }
+  }
+}
+
+/** Castle Panic: setup arcs, monster pile, castle deck and its reshuffles, every roll. */
+function castlePanicDraws(gameId, bodies, key) {
+  const started = startedOf(bodies).payload;
+  const arcs = new Dealt(key, gameId, "setup_arcs", 0, [1, 2, 3, 4, 5, 6]);
+  const tokens = new Dealt(key, gameId, "tokens", 0, panicTokens(started));
+  const cards = new CastleDeck(key, gameId, started.options);
+  const rolls = { deck: "die", drawn: 0, order: [] };
+  const setup = DECKS.castle_panic.setup_monsters;
+  const roll = (value, version) => {
+    const expected = new Draw(key, `${gameId}:die`, rolls.drawn++).randint(1, 6);
+    if (value !== expected) refuse(`version ${version}: a roll of ${value}, the seed rolls ${expected} (roll ${rolls.drawn - 1})`);
+  };
+  for (const body of bodies) {
+    const { version, payload: p } = body;
+    if (cards.follow(body)) continue;
+    if (body.type === "overlord_drew") for (const token of p.tokens) tokens.take(token, version);
+    if (body.type !== "monster_placed" && body.type !== "token_revealed") continue;
+    const token = body.type === "monster_placed" ? p.monster : p.token;
+    if (p.source === "setup") {
+      if (token !== setup[arcs.drawn]) refuse(`version ${version}: setup monster ${token}, the rules place ${setup[arcs.drawn]}`);
+      arcs.take(p.arc, version);
+    } else if (p.source === "pile") tokens.take(token, version);
+    if (p.roll != null) {
+      roll(p.roll, version);
+      if (body.type === "monster_placed" && p.arc !== p.roll) refuse(`version ${version}: ${token} rolled ${p.roll} but stands in arc ${p.arc}`);
+    }
+  }
+  return [arcs, tokens, ...cards.deals, rolls];
+}
+
+const DEAL_CHECKERS = { carcassonne: carcassonneDraws, castle: castleDraws, castle_panic: castlePanicDraws };
+
+/**
+ * Re-derive every draw of a donjon-draw-2 game of `game` (docs/fairness.md, The deal of each game):
+ * each deal's order from the game seed and every drawn item against it, every roll. Throws
+ * FairnessError at the first draw that is not the seed's; returns what was drawn of each deal
+ * (`[{deck, number, drawn, of}]`), or null when this verifier has not the game's decks (another game,
+ * a Castle dataset other than castle-v1).
+ */
+export function checkDeals(game, gameId, bodies, gameSeedKey, secretOptions) {
+  const checker = DEAL_CHECKERS[game];
+  const deals = checker ? checker(gameId, bodies, gameSeedKey, secretOptions) : null;
+  return deals && deals.map((d) => ({ deck: d.deck, number: d.number ?? 0, drawn: d.drawn, of: d.deck === "die" ? null : d.order.length }));
 }
 
 // --- seeds --------------------------------------------------------------------------------------------
@@ -239,13 +481,13 @@ function drawVersion(batch) {
   return (seats.length ? seats[seats.length - 1].version : batch[0].version) - 1;
 }
 
-/** Re-run every tile draw of a Carcassonne game (`pick(pile, randrange(total))` per draw, or the
- * revealed scripted tile_order); the number of draws. */
+/** Re-run every tile draw of a donjon-draw-1 Carcassonne game (`pick(pile, randrange(total))` per
+ * draw on the stream of its decision, or the revealed scripted tile_order); the number of draws. */
 export function checkTileDraws(gameId, bodies, gameSeedKey, secretOptions) {
   const started = bodies.find((body) => body.type === "game_started");
   if (!started) refuse("the game never started");
   const tiles = started.payload.options.inns_cathedrals ? "inns_cathedrals" : "base";
-  const pool = CARCASSONNE_PILES[tiles].map(([id, n]) => [id, n]);
+  const pool = DECKS.carcassonne[tiles].map(([id, n]) => [id, n]);
   let total = pool.reduce((n, [, count]) => n + count, 0);
   const order = secretOptions?.tile_order ?? null;
   let drawn = 0;

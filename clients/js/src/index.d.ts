@@ -69,7 +69,7 @@ export type ErrorCode =
   | ClientErrorCode
   | (string & {});
 
-export type ClientErrorCode = "network" | "http_error" | "closed" | "protocol_error";
+export type ClientErrorCode = "network" | "http_error" | "closed" | "protocol_error" | "no_random";
 
 /** The body of every HTTP error response. */
 export interface ErrorBody {
@@ -129,8 +129,11 @@ export interface TakeSeatRequest {
   name?: string;
   /** since v1.2: the request's idempotency key, 16-128 of A-Z a-z 0-9 _ - (as secret as the token it yields) */
   request_id?: string;
-  /** this seat's contribution to the game's seed: 1-128 printable ASCII characters, no spaces (docs/fairness.md) */
-  client_seed?: string;
+  /**
+   * this seat's contribution to the game's seed: 1-128 printable ASCII characters, no spaces
+   * (docs/fairness.md). Left out: the client makes one (newClientSeed); null: none is sent.
+   */
+  client_seed?: string | null;
   /** since v1.2, a rematch only: the seat's token of the game it follows (sent as `Authorization`, not in the body) */
   token?: string;
 }
@@ -143,6 +146,8 @@ export interface TakeSeatBody {
   status: "open" | "active";
   /** the value this seat contributed to the game's seed (its client_seed, or one the service made) */
   seed_contribution?: string;
+  /** "seat": the client_seed sent is the contribution; "server": none was sent */
+  seed_contribution_from?: "seat" | "server";
   [field: string]: unknown;
 }
 
@@ -291,7 +296,11 @@ export declare const CLIENT_CODES: Readonly<{
   HTTP: "http_error";
   CLOSED: "closed";
   PROTOCOL: "protocol_error";
+  NO_RANDOM: "no_random";
 }>;
+
+/** A seat's contribution to a game's seed: 32 bytes of crypto.getRandomValues as 64 hex digits. */
+export declare function newClientSeed(): string;
 
 export declare class DonjonError extends Error {
   constructor(code: ErrorCode, message: string, extra?: { status?: number; id?: string; closeCode?: number; cause?: unknown });
@@ -467,25 +476,39 @@ export declare function playFromLegal(
   options?: { choose?: (legal: Command[], conn: GameConnection) => Command },
 ): Promise<GameConnection>;
 
-/** One check of {@link verifyExport}: `name` is "format", "hash chain", "seed commitment", "sealed parts", "seat contributions", "tile draws" or "signature". */
+/** One check of {@link verifyExport}: `name` is "format", "hash chain", "seed commitment", "sealed parts", "draw scheme", "seat contributions", "draws" (donjon-draw-2: every deal and roll), "tile draws" (donjon-draw-1 Carcassonne) or "signature". */
 export interface ExportCheck {
   name: string;
   ok: boolean;
   detail: string;
 }
 
+/** What {@link verifyExport} found: `checks` is what it checked, `beyond` what only `donjon verify` checks. */
+export interface ExportVerdict {
+  ok: boolean;
+  /** a game recorded before donjon-draw-1: its draws are not re-derived here ("legacy: weaker guarantees") */
+  legacy: boolean;
+  verdict: "verifies" | "legacy: weaker guarantees" | "does not verify";
+  hashes: "webcrypto" | "fallback";
+  checks: ExportCheck[];
+  beyond: string[];
+  events: number;
+  bodies: object[];
+}
+
 /**
  * Check a game export (GET /games/{id}/export, `donjon export`; docs/fairness.md) offline: the hash
  * chain, the seed commitment, the events' sealed parts (opened with the revealed seed; `bodies` are
- * the opened ones), every seat's seed contribution, every tile draw of a Carcassonne game,
+ * the opened ones), the draw scheme, every seat's seed contribution, every draw it can
+ * re-derive (donjon-draw-2: every deal and roll of every game; donjon-draw-1: Carcassonne's tiles),
  * the node's Ed25519 signature (by `key`, its public key in hex from `GET /keys`, when given).
  */
 export declare function verifyExport(
   exported: unknown,
   options?: { key?: string; subtle?: SubtleCrypto | null },
-): Promise<{ ok: boolean; hashes: "webcrypto" | "fallback"; checks: ExportCheck[]; events: number; bodies: object[] }>;
+): Promise<ExportVerdict>;
 
-/** One donjon-draw-1 stream: `new Draw(gameSeed, label, version)`. */
+/** One stream of docs/fairness.md: `new Draw(gameSeed, label, number)` (donjon-draw-1 and donjon-draw-2 alike). */
 export declare class Draw {
   constructor(key: Uint8Array, label: string, version: number);
   below(n: number | bigint): number | bigint;

@@ -1,5 +1,5 @@
 // @donjon/client: the lobby routes (DonjonClient) and a game's live connection (GameConnection).
-export { DonjonClient } from "./client.js";
+export { DonjonClient, newClientSeed } from "./client.js";
 export { GameConnection, MSGPACK_SUBPROTOCOL } from "./connection.js";
 export { DonjonError, CLIENT_CODES } from "./errors.js";
 export { TokenBucket } from "./bucket.js";

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 
 import { aesGcmOpen } from "../src/aesgcm.js";
 import { verifyExport } from "../src/audit.js";
-import { CARCASSONNE_PILES } from "../src/carcassonne-pile.js";
+import { DECKS } from "../src/decks.js";
 import {
   canonicalJson,
   checkTileDraws,
@@ -25,7 +25,7 @@ import {
   sha256,
   toHex,
 } from "../src/fairness.js";
-import { decode, encode } from "../src/msgpack.js";
+import { concatBytes, copy, rechained, toBase64 } from "./support/exports.js";
 import { PYTHON } from "./support/server.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -76,7 +76,7 @@ describe("donjon-draw-1 and the seeds, against docs/fairness.md", () => {
   });
 
   test("a timeout's bot move draws on top of the clock.expired its batch opens with", () => {
-    const pile = CARCASSONNE_PILES.base;
+    const pile = DECKS.carcassonne.base;
     const total = pile.reduce((n, [, count]) => n + count, 0);
     const tileAt = (version) => {
       let index = new Draw(KEY, "g1", version).below(total);
@@ -94,35 +94,7 @@ describe("donjon-draw-1 and the seeds, against docs/fairness.md", () => {
   });
 });
 
-function concatBytes(...parts) {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
-const toBase64 = (bytes) => btoa(String.fromCharCode(...bytes));
 const fromBase64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-const copy = (value) => JSON.parse(JSON.stringify(value));
-
-/** The export with `edit(bodies)` applied and every hash recomputed (a forger rewriting the chain). */
-function rechained(exp, edit) {
-  const tampered = copy(exp);
-  const bodies = tampered.events.map((event) => decode(fromBase64(event.body)));
-  edit(bodies);
-  let prev = tampered.chain.genesis;
-  tampered.events.forEach((event, i) => {
-    const raw = encode(bodies[i]);
-    event.body = toBase64(raw);
-    event.prev_hash = prev;
-    event.hash = prev = toHex(sha256(concatBytes(encoder.encode(prev), raw)));
-  });
-  tampered.chain.head = prev;
-  return tampered;
-}
 
 async function resigned(exp) {
   const { privateKey, publicKey } = await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
@@ -237,7 +209,7 @@ describe("the verifier on an export made by the Python side", () => {
     for (const subtle of [undefined, null]) { // WebCrypto's hashes, and the fallbacks of a page without it
       const result = await verifyExport(EXPORT, { key: NODE_KEY, subtle });
       assert.equal(result.events, EXPORT.events.length);
-      const names = ["format", "hash chain", "seed commitment", "sealed parts", "seat contributions", "tile draws", "signature"];
+      const names = ["format", "hash chain", "seed commitment", "sealed parts", "draw scheme", "seat contributions", "tile draws", "signature"];
       assert.deepEqual(result.checks.map((c) => [c.name, c.ok]), names.map((name) => [name, true]));
       assert.equal(result.hashes, subtle === null ? "fallback" : "webcrypto");
     }

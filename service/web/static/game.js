@@ -6,7 +6,7 @@
 // Testing hooks: the root carries data-game-id, data-game-version (the version drawn) and
 // data-game-status; every control that sends carries data-command (the exact command from legal).
 
-import { REPLAY_CHECKS_BEYOND, verifyExport } from "../client/audit.js";
+import { parseExport, verifyExport } from "../client/audit.js";
 import { h, loadSeatStyle, seatMark, seatName, seatStyle, storedSeat } from "./ui.js";
 
 const SPEEDS = [0.5, 1, 2, 4, 8];
@@ -402,16 +402,18 @@ class GamePage {
       if (!chosen) return;
       let parsed;
       try {
-        parsed = JSON.parse(await chosen.text());
+        parsed = parseExport(await chosen.text());
       } catch (error) {
-        return this.showVerdict({ ok: false, checks: [{ name: "format", ok: false, detail: `not JSON: ${error.message}` }] }, chosen.name);
+        return this.showVerdict({ ok: false, checks: [{ name: "format", ok: false, detail: `not an export's JSON: ${error.message}` }], beyond: [] }, chosen.name);
       }
       return this.showVerdict(await verifyExport(parsed), chosen.name);
     });
     this.auditBox.replaceChildren(
       h("h2", { id: "audit-title" }, "Audit"),
-      h("p", {}, "Re-check this game here, in your browser: the hash chain over every stored event and the seed ",
-        "commitment made at the start against the seed revealed at the end."),
+      h("p", {}, "Re-check this game here, in your browser: the hash chain over every stored event, the seed ",
+        "commitment made at the start against the seed revealed at the end, each seat's share of the seed, ",
+        "every draw the browser can re-derive from that seed, and the signature. The result lists what was ",
+        "checked here and what only ", h("code", {}, "donjon verify"), " checks."),
       h("p", { class: "help" }, secure
         ? "Hashes: WebCrypto (this page is a secure context)."
         : "Hashes: this page is not a secure context (plain http to a host other than localhost), so the browser offers no WebCrypto; the built-in SHA-1 and SHA-256 compute the same digests."),
@@ -420,9 +422,8 @@ class GamePage {
       h("a", { class: "button secondary", href: `/games/${encodeURIComponent(this.gameId)}/export`, download: `${this.gameId}.json` }, "Download the export"),
       h("div", { class: "field" }, h("label", { for: "audit-file" }, "Or verify a file you have: "), file),
       this.auditResult,
-      h("details", {}, h("summary", {}, "What ", h("code", {}, "donjon replay"), " checks beyond this"),
-        h("ul", {}, REPLAY_CHECKS_BEYOND.map((line) => h("li", {}, line))),
-        h("p", {}, "Run it where the store is: ", h("code", {}, `donjon replay ${this.gameId}`))));
+      h("p", { class: "help" }, "For the rest: ", h("code", {}, `donjon verify ${this.gameId}.json`),
+        " on the downloaded file, anywhere, or ", h("code", {}, `donjon replay ${this.gameId}`), " where the store is."));
   }
 
   async auditServed() {
@@ -439,10 +440,16 @@ class GamePage {
   }
 
   showVerdict(result, what) {
-    this.auditBox.dataset.auditResult = result.ok ? "pass" : "fail";
+    // A legacy game (recorded before donjon-draw-1) verifies with weaker guarantees: never a plain pass.
+    const state = !result.ok ? "fail" : result.legacy ? "legacy" : "pass";
+    const said = { pass: `✔ ${what} verifies.`, legacy: `⚠ ${what} verifies, legacy: weaker guarantees.`, fail: `✘ ${what} does not verify.` };
+    this.auditBox.dataset.auditResult = state;
     this.auditResult.replaceChildren(
-      h("p", { class: result.ok ? "pass" : "fail" }, result.ok ? `✔ ${what} verifies.` : `✘ ${what} does not verify.`),
-      h("ul", {}, result.checks.map((c) => h("li", { class: c.ok ? "pass" : "fail", "data-check": c.name },
-        `${c.ok ? "✔" : "✘"} ${c.name}: ${c.detail}`))));
+      h("p", { class: state }, said[state]),
+      h("h3", {}, "Checked in this browser"),
+      h("ul", { class: "audit-checked" }, result.checks.map((c) => h("li", { class: c.ok ? "pass" : "fail", "data-check": c.name },
+        `${c.ok ? "✔" : "✘"} ${c.name}: ${c.detail}`))),
+      h("h3", {}, "Checked only by ", h("code", {}, "donjon verify")),
+      h("ul", { class: "audit-beyond" }, (result.beyond ?? []).map((line) => h("li", {}, line))));
   }
 }

@@ -125,6 +125,8 @@ function createForm(client, entry) {
 }
 
 async function takeSeat(client, gameId, name) {
+  // The client sends a client_seed of crypto.getRandomValues for the seat (docs/protocol.md, Seeds):
+  // every seat taken here contributes its own share of the game's seed.
   const taken = await client.takeSeat(gameId, { name });
   storeSeat(gameId, { seat: taken.seat, token: taken.token, name });
   return taken;

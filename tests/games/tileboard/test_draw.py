@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from games.base import BadOptions
+from games.draw import Dealer
 from games.tileboard import (
     Board,
     BoardRules,
@@ -45,11 +46,25 @@ def test_pick_walks_the_multiset_in_its_order():
         pick(pool, 3)
 
 
-def test_draw_uses_one_randrange_over_the_total():
+def test_draw_per_decision_uses_one_randrange_over_the_total():
     pool = (("A", 2), ("B", 3))
     rng, same = LegacyRandom(9), LegacyRandom(9)
-    assert draw(rng, pool) == pick(pool, same.randrange(5))
+    assert draw(rng, pool, deck="d", contents=("A", "A", "B", "B", "B")) == pick(pool, same.randrange(5))
     assert rng.getstate() == same.getstate()
+
+
+def test_a_dealt_pile_is_drawn_in_its_deal_order_from_where_the_draws_reached():
+    contents = ("A", "A", "B", "B", "B")
+    order = Dealer(bytes(32), "g").deal("d", 0, contents)
+    assert sorted(order) == list(contents) and order == Dealer(bytes(32), "g").deal("d", 0, contents)
+    left = list(order[2:])
+    pool = tuple((name, left.count(name)) for name in ("A", "B"))
+    assert draw(Dealer(bytes(32), "g"), pool, deck="d", contents=contents) == order[2]
+    assert list(draw_sequence(Dealer(bytes(32), "g"), pool, contents=contents, deck="d")) == list(order[2:])
+    many = tuple(range(20))
+    deals = {Dealer(bytes(32), game).deal(deck, number, many) for game, deck, number in (
+        ("g", "d", 0), ("g", "d", 1), ("g", "e", 0), ("h", "d", 0))}
+    assert len(deals) == 4  # each deal of each deck of each game its own
 
 
 def test_take_drops_an_exhausted_entry():
@@ -59,11 +74,13 @@ def test_take_drops_an_exhausted_entry():
 
 def test_draw_sequence_draws_each_item_once_and_lazily():
     pool = (("A", 2), ("B", 1), ("C", 0))
-    assert sorted(draw_sequence(LegacyRandom(3), pool)) == ["A", "A", "B"]
+    contents = ("A", "A", "B")
+    assert sorted(draw_sequence(LegacyRandom(3), pool, contents=contents)) == ["A", "A", "B"]
     rng = LegacyRandom(3)
-    first = next(draw_sequence(rng, pool))
+    first = next(draw_sequence(rng, pool, contents=contents))
     assert first == pick(pool, LegacyRandom(3).randrange(3))
-    assert list(draw_sequence(rng, pool, order=("B", "A"))) == ["B", "A"]
+    assert list(draw_sequence(rng, pool, order=("B", "A"), contents=contents)) == ["B", "A"]
+    assert sorted(draw_sequence(Dealer(bytes(32), "g"), pool, contents=contents)) == ["A", "A", "B"]
 
 
 def test_unplaceable_tiles_are_returned_in_draw_order_before_the_one_that_fits():
