@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { aesGcmOpen } from "../src/aesgcm.js";
 import { verifyExport } from "../src/audit.js";
 import { DECKS } from "../src/decks.js";
+import { decode } from "../src/msgpack.js";
 import {
   canonicalJson,
   checkTileDraws,
