@@ -4,8 +4,9 @@ Everything here is pure and folds from the envelopes alone: time is the envelope
 (never a clock read), so every node and every replay computes the same remaining times.
 
 * :class:`Features`: what ``game.created`` records of ``POST /games``'s ``clock``,
-  ``on_timeout``, ``undo`` and ``spectator_delay`` (games created before them fold to the
-  defaults: no clock, undo on, no delay).
+  ``on_timeout``, ``undo`` and ``spectator_delay``, every time in whole milliseconds (games
+  created before them fold to the defaults: no clock, undo on, no delay; games recorded in
+  whole seconds fold to the same milliseconds, :func:`in_ms`).
 * :class:`Clock`: each seat's remaining milliseconds as of ``since`` (the ``ts`` of the last
   event that moved the clock) and the seat whose clock runs (the engine's ``clock_seat``;
   ``None``: paused). Fischer clocks add the increment to a seat when its clock stops; per-move
@@ -31,6 +32,7 @@ __all__ = [
     "Features",
     "clock_started",
     "clock_to",
+    "in_ms",
 ]
 
 BOT = "bot"
@@ -39,24 +41,51 @@ UNDO = "undo"
 RESIGN = "resign"
 
 
+LEGACY_SECONDS = {
+    "initial_s": "initial_ms", "increment_s": "increment_ms", "per_move_s": "per_move_ms", "seconds": "ms"
+}
+"""The keys of games recorded before times were kept in milliseconds (whole seconds then, since
+the event codec takes no float), and the millisecond key each one folds to."""
+
+
+def in_ms(recorded: dict[str, Any] | None) -> dict[str, int] | None:
+    """A recorded ``clock`` or ``spectator_delay`` with every time in whole milliseconds: the
+    keys of :data:`LEGACY_SECONDS` (whole seconds) become their ``_ms`` keys; others stay.
+
+    >>> in_ms({"initial_s": 60, "increment_s": 5})
+    {'initial_ms': 60000, 'increment_ms': 5000}
+    >>> in_ms({"per_move_ms": 500})
+    {'per_move_ms': 500}
+    """
+    if recorded is None:
+        return None
+    return {
+        LEGACY_SECONDS.get(name, name): round(value * 1000) if name in LEGACY_SECONDS else int(value)
+        for name, value in recorded.items()
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class Features:
-    """The service features of one game, as ``game.created`` records them."""
+    """The service features of one game, as ``game.created`` records them (times in whole
+    milliseconds; ``POST /games`` takes seconds, :mod:`service.features`)."""
 
-    clock: dict[str, float] | None = None
-    """``{"initial_s", "increment_s"}`` or ``{"per_move_s"}``; ``None``: no clock."""
+    clock: dict[str, int] | None = None
+    """``{"initial_ms", "increment_ms"}`` or ``{"per_move_ms"}``; ``None``: no clock."""
     on_timeout: str = FORFEIT
     undo: bool = True
-    spectator_delay: dict[str, float] | None = None
-    """``{"versions": N}`` or ``{"seconds": N}``; ``None``: spectators see the game live."""
+    spectator_delay: dict[str, int] | None = None
+    """``{"versions": N}`` or ``{"ms": N}``; ``None``: spectators see the game live."""
 
     @classmethod
     def of_created(cls, payload: dict[str, Any]) -> Features:
+        """The features ``game.created`` records; a game recorded in whole seconds
+        (:data:`LEGACY_SECONDS`) folds to the same milliseconds it always meant."""
         return cls(
-            clock=payload.get("clock"),
+            clock=in_ms(payload.get("clock")),
             on_timeout=payload.get("on_timeout") or FORFEIT,
             undo=payload.get("undo", True) is not False,
-            spectator_delay=payload.get("spectator_delay"),
+            spectator_delay=in_ms(payload.get("spectator_delay")),
         )
 
     def as_payload(self) -> dict[str, Any]:
@@ -70,22 +99,25 @@ class Features:
 
     @property
     def per_move_ms(self) -> int | None:
-        if self.clock is None or "per_move_s" not in self.clock:
+        if self.clock is None:
             return None
-        return round(self.clock["per_move_s"] * 1000)
+        return self.clock.get("per_move_ms")
 
     @property
     def initial_ms(self) -> int:
         assert self.clock is not None
-        if "per_move_s" in self.clock:
-            return round(self.clock["per_move_s"] * 1000)
-        return round(self.clock["initial_s"] * 1000)
+        return self.clock["per_move_ms"] if "per_move_ms" in self.clock else self.clock["initial_ms"]
 
     @property
     def increment_ms(self) -> int:
         if self.clock is None:
             return 0
-        return round(self.clock.get("increment_s", 0) * 1000)
+        return self.clock.get("increment_ms", 0)
+
+    @property
+    def delay_ms(self) -> int | None:
+        """A ``{"ms": N}`` spectator delay's ``N``; ``None`` for none or a delay in versions."""
+        return None if self.spectator_delay is None else self.spectator_delay.get("ms")
 
 
 @fast_init

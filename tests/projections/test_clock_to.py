@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from projections.lifecycle import Clock, Features, clock_to
 
-FISCHER = Features(clock={"initial_s": 60, "increment_s": 5})
-PER_MOVE = Features(clock={"per_move_s": 20})
+FISCHER = Features(clock={"initial_ms": 60_000, "increment_ms": 5_000})
+PER_MOVE = Features(clock={"per_move_ms": 20_000})
 
 
 def test_the_same_seat_running_on_is_charged_the_time_since():

@@ -65,7 +65,7 @@ class Log:
 
 
 def random_features(rng: random.Random) -> Features:
-    clock = rng.choice((None, {"initial_s": 60.0, "increment_s": 5.0}, {"per_move_s": 20.0}))
+    clock = rng.choice((None, {"initial_ms": 60_000, "increment_ms": 5_000}, {"per_move_ms": 20_000}))
     return Features(clock=clock, on_timeout=rng.choice((FORFEIT, BOT)), undo=rng.random() < 0.7)
 
 

@@ -104,6 +104,20 @@ def test_every_asyncapi_schema_is_a_json_schema_and_every_reference_resolves():
         assert message["payload"]["$ref"].removeprefix("#/components/schemas/") in ASYNCAPI["components"]["schemas"]
 
 
+def test_the_times_post_games_takes_are_numbers_so_generated_clients_may_send_fractions():
+    """A generator types ``integer`` fields as whole numbers only; the service takes fractions of
+    seconds (``0.5``), so those must be ``number``, and versions, which are counts, ``integer``."""
+    properties = OPENAPI["components"]["schemas"]["CreateGame"]["properties"]
+    shapes = {
+        name: {key: spec["type"] for shape in properties[name]["oneOf"] for key, spec in shape.get("properties", {}).items()}
+        for name in ("clock", "spectator_delay")
+    }
+    assert shapes == {
+        "clock": {"initial_s": "number", "increment_s": "number", "per_move_s": "number"},
+        "spectator_delay": {"versions": "integer", "seconds": "number"},
+    }
+
+
 def _walk(node: Any) -> Iterator[Any]:
     if isinstance(node, dict):
         for value in node.values():

@@ -303,7 +303,7 @@ async def test_rematch_rotates_the_seats_and_each_takes_its_seat_with_its_old_to
     body = await (await client.get(f"/games/{rematch_id}")).json()
     assert [seat["name"] for seat in body["seats"]] == ["p1", "p0"]
     created = (await events_of(client, rematch_id))[0].payload
-    assert created["rematch_of"] == game_id and created["clock"] == {"per_move_s": 60} and created["undo"] is False
+    assert created["rematch_of"] == game_id and created["clock"] == {"per_move_ms": 60_000} and created["undo"] is False
     await ws.close()
     for finished in (game_id, rematch_id):
         report = await replay_game(client.app[STORE], finished, ENGINES, TEST_VAULT)
@@ -455,3 +455,32 @@ async def test_a_seat_without_a_socket_for_longer_than_the_setting_is_shown_away
     clock.now = T0 + 2_000
     assert (await (await client.get(f"/games/{game_id}")).json())["seats"][0]["away"] is True
     assert (await seat_view(client, game_id, tokens[0]))["status"] == "active"  # nothing else happens
+
+
+async def test_fractional_seconds_make_a_clock_and_a_delay_to_the_millisecond(make_client):
+    """Defect: 0.5, 2.5 and 1.5 passed the checks and then the event codec refused the floats (500)."""
+    clock = FakeClock()
+    client = await make_client(engines=ENGINES, clock=clock)
+    fischer, _ = await new_game(client, "carcassonne", 2, clock={"initial_s": 0.5, "increment_s": 2.5})
+    per_move, _ = await new_game(client, "castle_panic", 2, clock={"per_move_s": 0.1})
+    delayed, _ = await new_game(client, "castle_panic", 2, spectator_delay={"seconds": 1.5})
+    created = [(await events_of(client, game_id))[0].payload for game_id in (fischer, per_move, delayed)]
+    assert created[0]["clock"] == {"initial_ms": 500, "increment_ms": 2_500}
+    assert created[1]["clock"] == {"per_move_ms": 100}
+    assert created[2]["spectator_delay"] == {"ms": 1_500}
+    view = (await (await client.get(f"/games/{fischer}")).json())["view"]
+    assert view["clock"] == {"remaining_ms": [500, 500], "running": 0, "since": T0, "deadline": T0 + 500}
+    ws, _ = await hello(client, per_move)
+    clock.now = T0 + 100
+    frame, _ = await receive_until(
+        ws, lambda f: f["type"] == "update" and any(e["type"] == "clock.expired" for e in f["events"]), 8.0
+    )
+    assert frame["events"][0]["payload"] == {"seat": 0}
+    await ws.close()
+    latest = (await events_of(client, delayed))[-1].version
+    clock.now = T0 + 1_499  # every event is 1.499 s old: only creation shows
+    assert (await (await client.get(f"/games/{delayed}")).json())["version"] == 1
+    clock.now = T0 + 1_500
+    assert (await (await client.get(f"/games/{delayed}")).json())["version"] == latest
+    for game_id in (fischer, per_move, delayed):
+        assert (await replay_game(client.app[STORE], game_id, ENGINES, TEST_VAULT)).ok
