@@ -20,7 +20,12 @@ Data flow::
     reveals(state, event)               -> bool           the event (folded on state) shows
                                                           something random or hidden (a draw,
                                                           a roll, a hidden card played)
-    clock_seat(state)                   -> seat | None    whose turn clock runs now (None: paused)
+    clock_seat(state)                   -> seat | None    whose turn it is while it alone owes (the
+                                                          clock rule of games recorded before every
+                                                          owing seat ran a clock)
+    timeout_answer(state, seat)         -> command | None what answers for a seat whose time ran
+                                                          out on a choice it may decline (None:
+                                                          the game's on_timeout applies)
     cooperative(options)                -> bool           the seats win or lose together
 
 Commands are plain dicts, exactly as clients send them: ``{"type": "...", "args": {...}}``.
@@ -422,8 +427,17 @@ class Engine(Protocol):
         ...
 
     def clock_seat(self, state: Any) -> int | None:
-        """The seat whose turn clock runs now: the seat whose turn it is, when it alone owes a
-        command; ``None`` while the game waits on a choice out of turn or on nobody (clocks pause)."""
+        """The seat whose turn it is, when it alone owes a command; ``None`` while the game waits
+        on a choice out of turn or on nobody. The service runs the clock of every seat
+        ``waiting_for`` names; this is the rule of games recorded before (``clock.runs`` absent),
+        kept so that they fold to the clocks their players saw."""
+        ...
+
+    def timeout_answer(self, state: Any, seat: int) -> Command | None:
+        """The command that answers for ``seat``, which owes a command now, when its time runs
+        out on a choice it may decline at no cost (Castle Panic: a trade offer, declined), so
+        that a timeout never makes a choice for it; ``None`` for anything else (a move of its
+        turn, a discard or damage it must assign), where the game's ``on_timeout`` applies."""
         ...
 
     def cooperative(self, options: Mapping[str, Any]) -> bool:
@@ -512,6 +526,10 @@ class EngineBase:
         """See :meth:`Engine.clock_seat`: the one seat ``waiting_for`` names, else ``None``."""
         waiting = self.waiting_for(state)  # type: ignore[attr-defined]
         return waiting[0] if len(waiting) == 1 else None
+
+    def timeout_answer(self, state: Any, seat: int) -> Command | None:
+        """See :meth:`Engine.timeout_answer`: nothing a game owes is declined by default."""
+        return None
 
     def cooperative(self, options: Mapping[str, Any]) -> bool:
         """See :meth:`Engine.cooperative`: competitive unless the game says otherwise."""

@@ -289,11 +289,15 @@ def _expected_events(
             raise decisions.EngineFault(f"a timeout of seat {seat!r} whose time had not run out at {first.ts}")
         move = args.get("move")
         takeover = _takeover(engine)
-        if move is not None and takeover is not None:
+
+        def bot_choice() -> Any:
+            assert takeover is not None
             rng = bot_rng(before, seed, seat, version=before.version + 1)
-            chosen = bots_for(engine)[takeover].choose(before.state, seat, rng)
-            if _canonical([("", chosen)]) != _canonical([("", move)]):
-                raise decisions.EngineFault(f"the timeout's bot move {move!r} is not the bot's choice {chosen!r}")
+            return bots_for(engine)[takeover].choose(before.state, seat, rng)
+
+        chosen = decisions.timeout_move(before, seat, None if takeover is None else bot_choice)
+        if _canonical([("", chosen)]) != _canonical([("", move)]):
+            raise decisions.EngineFault(f"the timeout's move {move!r} is not the one its rules choose, {chosen!r}")
         events = decisions.timeout_batch(before, seat, seed=seed, options=options, move=move, takeover=takeover)
     else:
         events = decisions.command_batch(

@@ -80,6 +80,7 @@ __all__ = [
     "decide",
     "legal_moves",
     "waiting_for",
+    "timeout_answer",
     "acting_seat",
     "living_castle_seats",
     "MAX_TURNS",
@@ -1005,6 +1006,15 @@ def legal_moves(state: State, seat: int | None) -> list[dict[str, Any]]:
         return []
     moves.append(command("end_phase"))
     return moves
+
+
+def timeout_answer(state: State, seat: int) -> dict[str, Any] | None:
+    """``decline_trade`` when ``seat`` owes the answer to a trade offer now (nothing else pending
+    before it), else ``None``: see :meth:`games.base.Engine.timeout_answer`."""
+    trade, pending = state.turn.trade, state.pending
+    if trade is None or trade.to != seat or pending.damage or pending.discards or state.result is not None:
+        return None
+    return command("decline_trade")
 
 
 def _legal_trades(state: State, seat: int) -> list[dict[str, Any]]:

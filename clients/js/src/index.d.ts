@@ -18,8 +18,10 @@ export type ServiceCommand = { type: "resign"; args: {} } | { type: "undo"; args
 export interface Clock {
   /** per seat, as of `since` */
   remaining_ms: number[];
-  /** the seat whose clock runs since `since`; null: paused */
+  /** the running seat whose time runs out first (at `deadline`); null: paused */
   running: number | null;
+  /** every seat whose clock runs since `since` (each seat that owes a command), in seat order; []: paused */
+  running_seats: number[];
   since: number;
   deadline: number | null;
 }
