@@ -44,7 +44,6 @@ from typing import Any
 
 from events.chain import CHAIN
 from games.base import (
-    BadCommand,
     Command,
     Engine,
     Event,
@@ -53,7 +52,9 @@ from games.base import (
     NotYourTurn,
     Rng,
     RuleError,
+    check_args,
     fold,
+    parse_command,
 )
 from games.draw import DRAW_VERSION
 from projections.game import (
@@ -423,9 +424,10 @@ CLOCK_TIMEOUT = "clock_timeout"
 
 
 def _refuse_args(command: Command) -> None:
-    args = command.get("args")
-    if args not in (None, {}):
-        raise BadCommand(f"{command.get('type')} takes no args, got {args!r}")
+    """``resign`` and ``undo`` take no args: ``{}`` or none at all, checked as every game checks
+    its commands' args (:func:`games.base.check_args`)."""
+    kind, args = parse_command(command)
+    check_args(kind, args, {})
 
 
 def takeover_bot(names: Sequence[str]) -> str | None:

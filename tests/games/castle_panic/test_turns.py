@@ -197,7 +197,7 @@ def test_a_malformed_command_envelope_is_a_bad_command() -> None:
         ENGINE.decide(state, 0, "end_phase", Scripted())  # type: ignore[arg-type]  # the wrong type is the test
     with pytest.raises(BadCommand, match=r"^a command is .*, got \{'args': \{\}\}$"):
         ENGINE.decide(state, 0, {"args": {}}, Scripted())
-    with pytest.raises(BadCommand, match=r"^args of 'end_phase' must be an object, got \[\]$"):
+    with pytest.raises(BadCommand, match=r"^args of 'end_phase' must be an object \(leave it out for none\), got \[\]$"):
         ENGINE.decide(state, 0, {"type": "end_phase", "args": []}, Scripted())
     assert ENGINE.decide(state, 0, {"type": "end_phase"}, Scripted()) == ENGINE.decide(state, 0, END, Scripted())
 
