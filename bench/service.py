@@ -105,6 +105,9 @@ class BenchEngine:
     def clock_seat(self, state: tuple[int, int]) -> int | None:
         return 0
 
+    def timeout_answer(self, state: tuple[int, int], seat: int) -> dict[str, Any] | None:
+        return None
+
     def cooperative(self, options: Mapping[str, Any]) -> bool:
         return False
 

@@ -20,7 +20,12 @@ Data flow::
     reveals(state, event)               -> bool           the event (folded on state) shows
                                                           something random or hidden (a draw,
                                                           a roll, a hidden card played)
-    clock_seat(state)                   -> seat | None    whose turn clock runs now (None: paused)
+    clock_seat(state)                   -> seat | None    whose turn it is while it alone owes (the
+                                                          clock rule of games recorded before every
+                                                          owing seat ran a clock)
+    timeout_answer(state, seat)         -> command | None what answers for a seat whose time ran
+                                                          out on a choice it may decline (None:
+                                                          the game's on_timeout applies)
     cooperative(options)                -> bool           the seats win or lose together
 
 Commands are plain dicts, exactly as clients send them: ``{"type": "...", "args": {...}}``.
@@ -35,8 +40,10 @@ every game (:func:`check_accepting` does the first two steps):
 3. the command's shape (:func:`parse_command`): ``bad_command``;
 4. its type: ``unknown_command``;
 5. the seat: ``not_your_turn`` (not a seat of the game, or not the one the game waits on);
-6. its args and the rules: ``bad_command`` for malformed args, ``illegal_move`` for a move the
-   rules refuse now.
+6. its args (:func:`check_args`, with the game's table of the :class:`Arg` each command takes):
+   ``bad_command`` naming an arg the command does not take, a missing one or one of the wrong
+   kind; then the rules: ``bad_command`` for a value out of range, ``illegal_move`` for a move
+   the rules refuse now.
 
 ``evolve`` keeps one contract too: an event type it does not know raises :class:`UnknownEvent`
 naming it (a misspelt type from ``decide`` is a bug to catch, never an event to drop), and so does
@@ -67,7 +74,8 @@ those bots and nothing else (:mod:`service.bots`).
 
 Shared helpers for engines: :class:`EngineBase` builds the catalog entry and normalises options
 from the class facts and the :class:`OptionSpec` table; :func:`parse_command` splits a command
-into its type and args, and :func:`str_arg` / :func:`int_arg` read one typed arg of it.
+into its type and args, :func:`check_args` checks the args against the game's :class:`Arg`
+table, and :func:`str_arg` / :func:`int_arg` read one typed arg of it.
 
 Playing whole games without the service (benchmarks, tests): :func:`owing_seat` is the seat that
 owes a command, by the service's rule; :func:`play_steps` / :func:`play_out` play a game to its end
@@ -80,7 +88,7 @@ import hashlib
 import json
 from collections.abc import Callable, Generator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from games.draw import Dealer, DealMemo, Draw, DrawKey, derive_draw, seed_from_int
 from games.records import fast_init
@@ -112,6 +120,9 @@ __all__ = [
     "int_arg",
     "owing_seat",
     "parse_command",
+    "check_args",
+    "Arg",
+    "ArgKind",
     "play_out",
     "play_steps",
     "redact_secrets",
@@ -249,9 +260,12 @@ def command(type_: str, **args: Any) -> Command:
     return {"type": type_, "args": args}
 
 
+_NO_ARGS: Mapping[str, Any] = {}
+
+
 def parse_command(cmd: Any) -> tuple[str, dict[str, Any]]:
     """The type and a copy of the args of a client command; :class:`BadCommand` when it is not
-    ``{"type": str, "args": {...}}`` (missing or null args mean no args).
+    ``{"type": str, "args": {...}}`` (missing args mean no args; ``null`` is not an object).
 
     >>> parse_command({"type": "pass"})
     ('pass', {})
@@ -259,12 +273,65 @@ def parse_command(cmd: Any) -> tuple[str, dict[str, Any]]:
     # ``dict`` first: an ABC check costs ten times more, and commands are dicts.
     if not isinstance(cmd, (dict, Mapping)) or not isinstance(cmd.get("type"), str):
         raise BadCommand(f"a command is {{'type': str, 'args': {{...}}}}, got {cmd!r}")
-    args = cmd.get("args")
-    if args is None:
-        args = {}
+    args = cmd.get("args", _NO_ARGS)
     if not isinstance(args, (dict, Mapping)):
-        raise BadCommand(f"args of {cmd['type']!r} must be an object, got {args!r}")
+        raise BadCommand(f"args of {cmd['type']!r} must be an object (leave it out for none), got {args!r}")
     return cmd["type"], dict(args)
+
+
+ArgKind = Literal["int", "str", "strs", "str|int"]
+"""What an arg holds: an integer (never a bool), a string, a list of strings, or either of the
+first two; spelled as the values are (mypy checks every table against it), like
+:class:`OptionSpec`'s kinds."""
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """One argument a command takes: what it holds (``kind``) and whether it must be given. An
+    optional arg may also be ``null``, which means not given."""
+
+    kind: ArgKind
+    required: bool = True
+
+    def holds(self, value: Any) -> bool:
+        """``value`` is of this arg's kind (``null`` passes for an optional arg)."""
+        if value is None:
+            return not self.required
+        if self.kind == "strs":
+            return isinstance(value, list) and all(isinstance(item, str) for item in value)
+        return (isinstance(value, str) and "str" in self.kind) or (
+            isinstance(value, int) and not isinstance(value, bool) and "int" in self.kind
+        )
+
+
+_KIND_WORDS: dict[ArgKind, str] = {
+    "int": "an integer", "str": "a string", "strs": "a list of strings", "str|int": "a string or an integer"
+}
+
+
+def check_args(command_type: str, args: Mapping[str, Any], takes: Mapping[str, Arg]) -> None:
+    """:class:`BadCommand` naming the first arg of ``args`` that ``takes`` does not list, the first
+    required one missing, or the first of the wrong kind (a float, an object, a list where a
+    string goes...); every game checks a command's args with this, once the seat may act.
+
+    >>> check_args("place_tile", {"x": 0, "y": 1}, {"x": Arg("int"), "y": Arg("int")})
+    >>> check_args("place_tile", {"x": 0.5, "y": 1}, {"x": Arg("int"), "y": Arg("int")})
+    Traceback (most recent call last):
+    games.base.BadCommand: place_tile needs an integer 'x', got 0.5
+    >>> check_args("pass", {"x": 1}, {})
+    Traceback (most recent call last):
+    games.base.BadCommand: pass takes no arg 'x' (it takes none)
+    """
+    unknown = [name for name in args if name not in takes]
+    if unknown:
+        known = ", ".join(takes) or "none"
+        raise BadCommand(f"{command_type} takes no arg {sorted(map(str, unknown))[0]!r} (it takes {known})")
+    for name, arg in takes.items():
+        value = args.get(name)
+        if not arg.holds(value):
+            wanted = f"needs {_KIND_WORDS[arg.kind]} {name!r}" if arg.required else (
+                f"takes {_KIND_WORDS[arg.kind]} {name!r} or none")
+            raise BadCommand(f"{command_type} {wanted}, got {value!r}")
 
 
 def str_arg(args: Mapping[str, Any], name: str, command_type: str, default: str | None = None) -> str:
@@ -446,8 +513,17 @@ class Engine(Protocol):
         ...
 
     def clock_seat(self, state: Any) -> int | None:
-        """The seat whose turn clock runs now: the seat whose turn it is, when it alone owes a
-        command; ``None`` while the game waits on a choice out of turn or on nobody (clocks pause)."""
+        """The seat whose turn it is, when it alone owes a command; ``None`` while the game waits
+        on a choice out of turn or on nobody. The service runs the clock of every seat
+        ``waiting_for`` names; this is the rule of games recorded before (``clock.runs`` absent),
+        kept so that they fold to the clocks their players saw."""
+        ...
+
+    def timeout_answer(self, state: Any, seat: int) -> Command | None:
+        """The command that answers for ``seat``, which owes a command now, when its time runs
+        out on a choice it may decline at no cost (Castle Panic: a trade offer, declined), so
+        that a timeout never makes a choice for it; ``None`` for anything else (a move of its
+        turn, a discard or damage it must assign), where the game's ``on_timeout`` applies."""
         ...
 
     def cooperative(self, options: Mapping[str, Any]) -> bool:
@@ -540,6 +616,10 @@ class EngineBase:
         """See :meth:`Engine.clock_seat`: the one seat ``waiting_for`` names, else ``None``."""
         waiting = self.waiting_for(state)  # type: ignore[attr-defined]
         return waiting[0] if len(waiting) == 1 else None
+
+    def timeout_answer(self, state: Any, seat: int) -> Command | None:
+        """See :meth:`Engine.timeout_answer`: nothing a game owes is declined by default."""
+        return None
 
     def cooperative(self, options: Mapping[str, Any]) -> bool:
         """See :meth:`Engine.cooperative`: competitive unless the game says otherwise."""

@@ -1,10 +1,10 @@
 """Spectator delay: which version of a game a spectator may see (seats always see the present).
 
 With ``spectator_delay`` ``{"versions": N}`` a spectator sees the game ``N`` versions behind;
-with ``{"seconds": N}`` at the last version whose event is at least ``N`` seconds older than
-``now`` (live pushes take the newest event's ``ts`` as ``now``, which only ever delays more).
-A finished game hides nothing more: spectators see its end. Version 1 (``game.created``) is
-always visible. Pure: time is passed in.
+with ``{"seconds": N}`` (recorded as ``{"ms": N * 1000}``) at the last version whose event is
+at least that much older than ``now`` (live pushes take the newest event's ``ts`` as ``now``,
+which only ever delays more). A finished game hides nothing more: spectators see its end.
+Version 1 (``game.created``) is always visible. Pure: time is passed in.
 """
 
 from __future__ import annotations
@@ -32,6 +32,6 @@ def visible_version(projection: GameProjection, envelopes: Sequence[Any], now: i
         return projection.version
     if "versions" in delay:
         return max(1, projection.version - int(delay["versions"]))
-    cutoff = now - int(delay["seconds"]) * 1000
+    cutoff = now - int(delay["ms"])
     seen: list[int] = [int(envelope.version) for envelope in envelopes if envelope.ts <= cutoff]
     return max([1, known, *seen])

@@ -56,7 +56,7 @@ from typing import Any, Protocol
 
 from games.base import Engine, Event
 from games.records import Record, copyable
-from projections.lifecycle import Checkpoint, Clock, Features, clock_started, clock_to
+from projections.lifecycle import TURN, Checkpoint, Clock, Features, clock_started, clock_to
 
 __all__ = [
     "CREATED",
@@ -351,13 +351,21 @@ class GameProjection(Record):
         """The turn clocks after an event at ``ts`` left ``state`` (see
         :func:`projections.lifecycle.clock_to`); ``clock`` is ``None`` before the first."""
         clock = clock or clock_started(self.features, self.seats, ts)
-        runner = None
-        if self.status is Status.ACTIVE and not self.engine.is_terminal(state):
-            runner = self.engine.clock_seat(state)
-            if runner is not None and self.bots[runner] is not None:
-                runner = None  # a bot seat moves at once: no clock of its own
         over = self.status is Status.FINISHED
-        return clock_to(clock, self.features, runner, ts, over=over)
+        return clock_to(clock, self.features, self.clock_runners(state), ts, over=over)
+
+    def clock_runners(self, state: Any) -> tuple[int, ...]:
+        """The seats whose clocks run in ``state``: every human seat the game waits on (a bot
+        seat moves at once: no clock of its own), or, in a game recorded by the :data:`TURN
+        <projections.lifecycle.TURN>` rule, the engine's ``clock_seat`` alone; ``()`` once the
+        game is over or before it is active."""
+        if self.status is not Status.ACTIVE or self.engine.is_terminal(state):
+            return ()
+        bots = self.bots
+        if self.features.clock_runs == TURN:
+            seat = self.engine.clock_seat(state)
+            return () if seat is None or bots[seat] is not None else (seat,)
+        return tuple(sorted(seat for seat in set(self.engine.waiting_for(state)) if bots[seat] is None))
 
     def _apply(self, envelope: EnvelopeLike, kind: str, payload: dict[str, Any], ts: int) -> GameProjection:
         if kind == REMATCH:

@@ -9,14 +9,14 @@ however that process ends. ``donjon replay GAME_ID`` reads a game straight from 
 store (``DONJON_REDIS_URL``, else the embedded server of ``--data-dir``, attached to if a
 ``donjon serve`` owns the folder, started for the occasion otherwise) and checks it (see
 :mod:`service.replay`); exit 0 when everything checks, 1 on any mismatch, 2 for usage errors
-or an unreachable store. ``donjon bench`` prints the performance figures (the ``bench``
-package beside ``service``, imported only for that command: the benchmark uses the service, the
-service never needs the benchmark).
+or an unreachable store, 3 when the store holds no game of that id. ``donjon bench`` prints the
+performance figures (the ``bench`` package beside ``service``, imported only for that command:
+the benchmark uses the service, the service never needs the benchmark).
 
 ``donjon export GAME_ID`` writes the signed export of a finished game (:mod:`service.export`,
-:mod:`service.signing`); ``donjon verify FILE [--key PUBKEY]`` checks one with no store and no
-network (:mod:`service.verify`): exit 0 when every check passes, 1 naming the first mismatch, 2
-when the file cannot be read.
+:mod:`service.signing`; exit 1 for a game not finished, 3 for none of that id); ``donjon verify
+FILE [--key PUBKEY]`` checks one with no store and no network (:mod:`service.verify`): exit 0
+when every check passes, 1 naming the first mismatch, 2 when the file cannot be read.
 
 The CLI writes its results to stdout through :func:`service.console.out`; the service itself
 only logs. It runs its commands, and serves, as :mod:`service.serving` says (uvloop, the
@@ -37,7 +37,15 @@ from games.base import Engine
 from service.console import out
 from service.serving import run, serve_app
 
-__all__ = ["main"]
+__all__ = ["EXIT_MISMATCH", "EXIT_NOT_FOUND", "EXIT_OK", "EXIT_UNAVAILABLE", "main"]
+
+EXIT_OK = 0
+EXIT_MISMATCH = 1
+"""``replay`` / ``verify``: a check failed; ``export``: the game has not finished."""
+EXIT_UNAVAILABLE = 2
+"""A usage error, a setting that does not parse, a file that cannot be read, or no store."""
+EXIT_NOT_FOUND = 3
+"""``replay`` / ``export``: the store holds no game of that id (nothing to check, nothing wrong)."""
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="donjon", description="Event-sourced board game service.")
@@ -228,9 +236,11 @@ async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[s
         report = await replay_game(store, game_id, engines, vault)
         if as_json:
             out(json.dumps(report.as_dict(), indent=2))
+        elif not report.found:
+            sys.stderr.write(f"donjon: {report.message}\n")
         else:
             _print_report(report)
-        return 0 if report.ok else 1
+        return {"ok": EXIT_OK, "mismatch": EXIT_MISMATCH, "not_found": EXIT_NOT_FOUND}[report.outcome]
 
     return await _with_store(settings, replay)
 
@@ -252,7 +262,7 @@ async def _export(settings: Any, game_id: str, output: Path | None) -> int:
         meta = await store.get_meta(game_id)
         if meta is None:
             sys.stderr.write(f"donjon: no game {game_id!r} in the store\n")
-            return 1
+            return EXIT_NOT_FOUND
         try:
             signed = await signed_export(store, game_id, str(meta.get("game", "")), key)
         except ServiceError as exc:  # not_finished

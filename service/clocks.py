@@ -23,9 +23,8 @@ from collections.abc import Callable, Mapping
 from events import deadlines
 from events.errors import ConflictError, StoreUnavailable
 from events.tasks import stop_task
-from games.base import Bot
+from games.base import Bot, Command
 from projections.game import GameProjection, Status
-from projections.lifecycle import BOT
 from service import decisions
 from service.bots import bot_rng
 from service.cache import GameCache
@@ -148,10 +147,13 @@ class ClockKeeper:
         options = meta.full_options(before)
         offered = self.bots.get(before.game, {})
         takeover = decisions.takeover_bot(list(offered))
-        move = None
-        if before.features.on_timeout == BOT and takeover is not None:
+
+        def bot_choice() -> Command:
+            assert takeover is not None
             rng = bot_rng(before, meta.seed, seat, version=before.version + 1)
-            move = offered[takeover].choose(before.state, seat, rng)
+            return offered[takeover].choose(before.state, seat, rng)
+
+        move = decisions.timeout_move(before, seat, None if takeover is None else bot_choice)
         events = decisions.timeout_batch(before, seat, seed=meta.seed, options=options, move=move, takeover=takeover)
         batch = decisions.Batch(
             before.game_id,

@@ -104,7 +104,7 @@ def refuse_human(projection: GameProjection, seat: int, command: Command, ts: in
         return  # decide() answers not_started / game_over
     if seat in projection.left or projection.bots[seat] is not None:
         raise ServiceError(ErrorCode.NOT_YOUR_TURN, f"seat {seat} left game {projection.game_id!r}; a bot plays it")
-    if decisions.expired_seat(projection, ts) == seat and command.get("type") != decisions.RESIGN:
+    if seat in decisions.expired_seats(projection, ts) and command.get("type") != decisions.RESIGN:
         raise ServiceError(ErrorCode.CLOCK_EXPIRED, f"seat {seat}'s time ran out in game {projection.game_id!r}")
 
 

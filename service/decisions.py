@@ -12,8 +12,9 @@ Three kinds of batch come from here, and from nowhere else:
   (the seed and secret options revealed) when those events end the game; the service's own
   commands ``resign`` (``seat.left``, and the forfeit's ``game.finished`` in a two-player game)
   and ``undo`` (``move.undone``);
-* the **timeout batch**: ``clock.expired`` and its consequence (the bot's move, or the seat
-  leaving), decided by the clock keeper at a time it passes in;
+* the **timeout batch**: ``clock.expired`` and its consequence (an offer declined, the bot's
+  move, or the seat leaving: :func:`timeout_move`), decided by the clock keeper at a time it
+  passes in;
 * the **rematch link**: ``game.rematch`` after ``game.finished``.
 
 Randomness follows the game's draw scheme (:mod:`service.draw_schemes`), keyed by the game seed
@@ -38,13 +39,12 @@ on the recorded log, so the two cannot drift apart.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from events.chain import CHAIN
 from games.base import (
-    BadCommand,
     Command,
     Engine,
     Event,
@@ -53,7 +53,9 @@ from games.base import (
     NotYourTurn,
     Rng,
     RuleError,
+    check_args,
     fold,
+    parse_command,
 )
 from games.draw import DEAL_VERSION
 from projections.game import (
@@ -429,9 +431,10 @@ CLOCK_TIMEOUT = "clock_timeout"
 
 
 def _refuse_args(command: Command) -> None:
-    args = command.get("args")
-    if args not in (None, {}):
-        raise BadCommand(f"{command.get('type')} takes no args, got {args!r}")
+    """``resign`` and ``undo`` take no args: ``{}`` or none at all, checked as every game checks
+    its commands' args (:func:`games.base.check_args`)."""
+    kind, args = parse_command(command)
+    check_args(kind, args, {})
 
 
 def takeover_bot(names: Sequence[str]) -> str | None:
@@ -494,15 +497,31 @@ def undo_batch(before: GameProjection, seat: int) -> list[Event]:
     return [Event(MOVE_UNDONE, {"seat": seat, "from": top.first, "to": top.last})]
 
 
-def expired_seat(before: GameProjection, now: int) -> int | None:
-    """The human seat whose turn clock has run out at ``now``, if any."""
+def expired_seats(before: GameProjection, now: int) -> list[int]:
+    """The human seats whose clocks have run out at ``now``, the first out first."""
     clock = before.clock
-    if clock is None or clock.running is None or before.status.value != "active":
-        return None
-    seat = clock.running
-    if before.bots[seat] is not None or clock.remaining_at(seat, now) > 0:
-        return None
-    return seat
+    if clock is None or not clock.running or before.status.value != "active":
+        return []
+    return [seat for seat in clock.out_of_time(now) if before.bots[seat] is None]
+
+
+def expired_seat(before: GameProjection, now: int) -> int | None:
+    """The human seat whose clock ran out first, if any has at ``now``: the one a timeout is for."""
+    expired = expired_seats(before, now)
+    return expired[0] if expired else None
+
+
+def timeout_move(before: GameProjection, seat: int, bot_choice: Callable[[], Command] | None) -> Command | None:
+    """The move a timeout of ``seat`` makes: the engine's ``timeout_answer`` when the seat owes an
+    answer it may decline (a trade offer: declined), whatever ``on_timeout`` says; else, with
+    ``on_timeout: "bot"``, the takeover bot's choice (``bot_choice()``; ``None`` when the game
+    has no bot); else ``None``: the seat leaves (:func:`timeout_batch`)."""
+    answer = before.engine.timeout_answer(before.state, seat)
+    if answer is not None:
+        return answer
+    if before.features.on_timeout == BOT and bot_choice is not None:
+        return bot_choice()
+    return None
 
 
 def timeout_command(seat: int, move: Command | None) -> Command:
@@ -518,14 +537,15 @@ def timeout_batch(
     move: Command | None,
     takeover: str | None,
 ) -> list[Event]:
-    """``clock.expired`` for ``seat``, then the game's consequence in the same append: with
-    ``on_timeout: "bot"`` the bot's ``move`` (decided on top of the version after
-    ``clock.expired``), else :func:`leave_batch` (``reason`` ``timeout``)."""
+    """``clock.expired`` for ``seat``, then the game's consequence in the same append: the
+    timeout's ``move`` (:func:`timeout_move`: a declined offer, or the bot's move with
+    ``on_timeout: "bot"``), decided on top of the version after ``clock.expired``; without one,
+    :func:`leave_batch` (``reason`` ``timeout``)."""
     expired = Event(CLOCK_EXPIRED, {"seat": seat})
-    if before.features.on_timeout == BOT:
-        if move is None:
-            raise EngineFault(f"seat {seat} timed out with on_timeout 'bot' but no bot move")
+    if move is not None:
         return [expired, *_engine_batch(before, seat, move, before.version + 1, seed=seed, options=options)]
+    if before.features.on_timeout == BOT:
+        raise EngineFault(f"seat {seat} timed out with on_timeout 'bot' but no bot move")
     return [expired, *leave_batch(before, seat, "timeout", seed=seed, options=options, takeover=takeover)]
 
 

@@ -1,10 +1,12 @@
 """``POST /games``'s service features, checked: ``clock``, ``on_timeout``, ``undo``, ``spectator_delay``.
 
 Each bad value is refused with ``bad_options`` naming the field and quoting the value; what
-passes becomes the :class:`projections.lifecycle.Features` that ``game.created`` records.
+passes becomes the :class:`projections.lifecycle.Features` that ``game.created`` records. Times
+are given in seconds, fractions allowed (``0.5``), and recorded in whole milliseconds, rounded to
+the nearest: the event codec takes no float, and a millisecond is what every clock reading is in.
 
->>> parse_features({"clock": {"per_move_s": 30}}, cooperative=False).clock
-{'per_move_s': 30}
+>>> parse_features({"clock": {"per_move_s": 0.5}}, cooperative=False).clock
+{'per_move_ms': 500}
 >>> parse_features({}, cooperative=True).on_timeout
 'bot'
 """
@@ -30,25 +32,28 @@ def _refuse(message: str) -> ServiceError:
     return ServiceError(ErrorCode.BAD_OPTIONS, message)
 
 
-def _seconds(field: str, name: str, value: Any, *, zero: bool) -> float:
+def _ms(field: str, name: str, value: Any, *, zero: bool) -> int:
+    """``value`` seconds (an int or a float) as whole milliseconds, rounded to the nearest."""
     low = 0 if zero else 0.1
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= MAX_CLOCK_S:
         raise _refuse(f"{field!r}: {name!r} must be a number of seconds from {low} to {MAX_CLOCK_S}, got {value!r}")
-    return value
+    return round(value * 1000)
 
 
-def _clock(value: Any) -> dict[str, float] | None:
+def _clock(value: Any) -> dict[str, int] | None:
     if value is None:
         return None
     if not isinstance(value, dict) or frozenset(value) not in _CLOCK_SHAPES:
         raise _refuse(f"'clock' must be {{'initial_s': N, 'increment_s': M}} or {{'per_move_s': N}}, got {value!r}")
-    clock = {name: _seconds("clock", name, seconds, zero=name == "increment_s") for name, seconds in value.items()}
-    if "initial_s" in clock:
-        clock.setdefault("increment_s", 0)
-    return clock
+    if "per_move_s" in value:
+        return {"per_move_ms": _ms("clock", "per_move_s", value["per_move_s"], zero=False)}
+    return {
+        "initial_ms": _ms("clock", "initial_s", value["initial_s"], zero=False),
+        "increment_ms": _ms("clock", "increment_s", value.get("increment_s", 0), zero=True),
+    }
 
 
-def _delay(value: Any) -> dict[str, float] | None:
+def _delay(value: Any) -> dict[str, int] | None:
     if value is None:
         return None
     if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in ("versions", "seconds"):
@@ -60,7 +65,7 @@ def _delay(value: Any) -> dict[str, float] | None:
                 f"'spectator_delay': 'versions' must be an integer from 0 to {MAX_DELAY_VERSIONS}, got {amount!r}"
             )
         return {"versions": amount}
-    return {"seconds": _seconds("spectator_delay", "seconds", amount, zero=True)}
+    return {"ms": _ms("spectator_delay", "seconds", amount, zero=True)}
 
 
 def parse_features(body: Mapping[str, Any], *, cooperative: bool) -> Features:
@@ -83,7 +88,8 @@ def catalog_features(cooperative: bool) -> dict[str, Any]:
     return {
         "clock": {
             "default": None,
-            "description": "turn clocks: {'initial_s': N, 'increment_s': M} (Fischer) or {'per_move_s': N}",
+            "description": "turn clocks: {'initial_s': N, 'increment_s': M} (Fischer) or {'per_move_s': N}; "
+            "seconds, fractions allowed (kept to the millisecond)",
         },
         "on_timeout": {
             "choices": [BOT, FORFEIT],
@@ -93,6 +99,7 @@ def catalog_features(cooperative: bool) -> dict[str, Any]:
         "undo": {"default": True, "description": "a seat may undo its own last command while the policy allows"},
         "spectator_delay": {
             "default": None,
-            "description": "spectators see the game {'versions': N} or {'seconds': N} behind until it ends",
+            "description": "spectators see the game {'versions': N} or {'seconds': N} behind until it ends "
+            "(seconds: fractions allowed, kept to the millisecond)",
         },
     }

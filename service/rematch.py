@@ -88,7 +88,7 @@ class Rematches:
                 finished.seats,
                 {str(seat): bot for seat, bot in bots.items()},
                 len(bots) == finished.seats,
-                finished.features.as_payload(),
+                finished.features,
                 rematch_of=finished.game_id,
                 game_id=rematch_id,
             )

@@ -65,10 +65,24 @@ class ReplayReport:
     """``revealed`` (from game.finished), ``meta`` (operator read of a running game) or ``none``."""
     fold_seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
+    found: bool = True
+    """``False`` when the store holds no game of that id: nothing was checked, nothing mismatched."""
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return self.found and not self.problems
+
+    @property
+    def outcome(self) -> str:
+        """``ok``, ``mismatch`` or ``not_found``: what ``donjon replay`` tells apart by its exit code."""
+        if not self.found:
+            return "not_found"
+        return "ok" if self.ok else "mismatch"
+
+    @property
+    def message(self) -> str | None:
+        """Why nothing was checked (``not_found``); ``None`` otherwise."""
+        return None if self.found else f"no game {self.game_id!r} in the store"
 
     @property
     def events_per_second(self) -> float:
@@ -84,6 +98,9 @@ class ReplayReport:
             "batches_checked": self.batches_checked,
             "seed_source": self.seed_source,
             "fold_events_per_second": round(self.events_per_second),
+            "found": self.found,
+            "outcome": self.outcome,
+            "message": self.message,
             "ok": self.ok,
             "problems": self.problems,
         }
@@ -110,7 +127,7 @@ async def replay_game(
     report = ReplayReport(game_id)
     meta = await store.get_meta(game_id)
     if meta is None:
-        report.problems.append(f"no game {game_id!r} in the store")
+        report.found = False
         return report
     report.game = str(meta.get("game", ""))
     engine = engines.get(report.game)
@@ -328,11 +345,15 @@ def _expected_events(
             raise decisions.EngineFault(f"a timeout of seat {seat!r} whose time had not run out at {first.ts}")
         move = args.get("move")
         takeover = _takeover(engine)
-        if move is not None and takeover is not None:
+
+        def bot_choice() -> Any:
+            assert takeover is not None
             rng = bot_rng(before, seed, seat, version=before.version + 1)
-            chosen = bots_for(engine)[takeover].choose(before.state, seat, rng)
-            if _canonical([("", chosen)]) != _canonical([("", move)]):
-                raise decisions.EngineFault(f"the timeout's bot move {move!r} is not the bot's choice {chosen!r}")
+            return bots_for(engine)[takeover].choose(before.state, seat, rng)
+
+        chosen = decisions.timeout_move(before, seat, None if takeover is None else bot_choice)
+        if _canonical([("", chosen)]) != _canonical([("", move)]):
+            raise decisions.EngineFault(f"the timeout's move {move!r} is not the one its rules choose, {chosen!r}")
         events = decisions.timeout_batch(before, seat, seed=seed, options=options, move=move, takeover=takeover)
     else:
         events = decisions.command_batch(

@@ -25,6 +25,7 @@ from events.errors import ConflictError, GameExists
 from events.store import AppendResult
 from games.base import Bot, RuleError
 from projections.game import LEGACY_DRAW, GameProjection, Status
+from projections.lifecycle import Features
 from service import decisions, seeds
 from service.auth import (
     REQUEST_ID,
@@ -74,7 +75,7 @@ class Seating:
         seats: Any,
         bots: Any = None,
         bots_only: Any = False,
-        features: Mapping[str, Any] | None = None,
+        features: Mapping[str, Any] | Features | None = None,
         rematch_of: str | None = None,
         game_id: str | None = None,
     ) -> GameProjection:
@@ -82,7 +83,8 @@ class Seating:
         projection.
 
         ``bots`` maps seats (``"1"`` or ``1``) to bot names the game offers; every seat may be a
-        bot only with ``bots_only`` true.
+        bot only with ``bots_only`` true. ``features`` are ``POST /games``'s fields
+        (:func:`service.features.parse_features` checks them), or a rematch's, as recorded.
         """
         engines = self.cache.engines
         if not isinstance(game, str) or game not in engines:
@@ -106,7 +108,9 @@ class Seating:
         except RuleError as exc:
             raise from_rule_error(exc) from None
         bot_seats = self._bot_seats(game, seats, bots, bots_only)
-        chosen = parse_features(features or {}, cooperative=engine.cooperative(normalized))
+        chosen = features if isinstance(features, Features) else parse_features(
+            features or {}, cooperative=engine.cooperative(normalized)
+        )
         seed = seeds.new_seed()
         ts = self.clock()
         key = secrets.token_bytes(32)

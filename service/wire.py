@@ -263,14 +263,15 @@ def _optional_version(frame: dict[str, Any], key: str) -> int | None:
 
 
 def parse_command(raw: Any) -> dict[str, Any]:
-    """A command object as engines take it: ``{"type": str, "args": dict}`` (args default ``{}``)."""
+    """A command object as engines take it: ``{"type": str, "args": dict}`` (args default ``{}``
+    when left out; ``null`` is not an object and is refused, as any other non-object)."""
     if not isinstance(raw, dict) or not isinstance(raw.get("type"), str) or not raw["type"]:
         raise ServiceError(ErrorCode.BAD_FRAME, f"'command' must be an object with a string 'type', got {raw!r}")
     args = raw.get("args", {})
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        raise ServiceError(ErrorCode.BAD_COMMAND, f"command 'args' must be an object, got {args!r}")
+    if not isinstance(args, dict):  # null too: args are left out when there are none
+        raise ServiceError(
+            ErrorCode.BAD_COMMAND, f"command 'args' must be an object (leave it out for none), got {args!r}"
+        )
     refuse_unknown_fields(raw, COMMAND_FIELDS, "'command'", ErrorCode.BAD_FRAME)
     return {"type": raw["type"], "args": args}
 

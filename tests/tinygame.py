@@ -255,6 +255,9 @@ class TinyEngine:
         waiting = self.waiting_for(state)
         return waiting[0] if len(waiting) == 1 else None
 
+    def timeout_answer(self, state: TinyState, seat: int) -> dict[str, Any] | None:
+        return None
+
     def cooperative(self, options: Mapping[str, Any]) -> bool:
         return False
 

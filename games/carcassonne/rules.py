@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from games.base import (
+    Arg,
     BadCommand,
     Event,
     IllegalMove,
@@ -28,6 +29,7 @@ from games.base import (
     Rng,
     UnknownCommand,
     check_accepting,
+    check_args,
     int_arg,
     parse_command,
     secret_fields,
@@ -41,6 +43,13 @@ from games.tileboard import PORT_NAMES, ROTATIONS, draw_sequence, draw_until_pla
 __all__ = ["decide", "follower_moves", "legal_moves", "owing_seat", "setup", "waiting_for"]
 
 Command = dict[str, Any]
+
+ARGS: dict[str, dict[str, Arg]] = {
+    "place_tile": {"x": Arg("int"), "y": Arg("int"), "rotation": Arg("int")},
+    "place_follower": {"at": Arg("str"), "kind": Arg("str", required=False)},
+    "pass": {},
+}
+"""The args each command takes (:func:`games.base.check_args`); ``kind`` defaults to ``normal``."""
 
 
 def setup(opts: Options, seats: int, rng: Rng) -> list[Event]:
@@ -68,16 +77,16 @@ def decide(state: State, seat: int, cmd: Command, rng: Rng) -> list[Event]:
     """
     check_accepting(started=state.phase is not Phase.NOT_STARTED, over=state.phase is Phase.OVER)
     kind, args = parse_command(cmd)
-    if kind not in ("place_tile", "place_follower", "pass"):
+    if kind not in ARGS:
         raise UnknownCommand(f"carcassonne has no command {kind!r}; use place_tile, place_follower or pass")
     if seat != state.current:
         raise NotYourTurn(f"it is seat {state.current}'s turn, not seat {seat!r}'s")
+    check_args(kind, args, ARGS[kind])
     if kind == "place_tile":
         return _decide_place_tile(state, seat, args)
     if state.phase is not Phase.PLACE_FOLLOWER:
         raise NotYourTurn(f"place the tile {state.tile} first; {kind!r} comes after place_tile")
     if kind == "pass":
-        _expect(args, set(), kind)
         return _end_turn(state, Event("follower_skipped", {"seat": seat}), rng)
     return _decide_follower(state, seat, args, rng)
 
@@ -85,7 +94,6 @@ def decide(state: State, seat: int, cmd: Command, rng: Rng) -> list[Event]:
 def _decide_place_tile(state: State, seat: int, args: dict[str, Any]) -> list[Event]:
     if state.phase is not Phase.PLACE_TILE:
         raise NotYourTurn("the tile is already placed; send place_follower or pass")
-    _expect(args, {"x", "y", "rotation"}, "place_tile")
     x, y, rotation = (int_arg(args, k, "place_tile") for k in ("x", "y", "rotation"))
     if rotation not in ROTATIONS:
         raise BadCommand(f"place_tile: rotation must be one of {list(ROTATIONS)}, got {rotation!r}")
@@ -99,12 +107,7 @@ def _decide_place_tile(state: State, seat: int, args: dict[str, Any]) -> list[Ev
 
 
 def _decide_follower(state: State, seat: int, args: dict[str, Any], rng: Rng) -> list[Event]:
-    if "kind" not in args:
-        args = {**args, "kind": FollowerKind.NORMAL.value}
-    _expect(args, {"at", "kind"}, "place_follower")
-    at, kind = args["at"], args["kind"]
-    if not isinstance(at, str):
-        raise BadCommand(f"place_follower: at must be a port name, 'monastery' or 'inner_field', got {at!r}")
+    at, kind = args["at"], args.get("kind") or FollowerKind.NORMAL.value
     if kind not in (FollowerKind.NORMAL.value, FollowerKind.LARGE.value):
         raise BadCommand(f"place_follower: kind must be 'normal' or 'large', got {kind!r}")
     if at not in PORT_NAMES and at not in (MONASTERY, INNER_FIELD):
@@ -206,10 +209,3 @@ def follower_moves(state: State, seat: int) -> list[Command]:
         out.extend({"type": "place_follower", "args": {"at": spot.at, "kind": k}} for k in kinds)
     return out
 
-
-def _expect(args: dict[str, Any], keys: set[str], kind: str) -> None:
-    missing = sorted(keys - set(args))
-    extra = sorted(set(args) - keys)
-    if missing or extra:
-        raise BadCommand(f"{kind}: expected args {sorted(keys)}, got {sorted(args)}"
-                         + (f" (missing {missing})" if missing else "") + (f" (unknown {extra})" if extra else ""))

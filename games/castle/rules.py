@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from games.base import (
+    Arg,
     BadCommand,
     Event,
     IllegalMove,
@@ -38,6 +39,7 @@ from games.base import (
     Rng,
     UnknownCommand,
     check_accepting,
+    check_args,
     command,
     int_arg,
     parse_command,
@@ -152,6 +154,7 @@ def decide(engine: CastleEngine, state: CastleState, seat: int, cmd: Command, rn
         raise UnknownCommand(f"castle has no command {kind!r} (commands: {', '.join(COMMANDS)})")
     if seat != state.active:
         raise NotYourTurn(f"it is seat {state.active}'s turn, not seat {seat!r}'s")
+    check_args(kind, args, ARGS[kind])
     em = Emit(engine, state, rng)
     handler(em, seat, args)
     return em.events
@@ -472,6 +475,19 @@ _COMMANDS: dict[str, Callable[[Emit, int, dict[str, Any]], None]] = {
     "end_turn": _end_turn_command,
 }
 assert tuple(_COMMANDS) == COMMANDS
+
+_AT_TILE = {"x": Arg("int", required=False), "y": Arg("int", required=False)}
+"""Where a named feature is, when not on the tile just placed (:func:`naming_args`)."""
+ARGS: dict[str, dict[str, Arg]] = {
+    "place_tile": {"x": Arg("int"), "y": Arg("int"), "rotation": Arg("int")},
+    "place_follower": {"at": Arg("str"), "kind": Arg("str", required=False), "role": Arg("str", required=False)},
+    "pass": {},
+    "score": {"feature": Arg("str"), **_AT_TILE},
+    "use_wall_tile": {"tile": Arg("str"), "target": Arg("str", required=False), **_AT_TILE},
+    "end_turn": {},
+}
+"""The args each command takes (:func:`games.base.check_args`)."""
+assert tuple(ARGS) == COMMANDS
 
 
 # --- automatic steps ------------------------------------------------------------------------------

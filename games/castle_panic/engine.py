@@ -116,10 +116,17 @@ class CastlePanicEngine(EngineBase):
         return hidden and event.type in ("card_played", "cards_discarded")
 
     def clock_seat(self, state: State) -> int | None:
-        """The turn's player while it alone owes a command; trades, discards and damage owed by
-        another seat pause every clock."""
+        """The turn's player while it alone owes a command (the rule of games recorded before
+        every owing seat ran a clock: trades, discards and damage owed by another seat paused
+        every clock)."""
         waiting = rules.waiting_for(state)
         return waiting[0] if waiting and waiting == [rules.acting_seat(state)] else None
+
+    def timeout_answer(self, state: State, seat: int) -> dict[str, Any] | None:
+        """A trade offer to ``seat`` is declined when its time runs out: accepting would choose
+        for it, and declining changes nothing but the offer. Discards and damage are owed
+        (``on_timeout`` applies to them, as to a move of the seat's turn)."""
+        return rules.timeout_answer(state, seat)
 
     def cooperative(self, options: Mapping[str, Any]) -> bool:
         """Castle players win or lose together, except against the Overlord."""

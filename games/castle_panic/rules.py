@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from games.base import (
+    Arg,
     BadCommand,
     Event,
     IllegalMove,
@@ -48,6 +49,7 @@ from games.base import (
     Rng,
     UnknownCommand,
     check_accepting,
+    check_args,
     command,
     int_arg,
     parse_command,
@@ -89,6 +91,7 @@ __all__ = [
     "decide",
     "legal_moves",
     "waiting_for",
+    "timeout_answer",
     "acting_seat",
     "living_castle_seats",
     "MAX_TURNS",
@@ -687,10 +690,20 @@ def decide(state: State, seat: int, cmd: Mapping[str, Any], rng: Rng) -> list[Ev
     assert state.config is not None  # check_accepting refused a game that has not started
     if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < state.config.seats:
         raise NotYourTurn(f"seat {seat!r} is not a seat of this game")
+    if seat not in _may_act(state):
+        raise NotYourTurn(f"seat {seat} cannot {kind} now: waiting for seat(s) {waiting_for(state)}")
+    check_args(kind, args, ARGS[kind])
     run = _Run(state)
     handler(run, seat, args, rng)
     _advance(run, rng)
     return run.events
+
+
+def _may_act(state: State) -> list[int]:
+    """The seats that may send a command now: those the game waits on, and the proposer of an
+    open trade offer (it may cancel it)."""
+    trade = state.turn.trade
+    return [*waiting_for(state), *([trade.proposer] if trade is not None else [])]
 
 
 def _owes(state: State, seat: int, what: str) -> None:
@@ -1009,6 +1022,24 @@ _COMMANDS: dict[str, Callable[[_Run, int, Mapping[str, Any], Rng], None]] = {
 
 COMMAND_TYPES: frozenset[str] = frozenset(_COMMANDS)
 
+ARGS: dict[str, dict[str, Arg]] = {
+    "discard_and_draw": {"card": Arg("str")},
+    "end_phase": {},
+    "propose_trade": {"to": Arg("int"), "give": Arg("str"), "take": Arg("str", required=False)},
+    "accept_trade": {"card": Arg("str", required=False)},
+    "decline_trade": {},
+    "cancel_trade": {},
+    "play_card": {"card": Arg("str"), "with": Arg("strs", required=False), "target": Arg("str|int", required=False)},
+    "discard": {"card": Arg("str")},
+    "assign_damage": {"monster": Arg("str")},
+    "place_monster": {"token": Arg("str"), "arc": Arg("int")},
+    "play_token": {"token": Arg("str")},
+}
+"""The args each command takes (:func:`games.base.check_args`): ``take`` is left out under hidden
+hands, ``card`` of ``accept_trade`` given only there; ``target`` is a monster id, an arc or a card
+of the discard pile, as the card played needs."""
+assert set(ARGS) == COMMAND_TYPES
+
 
 # --- legal moves --------------------------------------------------------------------------------
 
@@ -1055,6 +1086,15 @@ def legal_moves(state: State, seat: int | None) -> list[dict[str, Any]]:
         return []
     moves.append(command("end_phase"))
     return moves
+
+
+def timeout_answer(state: State, seat: int) -> dict[str, Any] | None:
+    """``decline_trade`` when ``seat`` owes the answer to a trade offer now (nothing else pending
+    before it), else ``None``: see :meth:`games.base.Engine.timeout_answer`."""
+    trade, pending = state.turn.trade, state.pending
+    if trade is None or trade.to != seat or pending.damage or pending.discards or state.result is not None:
+        return None
+    return command("decline_trade")
 
 
 def _legal_trades(state: State, seat: int) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ import pytest
 import games.base
 from games import GAME_MODULES, find_engine
 from games.base import (
+    Arg,
     BadCommand,
     BadOptions,
     EngineBase,
@@ -22,6 +23,7 @@ from games.base import (
     RuleError,
     UnknownCommand,
     UnknownEvent,
+    check_args,
     check_seats,
     fill_options,
     fold,
@@ -150,11 +152,49 @@ def test_redaction_keeps_the_commitment_and_hides_value_and_salt():
 
 def test_parse_command_checks_the_envelope_only():
     assert parse_command({"type": "place", "args": {"x": 1}}) == ("place", {"x": 1})
-    assert parse_command({"type": "pass", "args": None}) == ("pass", {})
+    assert parse_command({"type": "pass"}) == ("pass", {})
     with pytest.raises(BadCommand, match=r"a command is \{'type': str, 'args': \{\.\.\.\}\}, got 'pass'"):
         parse_command("pass")
-    with pytest.raises(BadCommand, match=r"args of 'pass' must be an object, got 3"):
+    with pytest.raises(BadCommand, match=r"args of 'pass' must be an object \(leave it out for none\), got 3"):
         parse_command({"type": "pass", "args": 3})
+    with pytest.raises(BadCommand, match=r"args of 'pass' must be an object .*got None"):
+        parse_command({"type": "pass", "args": None})  # protocol.md: args defaults to {} when left out
+
+
+PLAY = {"card": Arg("str"), "with": Arg("strs", required=False), "target": Arg("str|int", required=False)}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"card": "tar#1"},
+        {"card": "tar#1", "with": None, "target": None},
+        {"card": "tar#1", "with": ["a", "b"], "target": "orc#1"},
+        {"card": "tar#1", "target": 3},
+    ],
+)
+def test_check_args_takes_what_the_table_lists(args):
+    check_args("play_card", args, PLAY)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ({"card": "tar#1", "colour": "red"}, "play_card takes no arg 'colour' (it takes card, with, target)"),
+        ({}, "play_card needs a string 'card', got None"),
+        ({"card": None}, "play_card needs a string 'card', got None"),
+        ({"card": 1.5}, "play_card needs a string 'card', got 1.5"),
+        ({"card": {"id": "tar#1"}}, "play_card needs a string 'card', got {'id': 'tar#1'}"),
+        ({"card": "tar#1", "target": True}, "play_card takes a string or an integer 'target' or none, got True"),
+        ({"card": "tar#1", "target": 2.0}, "play_card takes a string or an integer 'target' or none, got 2.0"),
+        ({"card": "tar#1", "with": "b"}, "play_card takes a list of strings 'with' or none, got 'b'"),
+        ({"card": "tar#1", "with": ["b", 1]}, "play_card takes a list of strings 'with' or none, got ['b', 1]"),
+    ],
+)
+def test_check_args_names_the_first_unknown_missing_or_mistyped_arg(args, message):
+    with pytest.raises(BadCommand) as refused:
+        check_args("play_card", args, PLAY)
+    assert refused.value.message == message and refused.value.code == "bad_command"
 
 
 def test_str_arg_reads_a_string_or_its_default_and_quotes_anything_else():

@@ -21,7 +21,7 @@ import pytest
 import games
 from games.base import Command, Engine, Event, RuleError
 from projections.game import FINISHED, GameProjection, Status
-from projections.lifecycle import BOT, FORFEIT, Checkpoint, Features, clock_started, clock_to
+from projections.lifecycle import BOT, FORFEIT, OWING, TURN, Checkpoint, Features, clock_started, clock_to
 from service import decisions
 
 ENGINES = games.default_engines()
@@ -65,8 +65,9 @@ class Log:
 
 
 def random_features(rng: random.Random) -> Features:
-    clock = rng.choice((None, {"initial_s": 60.0, "increment_s": 5.0}, {"per_move_s": 20.0}))
-    return Features(clock=clock, on_timeout=rng.choice((FORFEIT, BOT)), undo=rng.random() < 0.7)
+    clock = rng.choice((None, {"initial_ms": 60_000, "increment_ms": 5_000}, {"per_move_ms": 20_000}))
+    runs = rng.choice((OWING, TURN))  # games recorded before every owing seat ran a clock fold too
+    return Features(clock=clock, on_timeout=rng.choice((FORFEIT, BOT)), undo=rng.random() < 0.7, clock_runs=runs)
 
 
 def random_game(name: str, seed: int) -> list[Env]:
@@ -105,7 +106,7 @@ def step(log: Log, options: dict[str, Any]) -> None:
         raise AssertionError(f"{before.game} waits on nobody at version {before.version}")
     seat = rng.choice(waiting)
     humans = [s for s in range(before.seats) if before.bots[s] is None and s not in before.left]
-    running = before.clock.running if before.clock is not None else None
+    running = rng.choice(before.clock.running) if before.clock is not None and before.clock.running else None
     if running is not None and before.bots[running] is None and rng.random() < 0.03:
         move = rng.choice(engine.legal_moves(before.state, running))
         command = decisions.timeout_command(running, move)
@@ -174,11 +175,15 @@ def reference_engine_event(before: GameProjection, envelope: Env) -> GameProject
     state = engine.evolve(before.state, event)
     clock = before.clock
     if before.features.clock is not None:
-        runner = None
+        runners: tuple[int, ...] = ()
         if before.status is Status.ACTIVE and not engine.is_terminal(state):
-            runner = engine.clock_seat(state)
-            runner = None if runner is not None and before.bots[runner] is not None else runner
-        clock = clock_to(clock or clock_started(before.features, before.seats, ts), before.features, runner, ts)
+            turn = engine.clock_seat(state)
+            if before.features.clock_runs == TURN:
+                owing = [] if turn is None else [turn]
+            else:
+                owing = engine.waiting_for(state)
+            runners = tuple(sorted(seat for seat in set(owing) if before.bots[seat] is None))
+        clock = clock_to(clock or clock_started(before.features, before.seats, ts), before.features, runners, ts)
     return dataclasses.replace(
         before, version=envelope.version, state=state, engine_events=before.engine_events + 1, last_ts=ts,
         checkpoints=checkpoints, clock=clock, head_hash=envelope.hash,

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
+from games.castle_panic import ENGINE
+from games.castle_panic.state import Trade
 from projections.game import GameProjection, ProjectionError, Status
+from projections.lifecycle import OWING, TURN, Features
 from service.draw_schemes import LegacyRandom
+from tests.games.castle_panic.position import position
 from tests.projections.helpers import Env, opening, random_game
 from tests.tinygame import TINY
 
@@ -80,3 +85,28 @@ def test_projections_are_never_mutated():
 def test_a_broken_stream_is_a_projection_error(stream, message):
     with pytest.raises(ProjectionError, match=message):
         GameProjection.fold("g1", TINY, stream)
+
+
+# --- whose clocks run ---------------------------------------------------------------------------
+
+
+def _castle_panic(state: object, runs: str, bots: tuple[str | None, ...] = (None, None, None)) -> GameProjection:
+    features = Features(clock={"per_move_ms": 30_000}, clock_runs=runs)
+    return GameProjection(game_id="g", engine=ENGINE, status=Status.ACTIVE, seats=3, names=("a", "b", "c"),
+                          bots=bots, features=features, state=state)
+
+
+def test_every_human_seat_that_owes_an_answer_runs_its_clock_and_a_turn_rule_game_paused():
+    """Castle Panic's discards owed by seats 0 and 2 during seat 1's turn: both clocks run (a bot
+    seat's never does); a trade offer to seat 2 runs seat 2's; a game recorded by the old turn
+    rule paused every clock for both, as its players saw."""
+    turn = position(seats=3, phase="trade", seat=1, hands={0: ["archer_red#1"], 1: ["knight_red#1"], 2: ["tar#1"]})
+    discards = replace(turn, pending=replace(turn.pending, discards=frozenset({0, 2})))
+    offer = replace(turn, turn=replace(turn.turn, trade=Trade(proposer=1, to=2, give="knight_red#1", take="tar#1")))
+    assert _castle_panic(turn, OWING).clock_runners(turn) == (1,)
+    assert _castle_panic(discards, OWING).clock_runners(discards) == (0, 2)
+    assert _castle_panic(discards, OWING, bots=(None, None, "heuristic")).clock_runners(discards) == (0,)
+    assert _castle_panic(offer, OWING).clock_runners(offer) == (2,)
+    assert _castle_panic(turn, TURN).clock_runners(turn) == (1,)
+    assert _castle_panic(discards, TURN).clock_runners(discards) == ()
+    assert _castle_panic(offer, TURN).clock_runners(offer) == ()

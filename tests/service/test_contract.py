@@ -16,9 +16,6 @@ the service itself.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,7 +32,7 @@ from schemathesis.specs.openapi import checks as openapi_checks
 
 from service.errors import ErrorCode
 from tests.service.contract import check, check_server_frame, document, validator
-from tests.service.test_crash_recovery import ROOT, env, free_port
+from tests.service.serving import donjon_serve
 
 OPENAPI = document("openapi.json")
 ASYNCAPI = document("asyncapi.json")
@@ -104,6 +101,20 @@ def test_every_asyncapi_schema_is_a_json_schema_and_every_reference_resolves():
         assert message["payload"]["$ref"].removeprefix("#/components/schemas/") in ASYNCAPI["components"]["schemas"]
 
 
+def test_the_times_post_games_takes_are_numbers_so_generated_clients_may_send_fractions():
+    """A generator types ``integer`` fields as whole numbers only; the service takes fractions of
+    seconds (``0.5``), so those must be ``number``, and versions, which are counts, ``integer``."""
+    properties = OPENAPI["components"]["schemas"]["CreateGame"]["properties"]
+    shapes = {
+        name: {key: spec["type"] for shape in properties[name]["oneOf"] for key, spec in shape.get("properties", {}).items()}
+        for name in ("clock", "spectator_delay")
+    }
+    assert shapes == {
+        "clock": {"initial_s": "number", "increment_s": "number", "per_move_s": "number"},
+        "spectator_delay": {"versions": "integer", "seconds": "number"},
+    }
+
+
 def _walk(node: Any) -> Iterator[Any]:
     if isinstance(node, dict):
         for value in node.values():
@@ -161,34 +172,10 @@ async def test_the_documents_are_served_as_the_package_has_them(client):
 
 @pytest.fixture(scope="module")
 def served(embedded_redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real ``donjon serve`` (every real game) on the session's embedded Valkey."""
-    port = free_port()
-    variables = {**env(), "DONJON_REDIS_URL": embedded_redis_url, "DONJON_LOG_LEVEL": "warning"}
-    log = (tmp_path_factory.mktemp("serve") / "serve.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve", "--port", str(port)], cwd=ROOT, env=variables, stdout=log, stderr=log
-    )
-    base = f"http://127.0.0.1:{port}"
-    log_path = log.name
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if requests.get(f"{base}/readyz", timeout=1).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            assert time.monotonic() < deadline and process.poll() is None, "donjon serve did not become ready"
-            time.sleep(0.1)
+    """A real ``donjon serve`` (every real game) on the session's embedded Valkey; whatever
+    schemathesis sent, it must log no error."""
+    with donjon_serve(embedded_redis_url, tmp_path_factory.mktemp("serve")) as base:
         yield base
-    finally:
-        process.terminate()
-        process.wait(30)
-        log.close()
-    # Bad input is the client's fault: whatever schemathesis sent, nothing is logged as an error.
-    with open(log_path, encoding="utf-8") as lines:
-        errors = [line for line in lines if '"level": "error"' in line or "Traceback" in line]
-    assert not errors, f"donjon serve logged errors: {errors[:3]}"
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,10 @@ from service.metrics import Metrics
 from service.settings import PREFIX, Settings
 from tests.service.conftest import ENGINES, settings_for
 
-MODULES = ["service.bots", "service.decisions", "service.seeds", "service.metrics", "projections.game"]
+MODULES = [
+    "service.bots", "service.decisions", "service.seeds", "service.metrics", "service.features", "projections.game",
+    "projections.lifecycle",
+]
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PROTOCOL = ROOT / "docs" / "protocol.md"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 from events.envelope import NewEvent
 from games.base import Event
@@ -125,7 +126,33 @@ async def test_the_replay_command_exits_0_when_it_checks_and_1_otherwise(client,
     assert await asyncio.to_thread(main, ["replay", game_id], ENGINES) == 0
     printed = capsys.readouterr().out
     assert f"game      {game_id} (tiny)" in printed and "OK:" in printed
-    assert await asyncio.to_thread(main, ["replay", "0000000000000000"], ENGINES) == 1
-    assert "MISMATCH  no game '0000000000000000' in the store" in capsys.readouterr().out
     assert await asyncio.to_thread(main, ["replay", game_id, "--json"], ENGINES) == 0
     assert '"ok": true' in capsys.readouterr().out
+
+
+async def test_replaying_a_game_the_store_does_not_hold_says_so_with_its_own_exit_code(
+    client, embedded_redis_url, monkeypatch, capsys
+):
+    """Defect: an unknown id was reported as a MISMATCH with exit 1, as a tampered log is."""
+    monkeypatch.setenv("DONJON_REDIS_URL", embedded_redis_url)
+    assert await asyncio.to_thread(main, ["replay", "0000000000000000"], ENGINES) == 3
+    printed = capsys.readouterr()
+    assert printed.err == "donjon: no game '0000000000000000' in the store\n"
+    assert "MISMATCH" not in printed.out and printed.out == ""
+    assert await asyncio.to_thread(main, ["replay", "0000000000000000", "--json"], ENGINES) == 3
+    report = json.loads(capsys.readouterr().out)
+    assert report["found"] is False and report["ok"] is False and report["outcome"] == "not_found"
+    assert report["message"] == "no game '0000000000000000' in the store" and report["problems"] == []
+    game_id, _ = await finished_game(client, seed=12)
+    assert await asyncio.to_thread(main, ["replay", game_id, "--json"], ENGINES) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert (found["found"], found["outcome"], found["message"]) == (True, "ok", None)
+
+
+async def test_exporting_a_game_the_store_does_not_hold_says_so_with_the_same_exit_code(
+    embedded_redis_url, monkeypatch, capsys
+):
+    monkeypatch.setenv("DONJON_REDIS_URL", embedded_redis_url)
+    assert await asyncio.to_thread(main, ["export", "0000000000000000"]) == 3
+    printed = capsys.readouterr()
+    assert printed.err == "donjon: no game '0000000000000000' in the store\n" and printed.out == ""

@@ -166,6 +166,6 @@ def test_donjon_replay_starts_its_embedded_server_from_the_main_thread(tmp_path,
     for key in [k for k in os.environ if k.startswith("DONJON_")]:
         monkeypatch.delenv(key)
     (tmp_path / "data").mkdir()
-    assert main(["replay", "0000000000000000", "--data-dir", str(tmp_path / "data")], {"tiny": TINY}) == 1
+    assert main(["replay", "0000000000000000", "--data-dir", str(tmp_path / "data")], {"tiny": TINY}) == 3
     assert threads == [True]
-    assert "no game '0000000000000000'" in capsys.readouterr().out
+    assert "no game '0000000000000000'" in capsys.readouterr().err

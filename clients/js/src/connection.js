@@ -11,7 +11,7 @@
 // the finished game links (`view.rematch`, the `game.rematch` event) fires "rematch" once.
 
 import { TokenBucket } from "./bucket.js";
-import { CLIENT_CODES, DonjonError } from "./errors.js";
+import { CLIENT_CODES, DonjonError, refuseUnknown } from "./errors.js";
 import * as msgpack from "./msgpack.js";
 
 export const MSGPACK_SUBPROTOCOL = "donjon.msgpack";
@@ -47,6 +47,10 @@ const DEFAULTS = Object.freeze({
   maxResends: 8,
   maxFrame: 65536, // the server's default DONJON_WS_MAX_FRAME
 });
+
+/** The options of `connect` (anything else is refused, never ignored: a misspelt `token` would watch as a spectator). */
+const CONNECT_OPTIONS = Object.freeze(["token", "since", "codec", "rate", "burst", "reconnect", "maxResends", "maxFrame"]);
+const SEND_OPTIONS = Object.freeze(["expectedVersion", "id"]);
 
 const utf8 = new TextEncoder();
 const utf8Length = (text) => utf8.encode(text).byteLength;
@@ -85,6 +89,8 @@ export class GameConnection extends EventTarget {
    */
   constructor(client, gameId, options = {}) {
     super();
+    refuseUnknown("connect", options, CONNECT_OPTIONS);
+    if (options.reconnect) refuseUnknown("connect's reconnect", options.reconnect, Object.keys(DEFAULTS.reconnect));
     const codecName = options.codec ?? "json";
     if (!CODECS[codecName]) throw new TypeError(`codec must be "json" or "msgpack", not ${codecName}`);
     this.client = client;
@@ -307,7 +313,13 @@ export class GameConnection extends EventTarget {
    * @param {{type: string, args?: object}} command
    * @param {{expectedVersion?: number, id?: string}} [options]
    */
-  send(command, { expectedVersion, id } = {}) {
+  send(command, options) {
+    let expectedVersion, id;
+    try {
+      ({ expectedVersion, id } = refuseUnknown("send", options, SEND_OPTIONS));
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (this.closedForGood) {
       return Promise.reject(new DonjonError(CLIENT_CODES.CLOSED, "the connection is closed", { id }));
     }
@@ -315,7 +327,10 @@ export class GameConnection extends EventTarget {
     if (this.pending.has(commandId)) {
       return Promise.reject(new DonjonError("bad_frame", `command id ${commandId} is already waiting for its answer`, { id: commandId }));
     }
-    const frame = { type: "command", id: commandId, command: { type: command.type, args: command.args ?? {} } };
+    // The command as given (a field the server does not know is refused by it, naming it), with
+    // `args` filled in when left out, as the server would.
+    const sent = command !== null && typeof command === "object" && command.args === undefined ? { ...command, args: {} } : command;
+    const frame = { type: "command", id: commandId, command: sent };
     if (expectedVersion !== undefined && expectedVersion !== null) frame.expected_version = expectedVersion;
     const data = this.codec.encode(frame);
     const size = typeof data === "string" ? utf8Length(data) : data.byteLength;

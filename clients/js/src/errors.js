@@ -24,3 +24,24 @@ export class DonjonError extends Error {
     if (extra.closeCode !== undefined) this.closeCode = extra.closeCode;
   }
 }
+
+/**
+ * Refuse what the client would otherwise drop: an option it does not know (a misspelt `token`,
+ * a query parameter the server would ignore), with `bad_request` naming it, as the server does
+ * for a body field it does not know. Returns `given` (or `{}`).
+ * @param {string} what the method, for the message ("listGames")
+ * @param {object | undefined | null} given
+ * @param {readonly string[]} known
+ */
+export function refuseUnknown(what, given, known) {
+  const options = given ?? {};
+  if (typeof options !== "object" || Array.isArray(options)) {
+    throw new DonjonError("bad_request", `${what} takes an object of options, not ${JSON.stringify(options)}`);
+  }
+  const unknown = Object.keys(options).filter((key) => !known.includes(key)).sort();
+  if (unknown.length) {
+    const list = known.length ? known.join(", ") : "none";
+    throw new DonjonError("bad_request", `${what} has no option '${unknown[0]}' (unknown: ${unknown.join(", ")}; options: ${list})`);
+  }
+  return options;
+}

@@ -18,8 +18,10 @@ export type ServiceCommand = { type: "resign"; args: {} } | { type: "undo"; args
 export interface Clock {
   /** per seat, as of `since` */
   remaining_ms: number[];
-  /** the seat whose clock runs since `since`; null: paused */
+  /** the running seat whose time runs out first (at `deadline`); null: paused */
   running: number | null;
+  /** every seat whose clock runs since `since` (each seat that owes a command), in seat order; []: paused */
+  running_seats: number[];
   since: number;
   deadline: number | null;
 }
@@ -45,6 +47,8 @@ export interface SeatEntry {
   bot?: string;
   /** since v1.2: the seat's contribution to the game's seed, once taken */
   seed_contribution?: string;
+  /** since v1.2, `GET /games/{id}` only: a human seat of an active game with no socket open for longer than `DONJON_AWAY_MS` */
+  away?: boolean;
 }
 
 /** An event as a viewer sees it (redacted for that viewer). */
@@ -86,14 +90,26 @@ export interface OptionSpec {
   [field: string]: unknown;
 }
 
+/** since v1.2: one service feature of `POST /games`, as the catalog lists it */
+export interface FeatureSpec {
+  default: unknown;
+  description: string;
+  choices?: unknown[];
+  [field: string]: unknown;
+}
+
 export interface CatalogEntry {
   id: string;
   title: string;
   min_seats: number;
   max_seats: number;
   options: Record<string, OptionSpec>;
+  /** options accepted but never shown before the end (a scripted `tile_order`) */
+  secret_options?: string[];
   /** since v1.1 */
   bots: string[];
+  /** since v1.2: `clock`, `on_timeout`, `undo`, `spectator_delay`, with this game's defaults */
+  features?: Record<string, FeatureSpec>;
   [field: string]: unknown;
 }
 
@@ -109,13 +125,13 @@ export interface CreateGameRequest {
   bots?: Record<string, string>;
   /** since v1.1 */
   bots_only?: boolean;
-  /** since v1.2: turn clocks */
+  /** since v1.2: turn clocks, in seconds (fractions allowed: kept to the millisecond) */
   clock?: { initial_s: number; increment_s?: number } | { per_move_s: number } | null;
-  /** since v1.2 */
-  on_timeout?: "bot" | "forfeit";
+  /** since v1.2 (null: the game's default) */
+  on_timeout?: "bot" | "forfeit" | null;
   /** since v1.2: false turns undo off */
   undo?: boolean;
-  /** since v1.2 */
+  /** since v1.2: a number of versions (an integer), or of seconds (fractions allowed) */
   spectator_delay?: { versions: number } | { seconds: number } | null;
 }
 
@@ -230,6 +246,66 @@ export interface HealthBody {
 export interface ReadyBody {
   status: "ready" | "unavailable";
   error?: { code: "store_unavailable"; message: string };
+}
+
+/** One tile as printed (rotation 0): the segment at each of its 12 ports (`null`: none), and its segments. */
+export interface TileDesign {
+  id: string;
+  ports: (number | null)[];
+  segments: { kind: string; token: string; attrs: Record<string, unknown>; touches: number[]; [field: string]: unknown }[];
+  [field: string]: unknown;
+}
+
+/** `GET /games/catalog/{game}/assets`: what a client needs to draw a game (docs/protocol.md; per game) */
+export interface GameAssets {
+  game: string;
+  /** tile games: the port names, in port order */
+  ports?: string[];
+  /** tile games: tile id -> design */
+  tiles?: Record<string, TileDesign>;
+  [field: string]: unknown;
+}
+
+/** since v1.2: one public key of `GET /keys` */
+export interface NodeKey {
+  /** the first 16 hex digits of sha256(raw public key) */
+  id: string;
+  algorithm: "ed25519";
+  /** the raw 32-byte key, hex: what `verifyExport`'s `key` and `donjon verify --key` take */
+  public_key: string;
+}
+
+/** since v1.2: `GET /keys` */
+export interface KeysBody {
+  keys: NodeKey[];
+}
+
+/** `GET /games/{id}/export`: a finished game's whole log, signed by the node (docs/fairness.md) */
+export interface ExportBody {
+  format: string;
+  id: string;
+  game: string;
+  status: "finished";
+  chain: { algorithm: string; genesis: string; version: number; head: string; [field: string]: unknown };
+  /** hex: the revealed seed */
+  seed: string;
+  /** games with secret options only: their values, revealed */
+  secret_options?: Record<string, unknown>;
+  /** every stored body (base64 msgpack) with its hashes */
+  events: { version: number; body: string; prev_hash: string; hash: string }[];
+  /** since v1.2 */
+  signature: { algorithm: "ed25519"; key_id: string; public_key: string; value: string };
+  [field: string]: unknown;
+}
+
+/** Options of `DonjonClient.request`, the one HTTP call every method makes. */
+export interface RequestOptions {
+  /** sent as JSON */
+  body?: unknown;
+  /** a seat token, sent as `Authorization: Bearer <token>` */
+  token?: string;
+  /** "text": resolve with the answer's text (`/metrics`); default "json" */
+  responseType?: "json" | "text";
 }
 
 // --- websocket frames -----------------------------------------------------------------------------
@@ -360,20 +436,54 @@ export interface ConnectOptions {
   maxFrame?: number;
 }
 
+/**
+ * Every HTTP route of `service/contract/openapi.json` but the web app's pages, one method each,
+ * and `connect` for the websocket. Request bodies are sent with every field given, under the
+ * wire's names: a field the server does not know is refused by it (`bad_request` naming it),
+ * never dropped. Options the server never sees (a token, query parameters, `connect`'s) that
+ * the client does not know are refused by the client, with `bad_request` naming them.
+ */
 export declare class DonjonClient {
   constructor(baseUrl?: string, options?: ClientOptions);
   readonly baseUrl: string;
   socketUrl(gameId: string): string;
+  /** the one HTTP call every method makes: the answer's JSON (or text), or a DonjonError */
+  request<T = unknown>(method: string, route: string, options?: RequestOptions): Promise<T>;
+  /** `GET /healthz` */
+  health(): Promise<HealthBody>;
+  /** `GET /readyz`: resolves with `{status: "unavailable", error}` too (503) */
+  ready(): Promise<ReadyBody>;
+  /** `GET /metrics`: Prometheus text */
+  metrics(): Promise<string>;
+  /** `GET /openapi.json` */
+  openapi(): Promise<Record<string, unknown>>;
+  /** `GET /asyncapi.json` */
+  asyncapi(): Promise<Record<string, unknown>>;
+  /** since v1.2: `GET /keys` */
+  keys(): Promise<KeysBody>;
+  /** `GET /games/catalog` */
   catalog(): Promise<CatalogBody>;
+  /** `GET /games/catalog/{game}/assets` */
+  gameAssets(game: string): Promise<GameAssets>;
+  /** `POST /games` */
   createGame(body: CreateGameRequest): Promise<CreateGameBody>;
+  /** `POST /games/{id}/seats` */
   takeSeat(gameId: string, body: TakeSeatRequest): Promise<TakeSeatBody>;
-  /** since v1.2: the rematch of a finished game, by one of its seats; rejects with not_over, unauthorized, ... */
+  /** since v1.2, `POST /games/{id}/rematch`: the rematch of a finished game, by one of its seats; rejects with not_over, unauthorized, ... */
   rematch(gameId: string, options: { token: string }): Promise<RematchBody>;
+  /** `GET /games` */
   listGames(query?: ListGamesQuery): Promise<ListGamesBody>;
+  /** `GET /games/{id}` */
   getGame(gameId: string, options?: { token?: string }): Promise<GameBody>;
+  /** `GET /games/{id}/events`: one page */
   events(gameId: string, query?: EventsQuery): Promise<EventsBody>;
+  /** every page of `GET /games/{id}/events` */
   allEvents(gameId: string, query?: EventsQuery): AsyncGenerator<GameEvent, void, undefined>;
+  /** `GET /games/{id}/state` */
   state(gameId: string, query?: { at?: number }): Promise<StateBody>;
+  /** `GET /games/{id}/export`: a finished game's signed export (check it with `verifyExport`) */
+  exportGame(gameId: string): Promise<ExportBody>;
+  /** `GET /games/{id}/ws`, kept open */
   connect(gameId: string, options?: ConnectOptions): GameConnection;
 }
 

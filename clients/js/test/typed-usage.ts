@@ -1,6 +1,9 @@
 // Type-checked by `npm test` (tsc --noEmit), never run: the API as a TypeScript client uses it.
 import { DonjonClient, DonjonError, Draw, msgpack, verifyExport } from "../src/index.js";
-import type { Ack, ChangeDetail, Command, GameEvent, RematchBody, RematchDetail, ServerFrame, TakeSeatBody } from "../src/index.js";
+import type {
+  Ack, ChangeDetail, Command, ExportBody, GameAssets, GameEvent, KeysBody, ReadyBody, RematchBody, RematchDetail,
+  SeatEntry, ServerFrame, TakeSeatBody,
+} from "../src/index.js";
 
 export async function playOneMove(baseUrl: string): Promise<number> {
   const client = new DonjonClient(baseUrl);
@@ -64,4 +67,25 @@ export async function auditExport(file: unknown, nodeKey: string): Promise<strin
   const stream = new Draw(new Uint8Array(32), "g1", 7);
   const failed = report.checks.find((c) => !c.ok);
   return failed ? `${failed.name}: ${failed.detail}` : `${report.events} events, ${String(stream.below(6))}`;
+}
+
+/** Every route of the contract through its typed method, and `request` for anything else. */
+export async function everyRoute(baseUrl: string, finished: string): Promise<string> {
+  const client = new DonjonClient(baseUrl);
+  const { status }: { status: "ok" } = await client.health();
+  const ready: ReadyBody = await client.ready();
+  const metrics: string = await client.metrics();
+  const documents = [await client.openapi(), await client.asyncapi()];
+  const { keys }: KeysBody = await client.keys();
+  const assets: GameAssets = await client.gameAssets("carcassonne");
+  const exported: ExportBody = await client.exportGame(finished);
+  const report = await verifyExport(exported, { key: keys[0].public_key });
+  const { id } = await client.createGame({ game: "castle_panic", clock: { per_move_s: 0.5 }, spectator_delay: { seconds: 1.5 } });
+  const seats: SeatEntry[] = (await client.getGame(id)).seats;
+  const away: boolean = seats.some((seat) => seat.away === true);
+  const raw = await client.request<{ status: string }>("GET", "/healthz");
+  const text: string = await client.request<string>("GET", "/metrics", { responseType: "text" });
+  const tiles = Object.keys(assets.tiles ?? {}).length + (assets.ports?.length ?? 0);
+  return [status, ready.status, metrics.length, documents.length, tiles, report.ok, exported.chain.head, away, raw.status,
+    text.length, ready.error?.code ?? "none"].join(" ");
 }

@@ -429,8 +429,8 @@ class GamePage {
   async auditServed() {
     try {
       const [exported, keys] = await Promise.all([
-        this.client.request("GET", `/games/${encodeURIComponent(this.gameId)}/export`),
-        this.client.request("GET", "/keys"),
+        this.client.exportGame(this.gameId),
+        this.client.keys(),
       ]);
       // The file must be signed by this node's key (GET /keys), not merely by some key.
       this.showVerdict(await verifyExport(exported, { key: keys.keys[0]?.public_key }), "this game's export");

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -61,6 +62,21 @@ def test_a_trade_needs_the_other_seat_to_accept() -> None:
     assert types(events) == ["cards_traded", "phase_changed"]
     assert state.cards.hands[:2] == (("brick#1", "mortar#1"), ("tar#1",))
     assert state.turn.phase is Phase.PLAY
+
+
+def test_a_seat_whose_time_runs_out_on_a_trade_offer_declines_it_and_nothing_else() -> None:
+    """``timeout_answer``: the offer to seat 1 is declined for it; the proposer, a third seat and
+    any owed discard or move of a turn get ``None`` (the game's ``on_timeout`` decides those)."""
+    hands = {0: ["brick#1", "tar#1"], 1: ["mortar#1"], 2: ["archer_red#1"]}
+    state = position(seats=3, phase="trade", hands=hands, monsters=["orc#3@F1"])
+    assert [ENGINE.timeout_answer(state, seat) for seat in range(3)] == [None, None, None]
+    offered, _ = act(state, 0, "propose_trade", to=1, give="tar#1", take="mortar#1")
+    assert ENGINE.timeout_answer(offered, 1) == {"type": "decline_trade", "args": {}}
+    assert ENGINE.timeout_answer(offered, 0) is None and ENGINE.timeout_answer(offered, 2) is None
+    declined, events = act(offered, 1, "decline_trade")
+    assert types(events) == ["trade_declined"] and declined.turn.trade is None
+    discards = replace(offered, pending=replace(offered.pending, discards=frozenset({1})))
+    assert ENGINE.timeout_answer(discards, 1) is None  # the discard comes first, and is owed
 
 
 def test_declined_proposals_are_bounded_per_turn() -> None:
@@ -181,7 +197,7 @@ def test_a_malformed_command_envelope_is_a_bad_command() -> None:
         ENGINE.decide(state, 0, "end_phase", Scripted())  # type: ignore[arg-type]  # the wrong type is the test
     with pytest.raises(BadCommand, match=r"^a command is .*, got \{'args': \{\}\}$"):
         ENGINE.decide(state, 0, {"args": {}}, Scripted())
-    with pytest.raises(BadCommand, match=r"^args of 'end_phase' must be an object, got \[\]$"):
+    with pytest.raises(BadCommand, match=r"^args of 'end_phase' must be an object \(leave it out for none\), got \[\]$"):
         ENGINE.decide(state, 0, {"type": "end_phase", "args": []}, Scripted())
     assert ENGINE.decide(state, 0, {"type": "end_phase"}, Scripted()) == ENGINE.decide(state, 0, END, Scripted())
 

@@ -138,13 +138,13 @@ export class DonjonServer {
 }
 
 /**
- * One `donjon serve` for the tests of the enclosing `describe`: started before them (then
- * `use(server, client)` is called), stopped after them.
+ * One `donjon serve` for the tests of the enclosing `describe` (with the settings of `env`):
+ * started before them (then `use(server, client)` is called), stopped after them.
  */
-export function serveForSuite(use, { clientPath = "" } = {}) {
+export function serveForSuite(use, { clientPath = "", env = {} } = {}) {
   let server;
   before(async () => {
-    server = await new DonjonServer().start();
+    server = await new DonjonServer({ env }).start();
     use(server, new DonjonClient(`${server.url}${clientPath}`));
   });
   after(() => server?.dispose());
