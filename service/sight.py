@@ -59,7 +59,7 @@ class Sight:
         if behind is not None and behind.version > projection.version:
             behind = None  # a stale present: nothing to fold on from
         shown = behind.version if behind is not None else 0
-        timed = "seconds" in (projection.features.spectator_delay or {})
+        timed = "ms" in (projection.features.spectator_delay or {})  # recorded as {"ms": N} (or {"versions": N})
         # A time delay needs the stamps of the events after what spectators were shown already.
         envelopes = await self.cache.events(game_id, shown + 1, projection.version) if timed else []
         target = visible_version(projection, envelopes, self.clock(), known=max(1, shown))
