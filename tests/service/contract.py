@@ -8,6 +8,10 @@ code against ``CloseCode`` before the test sees them. :func:`openapi_trace` is t
 of the same clients: every HTTP answer is checked against its operation in ``openapi.json``
 (status listed, content type, body schema) before the test reads it. A route or frame changed
 without its document, or a close code the document does not list, fails whichever test got it.
+
+The documents leave every answer open (clients must ignore fields they do not know; later
+versions add them), so the tests hold the service to :func:`closed` copies of them: a field the
+service sends that the document does not name fails the test, and the document gains it first.
 """
 
 from __future__ import annotations
@@ -33,10 +37,24 @@ def document(name: str) -> dict[str, Any]:
     return json.loads(resources.files("service.contract").joinpath(name).read_text(encoding="utf-8"))
 
 
+def closed(node: Any) -> Any:
+    """``node`` with every object schema that lists its ``properties`` and says nothing of others
+    closed (``additionalProperties: false``); one that says ``additionalProperties: true`` (a
+    game's view, a catalog entry, an export) stays open, as the document means it."""
+    if isinstance(node, list):
+        return [closed(value) for value in node]
+    if not isinstance(node, dict):
+        return node
+    copy = {key: closed(value) for key, value in node.items()}
+    if copy.get("type") == "object" and "properties" in copy and "additionalProperties" not in copy:
+        copy["additionalProperties"] = False
+    return copy
+
+
 @cache
 def _registry() -> Registry:
     return Registry().with_resources(
-        (BASE + name, Resource.from_contents(document(name), default_specification=DRAFT202012))
+        (BASE + name, Resource.from_contents(closed(document(name)), default_specification=DRAFT202012))
         for name in ("openapi.json", "asyncapi.json")
     )
 

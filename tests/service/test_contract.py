@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -30,12 +31,16 @@ from schemathesis import GenerationMode
 from schemathesis.core.result import Ok
 from schemathesis.specs.openapi import checks as openapi_checks
 
+from service.contract import PROTOCOL_VERSION
 from service.errors import ErrorCode
 from tests.service.contract import check, check_server_frame, document, validator
 from tests.service.serving import donjon_serve
 
 OPENAPI = document("openapi.json")
 ASYNCAPI = document("asyncapi.json")
+SCHEMAS: dict[str, Any] = OPENAPI["components"]["schemas"]
+SCHEMA_REF = "#/components/schemas/"
+ROOT = Path(__file__).resolve().parents[2]
 
 NOT_IN_OPENAPI: dict[tuple[str, str], str] = {}
 """(method, path) of a route deliberately absent from openapi.json -> why. Add a route to the
@@ -104,15 +109,102 @@ def test_every_asyncapi_schema_is_a_json_schema_and_every_reference_resolves():
 def test_the_times_post_games_takes_are_numbers_so_generated_clients_may_send_fractions():
     """A generator types ``integer`` fields as whole numbers only; the service takes fractions of
     seconds (``0.5``), so those must be ``number``, and versions, which are counts, ``integer``."""
-    properties = OPENAPI["components"]["schemas"]["CreateGame"]["properties"]
+    properties = SCHEMAS["CreateGame"]["properties"]
     shapes = {
-        name: {key: spec["type"] for shape in properties[name]["oneOf"] for key, spec in shape.get("properties", {}).items()}
+        name: {key: spec["type"] for shape in _shapes(properties[name]) for key, spec in shape.get("properties", {}).items()}
         for name in ("clock", "spectator_delay")
     }
     assert shapes == {
         "clock": {"initial_s": "number", "increment_s": "number", "per_move_s": "number"},
         "spectator_delay": {"versions": "integer", "seconds": "number"},
     }
+
+
+def _shapes(field: dict[str, Any]) -> list[dict[str, Any]]:
+    """The object shapes a ``oneOf`` field takes, each a named schema (generators name them)."""
+    return [SCHEMAS[ref["$ref"].removeprefix(SCHEMA_REF)] for ref in field["oneOf"] if "$ref" in ref]
+
+
+# --- what generators need (issue 27): their own runs are tests/service/test_generators.py -----
+
+
+def test_the_documents_and_protocol_md_are_of_the_service_protocol_version():
+    assert OPENAPI["info"]["version"] == ASYNCAPI["info"]["version"] == PROTOCOL_VERSION
+    protocol = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    assert f"protocol version **{PROTOCOL_VERSION}**" in protocol
+
+
+def test_every_response_schema_is_a_named_open_schema():
+    """Generators name a type after its schema (inline ones get made-up names, or none); and an
+    answer may gain fields in a later version, so no response schema closes its properties."""
+    for where, content in _response_contents():
+        if where.endswith("application/json"):
+            assert set(content["schema"]) == {"$ref"}, f"{where}: an inline response schema"
+    for name in _reachable(OPENAPI["paths"], "responses") | _reachable(OPENAPI["components"]["responses"]):
+        closed = [path for path, node in _nodes(SCHEMAS[name]) if node.get("additionalProperties") is False]
+        assert not closed, f"response schema {name} is closed at {closed}"
+
+
+def test_every_array_has_items_and_every_open_object_says_so():
+    """``items`` missing, or an object with neither ``properties`` nor ``additionalProperties``,
+    is ``unknown[]`` / ``Record<string, never>`` to openapi-typescript."""
+    for document_name, doc in (("openapi.json", OPENAPI), ("asyncapi.json", ASYNCAPI)):
+        for path, node in _nodes(doc):
+            if node.get("type") == "array" or "array" in (node.get("type") or []):
+                assert "items" in node or "prefixItems" in node, f"{document_name}{path}: an array without items"
+            if node.get("type") == "object" and not {"properties", "additionalProperties", "$ref", "allOf", "oneOf", "anyOf"} & set(node):
+                raise AssertionError(f"{document_name}{path}: an object of nothing (say additionalProperties)")
+
+
+def test_request_fields_with_a_default_are_optional_and_enums_are_typed():
+    """A ``default`` makes openapi-typescript's field required; a bare ``enum`` loses its type."""
+    for name in _reachable(OPENAPI["paths"], "requestBody"):
+        for field, spec in SCHEMAS[name].get("properties", {}).items():
+            assert "default" not in spec, f"{name}.{field}: a default (say it in the description)"
+    for path, node in _nodes(OPENAPI):
+        if "enum" in node:
+            assert node.get("type") == "string", f"openapi.json{path}: an enum that is not typed string"
+    assert SCHEMAS["ErrorCode"]["type"] == "string"
+    assert "required" not in SCHEMAS["TakeSeat"] and "by design" in SCHEMAS["TakeSeat"]["description"]
+
+
+def _response_contents() -> Iterator[tuple[str, dict[str, Any]]]:
+    responses = [
+        (f"{path} {method} {status}", response)
+        for path, item in OPENAPI["paths"].items()
+        for method, operation in item.items()
+        for status, response in operation["responses"].items()
+    ]
+    responses += [(f"components/responses/{name}", response) for name, response in OPENAPI["components"]["responses"].items()]
+    for where, response in responses:
+        for content_type, content in response.get("content", {}).items():
+            yield f"{where} {content_type}", content
+
+
+def _reachable(node: Any, under: str | None = None) -> set[str]:
+    """Names of the schemas ``node`` refers to (within its ``under`` members), transitively."""
+    found: set[str] = set()
+    start = [value for path, value in _nodes(node) if under is None or path.endswith("/" + under)]
+    pending = [value for root in start for value in _walk(root)] + start
+    while pending:
+        value = pending.pop()
+        ref = value.get("$ref") if isinstance(value, dict) else None
+        if isinstance(ref, str) and ref.startswith(SCHEMA_REF) and ref.removeprefix(SCHEMA_REF) not in found:
+            found.add(ref.removeprefix(SCHEMA_REF))
+            target = SCHEMAS[ref.removeprefix(SCHEMA_REF)]
+            pending += [target, *_walk(target)]
+    return found
+
+
+def _nodes(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every object of ``node`` with its JSON-pointer-like path."""
+    if isinstance(node, dict):
+        yield path, node
+        for key, value in node.items():
+            yield from _nodes(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _nodes(value, f"{path}/{index}")
 
 
 def _walk(node: Any) -> Iterator[Any]:
@@ -126,7 +218,7 @@ def _walk(node: Any) -> Iterator[Any]:
 
 
 def test_every_error_code_of_the_service_is_in_the_documents():
-    known = OPENAPI["components"]["schemas"]["ErrorCode"]["anyOf"][0]["enum"]
+    known = SCHEMAS["ErrorCode"]["enum"]
     assert {code.value for code in ErrorCode} <= set(known)
     http_codes = {
         code

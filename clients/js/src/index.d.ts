@@ -48,7 +48,7 @@ export interface SeatEntry {
   /** since v1.2: the seat's contribution to the game's seed, once taken */
   seed_contribution?: string;
   /** since v1.2, `GET /games/{id}` only: a human seat of an active game with no socket open for longer than `DONJON_AWAY_MS` */
-  away?: boolean;
+  away?: true;
 }
 
 /** An event as a viewer sees it (redacted for that viewer). */
@@ -82,19 +82,27 @@ export interface ErrorBody {
 
 // --- HTTP bodies ----------------------------------------------------------------------------------
 
+/** A game option's value: a boolean, an integer, a `choice`'s string or integer, a `list`'s strings or null */
+export type OptionValue = boolean | number | string | string[] | null;
+
 export interface OptionSpec {
   type: "bool" | "int" | "choice" | "list";
-  default: unknown;
+  default: OptionValue;
   description: string;
-  choices?: unknown[];
+  choices?: OptionValue[];
+  /** the bounds of an `int` option */
+  minimum?: number;
+  maximum?: number;
+  /** what a `list` option holds, for people (`tile ids`) */
+  items?: string;
   [field: string]: unknown;
 }
 
 /** since v1.2: one service feature of `POST /games`, as the catalog lists it */
 export interface FeatureSpec {
-  default: unknown;
+  default: null | boolean | string;
   description: string;
-  choices?: unknown[];
+  choices?: string[];
   [field: string]: unknown;
 }
 
@@ -120,7 +128,7 @@ export interface CatalogBody {
 export interface CreateGameRequest {
   game: string;
   seats?: number;
-  options?: Record<string, unknown>;
+  options?: Record<string, OptionValue>;
   /** since v1.1: seat (decimal string) -> bot name */
   bots?: Record<string, string>;
   /** since v1.1 */
@@ -243,10 +251,10 @@ export interface HealthBody {
   status: "ok";
 }
 
-export interface ReadyBody {
-  status: "ready" | "unavailable";
-  error?: { code: "store_unavailable"; message: string };
-}
+/** `GET /readyz`: ready (200), or the store does not answer (503) */
+export type ReadyBody =
+  | { status: "ready"; error?: undefined }
+  | { status: "unavailable"; error: { code: "store_unavailable"; message: string } };
 
 /** One tile as printed (rotation 0): the segment at each of its 12 ports (`null`: none), and its segments. */
 export interface TileDesign {

@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 
 import { playFromLegal } from "../src/index.js";
 import { serveForSuite } from "./support/server.js";
-import { assertShape } from "./support/shapes.js";
+import { assertFrame, assertShape } from "./support/shapes.js";
 import { assertOnceInOrder, logVersions, record, seatedGame, waitFor } from "./support/watch.js";
 
 const run = promisify(execFile);
@@ -30,14 +30,14 @@ describe("whole games from legal", () => {
       const { id, tokens } = await seatedGame(client, game, seats);
       const spectator = client.connect(id, { codec });
       const watched = record(spectator);
-      spectator.on("change", ({ frame }) => assertShape(frame.type, frame));
+      spectator.on("change", ({ frame }) => assertFrame(frame));
       await spectator.ready;
       const seatsPlaying = tokens.map((token) => client.connect(id, { token, codec }));
       const seen = seatsPlaying.map(record);
       await Promise.all(seatsPlaying.map((conn) => playFromLegal(conn)));
 
       const final = await client.getGame(id);
-      assertShape("game", final);
+      assertShape("Game", final);
       assert.equal(final.status, "finished");
       await waitFor(() => spectator.version === final.version, 10_000, "the spectator's last update");
       assert.equal(spectator.status, "finished");

@@ -17,7 +17,7 @@ describe("lobby routes", () => {
   test("catalog, create with options and bots, seats, list, get", { timeout: 30_000 }, async () => {
     const { games } = await client.catalog();
     assert.deepEqual(games.map((g) => g.id), ["carcassonne", "castle", "castle_panic"]);
-    games.forEach((entry) => assertShape("catalog", entry));
+    games.forEach((entry) => assertShape("CatalogEntry", entry));
 
     const created = await client.createGame({
       game: "carcassonne",
@@ -28,18 +28,18 @@ describe("lobby routes", () => {
     assert.match(created.id, /^\w+$/);
     const first = await client.takeSeat(created.id, { name: "Ada" });
     assert.deepEqual([first.seat, first.status], [0, "open"]);
-    assertShape("seatTaken", first);
+    assertShape("Seated", first);
     assert.equal(first.token.length, 43);
     const open = await client.listGames({ status: "open", limit: 200 });
     const entry = open.games.find((g) => g.id === created.id);
-    assertShape("lobby", entry);
+    assertShape("LobbyEntry", entry);
     assert.deepEqual(entry.names, ["Ada", null, "random bot"]);
     assert.deepEqual(entry.bots, [null, null, "random"]);
     const second = await client.takeSeat(created.id, { name: "Bo" });
     assert.deepEqual([second.seat, second.status], [1, "active"]);
 
     const spectatorView = await client.getGame(created.id);
-    assertShape("game", spectatorView);
+    assertShape("Game", spectatorView);
     assert.equal(spectatorView.seat, null);
     assert.deepEqual(spectatorView.view.legal, []);
     const seatView = await client.getGame(created.id, { token: second.token });
@@ -58,7 +58,7 @@ describe("lobby routes", () => {
     const { version } = await client.getGame(id);
 
     const page = await client.events(id, { from: 1, limit: 10 });
-    assertShape("events", page);
+    assertShape("EventsPage", page);
     assert.equal(page.version, version);
     assert.deepEqual(page.events.map((e) => e.version), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     assert.equal(page.next, 11);
@@ -69,7 +69,7 @@ describe("lobby routes", () => {
     assert.deepEqual(all, Array.from({ length: version }, (_, i) => i + 1));
 
     const at5 = await client.state(id, { at: 5 });
-    assertShape("state", at5);
+    assertShape("State", at5);
     assert.equal(at5.version, 5);
     assert.deepEqual(at5.view.legal, []);
     const now = await client.state(id);

@@ -146,7 +146,7 @@ describe("lifecycle: resign, undo, rematch", () => {
 
       const asked = [];
       for (const token of tokens) asked.push(await client.rematch(id, { token }));
-      asked.forEach((body) => assertShape("rematch", body));
+      asked.forEach((body) => assertShape("Rematch", body));
       const rematchId = asked[0].id;
       assert.equal(asked[1].id, rematchId, "one rematch per game");
       assert.deepEqual(asked.map((body) => body.seat), [1, 0]); // old seat s sits at (s - 1) mod n

@@ -111,7 +111,7 @@ describe("every route, nothing dropped", () => {
     await new Promise((resolve) => setTimeout(resolve, 50)); // DONJON_AWAY_MS is 1: no socket yet
     const seats = (await client.getGame(id)).seats;
     assert.equal(seats[0].away, true);
-    assertShape("seat", seats[0]);
+    assertShape("Seat", seats[0]);
     const conn = client.connect(id, { token: tokens[0] });
     await playFromLegal(conn);
     conn.close();

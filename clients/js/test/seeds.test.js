@@ -26,7 +26,7 @@ describe("each seat's own share of the game's seed", () => {
       const { id } = await client.createGame({ game: "castle_panic", seats: 3, bots: { 2: "heuristic" } });
       const first = await client.takeSeat(id, { name: "Ada" });
       const second = await client.takeSeat(id, { name: "Bo" });
-      assertShape("seatTaken", first);
+      assertShape("Seated", first);
       for (const [taken, body] of [[first, sent[0]], [second, sent[1]]]) {
         assert.match(body.client_seed, /^[0-9a-f]{64}$/);
         assert.equal(taken.seed_contribution, body.client_seed);
