@@ -57,7 +57,7 @@ from events.keys import (
     meta_key,
 )
 from events.protocol import Hook
-from events.server import Server, detect_cluster, is_cluster, open_client, translated
+from events.server import Server, connection_settings, detect_cluster, is_cluster, open_client, translated
 from events.sharded import ShardedIndex
 from events.store.append import APPEND_LUA, Appending
 from events.store.lobby import FILE_STATUS_LUA, Lobby
@@ -73,6 +73,7 @@ __all__ = [
     "EventStore",
     "NewEvent",
     "cmds_key",
+    "connection_settings",
     "detect_cluster",
     "events_key",
     "game_of_channel",

@@ -5,8 +5,10 @@ nothing outside ``events/store/`` reaches into a store's private members."""
 from __future__ import annotations
 
 import ast
+import asyncio
 import inspect
 import re
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,7 +16,9 @@ import pytest
 
 from events.deadlines import Deadlines
 from events.due import DueBots
+from events.envelope import NewEvent
 from events.feed import GameFeed
+from events.keys import cmds_key, events_key
 from events.protocol import DeadlineIndex, DueBotsIndex, Feed, Store
 from events.store import EventStore
 
@@ -112,3 +116,23 @@ def test_the_check_sees_a_private_access() -> None:
     sample = "async def f(store, self, app):\n    store._call()\n    self._store.redis\n    self.store._x\n    app[STORE]._y\n"
     found = {line.split(": ")[1] for line in _private_store_accesses(sample, "sample")}
     assert found == {"store._call", "self.store._x", "app[STORE]._y"}
+
+
+async def test_the_feeds_hooks_are_given_at_construction_and_called(redis_store: EventStore) -> None:
+    """``store.feed(on_notice=...)``: the hook the node counts notices with is called per append notice."""
+    game_id = f"hooks-{uuid.uuid4().hex[:12]}"
+    heard: list[str] = []
+    feed = redis_store.feed(on_notice=lambda: heard.append("notice"), on_reconnect=lambda: heard.append("lost"))
+    try:
+        feed.watch([game_id])
+        await feed.next(5.0)  # the subscription's confirmation
+        await redis_store.append(game_id, [NewEvent("a", {})], expected_version=0, command_id=None, actor=None, ts=1)
+        for _ in range(100):
+            if heard:
+                break
+            await asyncio.sleep(0.05)
+        assert heard == ["notice"]
+    finally:
+        await feed.close()
+        for key in (events_key(game_id), cmds_key(game_id)):
+            await redis_store.redis.delete(key)
