@@ -29,10 +29,13 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.processes import process_cpu
 from bench.service import ROLL, _free_port, percentile
+
+if TYPE_CHECKING:
+    from events.store import EventStore
 
 __all__ = ["cluster_figures", "serve_node"]
 
@@ -204,7 +207,8 @@ async def _connection_rows(label: str, url: str, quick: bool) -> dict[str, str]:
             await runner.setup()  # the store and the node; no listener needed
             runners.append(runner)
         node, service = runners[0].app[NODE], runners[1].app[SERVICE]
-        store: EventStore = node.store
+        store = node.store
+        assert isinstance(store, EventStore)  # the bench counts a Redis server's connections
         watched = 0
         for count in counts:
             while watched < count:
@@ -244,7 +248,7 @@ async def _settled(condition: Any, limit: float = 60.0) -> None:
         await asyncio.sleep(0.05)
 
 
-async def _named_connections(store: Any, name: str) -> int:
+async def _named_connections(store: EventStore, name: str) -> int:
     """Connections named ``name`` on every server of the store."""
     from redis.asyncio.cluster import RedisCluster
 

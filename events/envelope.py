@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["GENESIS_HASH", "Envelope", "NewEvent"]
+__all__ = ["GENESIS_HASH", "AppendResult", "Envelope", "NewEvent"]
 
 GENESIS_HASH = "0" * 40
 """The ``prev_hash`` of every game's first event (a SHA-1 hex digest's width of zeros)."""
@@ -62,3 +62,14 @@ class Envelope:
     def as_dict(self) -> dict[str, Any]:
         """Every field as a plain dict (JSON-safe when the payload is), e.g. for an export."""
         return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """Versions of the first and last event a command produced; ``duplicate`` when it was a replay."""
+
+    first_version: int
+    last_version: int
+    duplicate: bool = False
+    head: str = ""
+    """The chain hash of the last event appended, when the store computed it (SHA-256 games)."""

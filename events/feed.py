@@ -3,7 +3,7 @@
 The append script ends with ``SPUBLISH game:{ID}:live <the entries it appended>`` (the channel
 hashes to the game's slot, so the script stays in one slot). A :class:`GameFeed` subscribes
 (``SSUBSCRIBE``) to the channel of every game its node watches and hands the node, per game
-announced, the events the notices carried (:meth:`events.store.EventStore.decode_notice`). The
+announced, the events the notices carried (the store's ``decode_notice``, given at construction). The
 node pushes carried events that continue what it has shown, and reads the stream from there
 otherwise. Order and exactly-once come from the stream versions, so a notice lost, doubled or
 late costs only a read. What closes every gap:
@@ -35,7 +35,8 @@ import redis.exceptions as rexc
 from redis.asyncio.cluster import RedisCluster
 
 from events.envelope import Envelope
-from events.store import EventStore, game_of_channel, live_channel
+from events.keys import game_of_channel, live_channel
+from events.server import Server
 from events.tasks import stop_task
 
 __all__ = ["GameFeed"]
@@ -77,10 +78,6 @@ class _Link:
             await self.connection.disconnect()
 
 
-def _nothing() -> None:
-    """The default of the feed's hooks."""
-
-
 class GameFeed:
     """Notices of new events for a changing set of games (see the module docstring).
 
@@ -89,11 +86,27 @@ class GameFeed:
     its notices carried (possibly none: read it), or ``None`` when nothing was announced for
     ``poll`` seconds (read every game then). ``problem`` names the
     feed's current trouble (``None`` when every watched game is subscribed).
+
+    ``server`` is the store's (its connection settings make the subscriber connections);
+    ``decode(game_id, payload)`` turns a notice into the events it carries (the store's
+    ``decode_notice``). ``on_notice`` is called for every append notice received (the node counts
+    them in its metrics), ``on_reconnect`` when a subscriber connection is lost (its games are
+    subscribed again on a new one); both are given here, once, or not at all.
     """
 
-    def __init__(self, store: EventStore) -> None:
-        self.store = store
-        self._cluster: RedisCluster | None = store.redis if store.cluster else None
+    def __init__(
+        self,
+        server: Server,
+        decode: Callable[[str, bytes], list[Envelope]],
+        *,
+        on_notice: Callable[[], None] | None = None,
+        on_reconnect: Callable[[], None] | None = None,
+    ) -> None:
+        self.server = server
+        self._decode = decode
+        self._on_notice = on_notice
+        self._on_reconnect = on_reconnect
+        self._cluster: RedisCluster | None = server.redis if server.cluster else None
         self._wanted: set[str] = set()
         self._where: dict[str, _Link] = {}
         self._links: dict[str, _Link] = {}
@@ -109,10 +122,6 @@ class GameFeed:
         """Notices received (announcements and subscription confirmations), for tests and metrics."""
         self.moved = 0
         """Subscriptions ended or refused because their slot moved (and made again elsewhere)."""
-        self.on_notice: Callable[[], None] = _nothing
-        """Called for every append notice received (the node counts them in its metrics)."""
-        self.on_reconnect: Callable[[], None] = _nothing
-        """Called when a subscriber connection is lost (its games are subscribed again on a new one)."""
 
     @property
     def connections(self) -> int:
@@ -230,7 +239,7 @@ class GameFeed:
         if link is not None and not link.broken:
             return link
         if self._cluster is None:
-            pool = self.store.redis.connection_pool
+            pool = self.server.redis.connection_pool
             connection_class, kwargs = pool.connection_class, dict(pool.connection_kwargs)
         else:
             node = self._owner(game_id)
@@ -258,7 +267,8 @@ class GameFeed:
             return
         link.broken = True
         self.problem = f"subscriber connection to {link.name} lost: {why}"
-        self.on_reconnect()
+        if self._on_reconnect is not None:
+            self._on_reconnect()
         self._links.pop(link.name, None)
         for game_id in link.games:
             if self._where.get(game_id) is link:
@@ -310,10 +320,11 @@ class GameFeed:
         kind = reply[0].decode() if isinstance(reply, list) and isinstance(reply[0], bytes) else str(reply)
         if kind == "smessage":
             self.notices += 1
-            self.on_notice()
+            if self._on_notice is not None:
+                self._on_notice()
             game_id = game_of_channel(reply[1])
             if game_id in self._wanted:
-                self._carried.setdefault(game_id, []).extend(self.store.decode_notice(game_id, reply[2]))
+                self._carried.setdefault(game_id, []).extend(self._decode(game_id, reply[2]))
                 self._announce({game_id})
             return
         if kind in ("pong", "PONG") and link.pending and link.pending[0][0] == "ping":

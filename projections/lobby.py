@@ -3,7 +3,7 @@
 The lobby is a read model derived from each game's projection: one small entry per game (what a
 lobby screen shows) kept in the game's meta under ``lobby``, and the game's id in the store's
 per-status index (sorted sets by creation time, sharded by game id so no single key takes
-every write: :meth:`events.store.EventStore.set_status`). The service records it after every
+every write: :meth:`events.protocol.Store.set_status`). The service records it after every
 append that changes what the lobby shows (creation, a seat taken, the start, the end).
 
 Recording is idempotent and crash-safe: the id goes into the new status's index first, then
@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from events.store import EventStore
+from events.protocol import Store
 from projections.game import GameProjection, Status
 
 __all__ = ["LOBBY_FIELD", "list_lobby", "lobby_entry", "needs_record", "record", "repair"]
@@ -76,7 +76,7 @@ def _stored_entry(meta: dict[str, Any] | None) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
-async def record(store: EventStore, projection: GameProjection) -> None:
+async def record(store: Store, projection: GameProjection) -> None:
     """Write the game's lobby entry and move it to its status's index (unless a newer entry is
     stored already)."""
     entry = json.dumps(lobby_entry(projection), separators=(",", ":"))
@@ -89,7 +89,7 @@ async def record(store: EventStore, projection: GameProjection) -> None:
     )
 
 
-async def repair(store: EventStore, projection: GameProjection) -> bool:
+async def repair(store: Store, projection: GameProjection) -> bool:
     """Record the game again if its entry is missing or behind the stream, or the index of its
     status lacks it (a node died between an append and its lobby write); True if it did."""
     if needs_record(await store.get_meta(projection.game_id), projection) or not await store.is_filed(
@@ -100,7 +100,7 @@ async def repair(store: EventStore, projection: GameProjection) -> bool:
     return False
 
 
-async def list_lobby(store: EventStore, status: Status, limit: int, offset: int) -> list[dict[str, Any]]:
+async def list_lobby(store: Store, status: Status, limit: int, offset: int) -> list[dict[str, Any]]:
     """Lobby entries of one status, oldest first (the index order)."""
     entries = []
     for game_id in await store.list_games(status.value, limit, offset):

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from events.chain import LEGACY_CHAIN, genesis
-from events.due import DueBots
+from events.protocol import Store
 from games.base import Command, Engine
 from projections import lobby
 from projections.game import GameProjection, Status
@@ -102,7 +102,7 @@ class GameCache:
 
     def __init__(
         self,
-        store: Any,
+        store: Store,
         engines: Mapping[str, Engine],
         metrics: Metrics,
         *,
@@ -115,7 +115,7 @@ class GameCache:
         """Seals the seeds of new games in their metas (``None``: kept in clear, as in tests)."""
         self.engines = engines
         self.metrics = metrics
-        self.due = DueBots(store)
+        self.due = store.due_bots
         self.max_games = max_games
         self.max_bytes = max_bytes
         self._projections: dict[str, GameProjection] = {}

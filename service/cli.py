@@ -31,11 +31,14 @@ import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from games.base import Engine
 from service.console import out
 from service.serving import run, serve_app
+
+if TYPE_CHECKING:  # the store is imported only by the commands that use one
+    from events.protocol import Store
 
 __all__ = ["EXIT_MISMATCH", "EXIT_NOT_FOUND", "EXIT_OK", "EXIT_UNAVAILABLE", "main"]
 
@@ -186,7 +189,7 @@ def _data_dir_in_use(settings: Any) -> None:
     )
 
 
-async def _with_store(settings: Any, work: Callable[[Any], Awaitable[int]]) -> int:
+async def _with_store(settings: Any, work: Callable[[Store], Awaitable[int]]) -> int:
     """``work(store)`` on the store the settings name (``DONJON_REDIS_URL``, else the embedded
     server of the data folder, attached to or started for the occasion); 2 when there is none."""
     from events.embedded import EmbeddedServer
@@ -232,7 +235,7 @@ async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[s
         sys.stderr.write(f"donjon: {exc}\n")
         return 2
 
-    async def replay(store: Any) -> int:
+    async def replay(store: Store) -> int:
         report = await replay_game(store, game_id, engines, vault)
         if as_json:
             out(json.dumps(report.as_dict(), indent=2))
@@ -258,7 +261,7 @@ async def _export(settings: Any, game_id: str, output: Path | None) -> int:
         sys.stderr.write(f"donjon: {exc}\n")
         return 2
 
-    async def export(store: Any) -> int:
+    async def export(store: Store) -> int:
         meta = await store.get_meta(game_id)
         if meta is None:
             sys.stderr.write(f"donjon: no game {game_id!r} in the store\n")

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import msgpack
 
 from events.chain import chain_of_body, genesis
-from events.store import EventStore
+from events.protocol import Store
 from service.errors import ErrorCode, ServiceError
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def chain_description(algorithm: str) -> str:
     return f"{algorithm}(prev_hash_hex || msgpack_body)"
 
 
-async def export_game(store: EventStore, game_id: str, game: str) -> dict[str, Any]:
+async def export_game(store: Store, game_id: str, game: str) -> dict[str, Any]:
     """The export of a finished game; :class:`ServiceError` ``not_finished`` for any other."""
     entries = await store.raw_entries(game_id)
     last = msgpack.unpackb(entries[-1][1], raw=False) if entries else {}
@@ -69,7 +69,7 @@ async def export_game(store: EventStore, game_id: str, game: str) -> dict[str, A
     return export
 
 
-async def signed_export(store: EventStore, game_id: str, game: str, key: NodeKey) -> dict[str, Any]:
+async def signed_export(store: Store, game_id: str, game: str, key: NodeKey) -> dict[str, Any]:
     """The export of a finished game, signed with the node's ``key``."""
     return key.sign_export(await export_game(store, game_id, game))
 

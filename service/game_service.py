@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from events.protocol import Store
 from games.base import Bot, Command, Engine
 from projections.game import GameProjection
 from service.auth import authenticate
@@ -57,7 +58,7 @@ class GameService:
 
     def __init__(
         self,
-        store: Any,
+        store: Store,
         engines: Mapping[str, Engine],
         *,
         metrics: Metrics | None = None,

@@ -38,6 +38,7 @@ from typing import Any
 from aiohttp import WSCloseCode
 
 from events.errors import StoreUnavailable
+from events.protocol import Store
 from events.tasks import stop_task
 from projections.live import AnySubscriber, LiveGame
 from service.game_service import GameService
@@ -59,7 +60,7 @@ bounds the poll's cost on a node watching thousands of games (on a cluster a rea
 class Node:
     """Live games on this node and the reader task that feeds them."""
 
-    def __init__(self, store: Any, service: GameService, metrics: Metrics, *, block_ms: int = 1000) -> None:
+    def __init__(self, store: Store, service: GameService, metrics: Metrics, *, block_ms: int = 1000) -> None:
         self.store = store
         self.service = service
         self.metrics = metrics
@@ -68,9 +69,7 @@ class Node:
         self._loading: dict[str, asyncio.Task[LiveGame]] = {}
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self.feed = store.feed()
-        self.feed.on_notice = metrics.feed_notices.inc
-        self.feed.on_reconnect = metrics.feed_reconnects.inc
+        self.feed = store.feed(on_notice=metrics.feed_notices.inc, on_reconnect=metrics.feed_reconnects.inc)
         self.log = get_logger()
         self.healthy = True
         """False while the last read of the streams failed."""

@@ -16,6 +16,7 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from events.protocol import Store
 from projections.game import GameProjection, Status
 
 __all__ = ["SEEN_FIELD", "away_seats", "refresh_every", "stamp_while_open"]
@@ -44,7 +45,7 @@ def away_seats(meta: Mapping[str, Any] | None, projection: GameProjection, now: 
 
 
 async def stamp_while_open(
-    store: Any, game_id: str, seat: int, clock: Callable[[], int], away_ms: int, closed: asyncio.Event
+    store: Store, game_id: str, seat: int, clock: Callable[[], int], away_ms: int, closed: asyncio.Event
 ) -> None:
     """Stamp the seat as seen now and every :func:`refresh_every` until ``closed`` is set (the
     socket closed), then once more: away counts from the moment the last socket went.

@@ -41,6 +41,7 @@ from typing import Any
 import msgpack
 
 from events.errors import ChainBroken, StoreError
+from events.protocol import Store
 from games.base import Engine, Event, RuleError
 from projections.game import CREATED, FINISHED, SEAT_TAKEN, GameProjection, ProjectionError
 from service import decisions, seeds
@@ -122,7 +123,7 @@ def _batches(envelopes: list[Any]) -> list[list[Any]]:
 
 
 async def replay_game(
-    store: Any, game_id: str, engines: Mapping[str, Engine], vault: SeedVault | None = None
+    store: Store, game_id: str, engines: Mapping[str, Engine], vault: SeedVault | None = None
 ) -> ReplayReport:
     report = ReplayReport(game_id)
     meta = await store.get_meta(game_id)

@@ -23,8 +23,8 @@ import asyncio
 import random
 from collections.abc import Callable
 
-from events.due import DueBots
 from events.errors import StoreUnavailable
+from events.protocol import DueBotsIndex
 from events.tasks import stop_task
 from projections import lobby
 from service.bots import owes_bot
@@ -45,7 +45,7 @@ class DueBotsSweep:
 
     def __init__(
         self,
-        due: DueBots,
+        due: DueBotsIndex,
         cache: GameCache,
         scheduler: BotScheduler,
         metrics: Metrics,

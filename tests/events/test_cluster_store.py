@@ -12,7 +12,8 @@ from redis.crc import key_slot
 
 from events.envelope import NewEvent
 from events.errors import StoreUnavailable
-from events.store import EventStore, _translated, detect_cluster, events_key, lobby_keys
+from events.server import translated as translate
+from events.store import EventStore, detect_cluster, events_key, lobby_keys
 
 TS = 1_700_000_000_000
 
@@ -50,7 +51,7 @@ def test_cluster_exceptions_that_are_not_redis_errors_become_store_unavailable()
         rexc.TryAgainError("TRYAGAIN"),
         rexc.MovedError("7083 127.0.0.1:7001"),
     ):
-        translated = _translated(exc)
+        translated = translate(exc)
         assert isinstance(translated, StoreUnavailable), exc
         assert str(translated).startswith("event store unavailable: " + type(exc).__name__)
         assert translated.__cause__ is exc
@@ -119,7 +120,8 @@ async def test_a_killed_subscriber_connection_is_made_again_and_its_games_read_a
         await feed.next(0.01)
         killed = await kill_subscriber_connections(store, name)
         assert killed >= 1
-        assert set(await feed.next(5.0)) <= set(games)  # the games of the lost connection: read them
+        lost = await feed.next(5.0)
+        assert lost is not None and set(lost) <= set(games)  # the games of the lost connection: read them
         await until(lambda: all(feed.subscribed_on(game) for game in games) and feed.problem is None)
         await feed.next(0.01)
         await store.append(games[0], [NewEvent("a", {})], expected_version=0, command_id=None, actor=None, ts=TS)

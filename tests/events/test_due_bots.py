@@ -14,7 +14,7 @@ from events.store import EventStore
 @pytest.fixture
 async def due(embedded_redis_url):
     store = await EventStore.connect(embedded_redis_url)
-    yield DueBots(store)
+    yield store.due_bots
     await store.close()
 
 
