@@ -5,7 +5,7 @@ deadline in milliseconds since the epoch). The game id picks the shard (CRC-32 m
 :data:`SHARDS`), and each shard's key is hash-tagged by its own name, so the sets spread over a
 Redis Cluster like the games do instead of all living in one slot. A deadline is only a hint:
 whoever finds it due folds the game and decides from the events whether a seat's time has run
-out (``service.decisions.expired_seat``); a stale or early one costs one fold.
+out (``service.play.decisions.expired_seat``); a stale or early one costs one fold.
 
 >>> shard_of("0123456789abcdef") in range(SHARDS)
 True

@@ -29,10 +29,10 @@ from events.tasks import stop_task
 from projections import lobby
 from service.bots import owes_bot
 from service.bots.scheduler import BotScheduler
-from service.cache import GameCache
 from service.errors import ErrorCode, ServiceError
-from service.logs import get_logger
-from service.metrics import Metrics
+from service.ops.logs import get_logger
+from service.ops.metrics import Metrics
+from service.play.cache import GameCache
 
 __all__ = ["DueBotsSweep"]
 

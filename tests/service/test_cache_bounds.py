@@ -10,9 +10,9 @@ import pytest
 
 from events.store import EventStore
 from projections.game import Status
-from service.cache import estimated_bytes
-from service.game_service import GameService
-from service.keys import SERVICE
+from service.edge.keys import SERVICE
+from service.play.cache import estimated_bytes
+from service.play.game_service import GameService
 from tests.service.conftest import ENGINES, hello
 
 

@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from service.features import catalog_features
-from service.keys import STORE
+from service.edge.keys import STORE
+from service.play.features import catalog_features
 from tests.service.conftest import create_tiny, started_tiny, take_seat
 
 
