@@ -16,7 +16,8 @@ Whatever it gets is folded by that game's :class:`~projections.live.LiveGame` an
 the game's sockets; the newer projection is offered to the command path's cache so the next
 command decides on it. Events this node is appending itself are not folded here a second time:
 the notice usually comes before the append's answer, so the reader holds them until that append
-is done (``GameCache.on_append_done``) and pushes the projection the command path folded.
+is done and pushes the projection the command path folded: it is the game service's
+:class:`~service.play.listeners.AppendWatcher`, told of this node's appends in flight.
 Because every node, including the one that took a command, pushes this
 same way, a command taken on node A reaches spectators on node B exactly as it reaches its own
 sender. Each new version is also shown to the command path's bot watch
@@ -79,8 +80,29 @@ class Node:
         self._restart: asyncio.TimerHandle | None = None
         self._awaiting: dict[str, list[Any]] = {}
         """Games shown events that this node's own append in flight wrote: those envelopes, pushed
-        once that append is done (:meth:`_own_append_done`), with the projection it folded."""
-        service.cache.on_append_done = self._own_append_done
+        once that append is done (:meth:`append_done`), with the projection it folded."""
+        self._appending: dict[str, list[int]] = {}
+        """Game -> the versions this node's appends in flight reach (one at a time under the game's lock)."""
+        service.listen(self)
+
+    # --- this node's appends (service.play.listeners.AppendWatcher) ------------------------------
+
+    def appending(self, game_id: str, version: int) -> None:
+        self._appending.setdefault(game_id, []).append(version)
+
+    def append_done(self, game_id: str, version: int) -> None:
+        appending = self._appending.get(game_id, [])
+        if version in appending:
+            appending.remove(version)
+        if not appending:
+            self._appending.pop(game_id, None)
+        envelopes = self._awaiting.pop(game_id, None)
+        if envelopes is not None:
+            self._publish({game_id: envelopes})
+
+    def keeps(self, game_id: str) -> bool:
+        """The games with sockets on this node stay in the command path's cache."""
+        return game_id in self.games
 
     @property
     def problem(self) -> str | None:
@@ -135,7 +157,7 @@ class Node:
         projection = await self.service.load(game_id)
         spectators = await self.service.for_spectators(projection)
         held = await self.service.events(game_id, spectators.version + 1) if spectators is not projection else []
-        sealer = await self.service.cache.sealer(game_id)
+        sealer = await self.service.sealer(game_id)
         live = self.games.get(game_id)
         if live is None:
             live = self.games[game_id] = LiveGame(projection, spectators, held, sealer.open_all)
@@ -242,7 +264,7 @@ class Node:
         append's own answer, and folding the events here would fold them a second time on this
         node. Held only until that append is done, well or not (then the push folds if it must)."""
         last = envelopes[-1].version if envelopes else 0
-        if last <= live.version or not self.service.cache.appending(game_id, last):
+        if last <= live.version or last not in self._appending.get(game_id, ()):
             return False
         cached = self.service.cached(game_id)
         if cached is not None and cached.version >= last:
@@ -250,11 +272,6 @@ class Node:
         held = self._awaiting.get(game_id, [])
         self._awaiting[game_id] = sorted({e.version: e for e in (*held, *envelopes)}.values(), key=_version)
         return True
-
-    def _own_append_done(self, game_id: str) -> None:
-        envelopes = self._awaiting.pop(game_id, None)
-        if envelopes is not None:
-            self._publish({game_id: envelopes})
 
     def _publish(self, batches: dict[str, list[Any]]) -> None:
         for game_id, envelopes in batches.items():

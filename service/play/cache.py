@@ -12,17 +12,11 @@ never a game ``keep`` names (one with sockets on this node, or whose bots this n
 watches): only such games can hold it above its bounds. A game it forgot is folded again from
 its stream when asked for.
 
-Every append of this node goes through :meth:`GameCache.commit`, which also records the lobby
-entry when the batch changed it (:mod:`projections.lobby`) and lists the game in the due-bots
-index (:mod:`events.due`) before an append that leaves a bot owing a move, or whose lobby write
-must follow (a seat, the start, the end: if that write fails, the due-bots sweep finds the game
-and repairs its lobby entry, :mod:`service.bots.sweep`; once it succeeds, a game that owes no bot
-move is unlisted at once). Three hooks let the bot scheduler follow the games without the cache
-knowing about bots: ``on_appended`` (this node appended a batch, its lobby write done),
-``on_loaded`` (a game this node did not have was loaded, as after a restart) and ``on_evicted``
-(a game left the cache). One more, ``on_append_done`` with :meth:`GameCache.appending`, lets
-the node's stream reader hold a notice of this node's append in flight until that append is
-done (:mod:`service.edge.reader`).
+Every append of this node goes through :meth:`GameCache.commit`. The cache writes nothing but
+the stream: it tells its :class:`~service.play.listeners.GameListener`, given at construction,
+of each append (before it is sent, when it is done, once it landed) and of each game loaded or
+forgotten, and asks it which games to keep. The listener (the game service) passes that on to
+the lobby and due-bots index, the bot scheduler, the clock keeper and the stream reader.
 """
 
 from __future__ import annotations
@@ -30,16 +24,13 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from events.chain import LEGACY_CHAIN, genesis
-from events.due import DueBots
 from games.base import Command, Engine
-from projections import lobby
 from projections.game import GameProjection, Status
-from service.bots import owes_bot
 from service.errors import ErrorCode, ServiceError
 from service.fairness.sealing import Sealer
 from service.fairness.seed_vault import SealedSeedError, SeedVault, opened_meta
@@ -47,6 +38,7 @@ from service.ops.logs import get_logger
 from service.ops.metrics import Metrics
 from service.play.auth import seat_key, seat_tokens
 from service.play.decisions import Batch
+from service.play.listeners import Append, GameListener
 
 __all__ = ["CACHE_BYTES", "CACHE_GAMES", "GAME_ID", "GameCache", "GameMeta", "estimated_bytes"]
 
@@ -63,15 +55,6 @@ game and overstates the light ones, which only makes the bound stricter."""
 _MAX_PASSED = 64
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """What a game id may look like (the service makes 16 hex digits); anything else is not found."""
-
-
-def _ignore(_: Any) -> None:
-    """A hook nobody set."""
-
-
-def _keep_none(_: str) -> bool:
-    """The ``keep`` hook nobody set: every game may be forgotten."""
-    return False
 
 
 def estimated_bytes(projection: GameProjection) -> int:
@@ -105,6 +88,7 @@ class GameCache:
         store: Any,
         engines: Mapping[str, Engine],
         metrics: Metrics,
+        listener: GameListener,
         *,
         max_games: int = CACHE_GAMES,
         max_bytes: int = CACHE_BYTES,
@@ -115,7 +99,8 @@ class GameCache:
         """Seals the seeds of new games in their metas (``None``: kept in clear, as in tests)."""
         self.engines = engines
         self.metrics = metrics
-        self.due = DueBots(store)
+        self.listener = listener
+        """Told of every append, load and eviction; says which games to keep."""
         self.max_games = max_games
         self.max_bytes = max_bytes
         self._projections: dict[str, GameProjection] = {}
@@ -128,21 +113,8 @@ class GameCache:
         self._meta: dict[str, GameMeta] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self.log = get_logger()
-        self.on_appended: Callable[[GameProjection], None] = _ignore
-        """Called with the projection after each batch this node appended (under the game's lock)."""
-        self.on_loaded: Callable[[GameProjection], None] = _ignore
-        """Called with a game this node did not have, once loaded from its stream."""
-        self.on_evicted: Callable[[str], None] = _ignore
-        """Called with the id of a game the cache forgot."""
-        self.keep: Callable[[str], bool] = _keep_none
-        """True for a game the cache must not forget (sockets on this node, bots it drives)."""
         metrics.cache_games.track(lambda: len(self._projections))  # read when scraped, not set per append
         metrics.cache_bytes.track(lambda: self.bytes)
-        self.on_append_done: Callable[[str], None] = _ignore
-        """Called with the game's id when this node's append of a batch is done, well or not
-        (the projection after it is cached by then, if it was appended)."""
-        self._appending: dict[str, list[int]] = {}
-        """Game -> the versions this node's appends in flight reach (one at a time under the game's lock)."""
 
     # --- projections -------------------------------------------------------------------------
 
@@ -160,12 +132,6 @@ class GameCache:
         current = self._projections.get(projection.game_id)
         if current is None or projection.version > current.version:
             self._remember(projection)
-
-    def appending(self, game_id: str, version: int) -> bool:
-        """True while this node appends a batch to ``game_id`` that ends at ``version``: the
-        stream reader, shown those events first, waits for :attr:`on_append_done` to take the
-        projection this append folded rather than fold the same events again."""
-        return version in self._appending.get(game_id, ())
 
     def __len__(self) -> int:
         return len(self._projections)
@@ -200,7 +166,7 @@ class GameCache:
                 passes -= 1
                 game_id = next(iter(listing))
                 lock = self._locks.get(game_id)
-                if self.keep(game_id) or (lock is not None and lock.locked()):
+                if self.listener.keeps(game_id) or (lock is not None and lock.locked()):
                     listing.move_to_end(game_id)
                     continue
                 self._forget(game_id)
@@ -211,7 +177,7 @@ class GameCache:
         self._meta.pop(game_id, None)
         self._locks.pop(game_id, None)
         self.metrics.cache_evictions.inc()
-        self.on_evicted(game_id)
+        self.listener.evicted(game_id)
 
     async def events(self, game_id: str, first: int = 1, last: int | None = None) -> list[Any]:
         """The game's events ``first`` to ``last`` (inclusive; default: to the end) with their
@@ -241,8 +207,7 @@ class GameCache:
         self.offer(projection)
         self._touch(game_id)
         if fresh:
-            await self._repair_lobby(projection)
-            self.on_loaded(projection)
+            await self.listener.loaded(projection)
         return self._projections.get(game_id, projection)
 
     async def current(self, game_id: str) -> GameProjection:
@@ -252,10 +217,6 @@ class GameCache:
             return await self.load(game_id)
         self._touch(game_id)
         return projection
-
-    async def _repair_lobby(self, projection: GameProjection) -> None:
-        """Record the lobby entry if a node died between an append and its lobby write."""
-        await lobby.repair(self.store, projection)
 
     async def projection_at(self, game_id: str, version: int) -> GameProjection:
         """The game as it was at ``version`` (replay): folded from the start, not cached."""
@@ -272,26 +233,19 @@ class GameCache:
     async def commit(
         self, before: GameProjection, batch: Batch, *, lobby_changed: bool = False
     ) -> tuple[Any, GameProjection | None]:
-        """Append ``batch`` (decided on ``before``), cache the projection after it, record the
-        lobby entry when the batch changed it (``lobby_changed``, or the game ended), then call
-        ``on_appended``.
+        """Append ``batch`` (decided on ``before``) and cache the projection after it, telling
+        the listener before the append, when it is done, and once it landed (``lobby_changed``:
+        the batch changes the game's lobby entry; the end always does).
 
         Returns the store's result and the new projection, which is ``None`` when the store had
         applied the batch's command id already (nothing appended). Raises the store's
         ``ConflictError`` when another writer moved the game first."""
-        after = batch.applied_to(before)
-        records_lobby = lobby_changed or after.status is Status.FINISHED
-        listed = (owes_bot(after) and not owes_bot(before)) or (records_lobby and before.version > 0)
-        if listed:
-            # Listed before the append, so a crash (or a failed lobby write) after it lists too
-            # much, never too little. A creation is not listed: until its append and lobby write
-            # succeed, nobody knows the game's id.
-            await self.due.mark(batch.game_id, batch.ts)
-        link = await self._link(before, batch)
-        stored, command = await self._sealed(before, batch)
-        appending = self._appending.setdefault(batch.game_id, [])
-        appending.append(after.version)
+        append = Append(before, batch, batch.applied_to(before), lobby_changed)
+        await self.listener.appending(append)
+        after = append.after
         try:
+            link = await self._link(before, batch)
+            stored, command = await self._sealed(before, batch)
             result = await self.store.append(
                 batch.game_id,
                 stored,
@@ -307,24 +261,13 @@ class GameCache:
                     after = after.but(head_hash=result.head)
                 self.offer(after)
         finally:
-            appending.remove(after.version)
-            if not appending:
-                del self._appending[batch.game_id]
-            self.on_append_done(batch.game_id)
+            self.listener.append_done(append)
         if result.duplicate:
             return result, None
         self.metrics.events_appended.inc(len(batch.events))
-        finished = after.status is Status.FINISHED
-        if records_lobby:
-            await lobby.record(self.store, after)
-            if listed and not owes_bot(after):
-                # Listed only for the lobby write, which is done: unlisted now (unless listed
-                # again meanwhile) rather than by a later sweep, which on another node would
-                # first fold the whole game to find that it owes nothing.
-                await self.due.drop(batch.game_id, batch.ts)
-        if finished:
+        if after.status is Status.FINISHED:
             self.log.info("game.finished", game_id=after.game_id, version=after.version, summary=after.summary)
-        self.on_appended(after)
+        await self.listener.appended(append, after)
         return result, after
 
     async def _sealed(self, before: GameProjection, batch: Batch) -> tuple[list[Any], Command | None]:

@@ -1,4 +1,4 @@
-"""``GameService``: the one object the routes, the websocket endpoint and the stream reader call.
+r"""``GameService``: the one object the routes, the websocket endpoint and the stream reader call.
 
 It wires one node's parts together and does nothing of its own:
 
@@ -11,7 +11,13 @@ It wires one node's parts together and does nothing of its own:
 * :class:`~service.bots.sweep.DueBotsSweep` finds the bot games nobody drives (after a full
   restart, say) in the store's due-bots index;
 * :class:`~service.play.sight.Sight` decides what a viewer may see now (a spectator delay), for
-  every route.
+  every route;
+* :class:`~service.play.listings.Listings` keeps the lobby and the due-bots index from the
+  appended batches.
+
+It is its cache's :class:`~service.play.listeners.GameListener`: it passes what the cache did to
+the listings, the bot scheduler, the clock keeper and the :class:`AppendWatcher`\ s that
+:meth:`GameService.listen` (the node's stream reader), each told only what it acts on.
 
 What each append holds is decided by :mod:`service.play.decisions`, the one pure module that
 ``donjon replay`` re-runs too.
@@ -28,23 +34,21 @@ from projections.game import GameProjection
 from service.bots import bots_for
 from service.bots.scheduler import BotScheduler
 from service.bots.sweep import DueBotsSweep
+from service.fairness.sealing import Sealer
 from service.fairness.seed_vault import SeedVault
 from service.ops.metrics import Metrics
 from service.play.auth import authenticate
 from service.play.cache import CACHE_BYTES, CACHE_GAMES, GameCache
 from service.play.commands import CommandResult, CommandRunner
 from service.play.decisions import takeover_bot
+from service.play.listeners import Append, AppendWatcher
+from service.play.listings import Listings
 from service.play.rematch import Rematches
 from service.play.seating import Seating
 from service.play.sight import Sight
 from service.timing.clocks import ClockKeeper
 
 __all__ = ["GameService", "now_ms"]
-
-
-def _nobody(_: str) -> bool:
-    """The ``watched`` hook before the app wires it: no game has sockets."""
-    return False
 
 
 def now_ms() -> int:
@@ -76,8 +80,10 @@ class GameService:
         self.metrics = metrics or Metrics()
         self.bots: dict[str, dict[str, Bot]] = {name: bots_for(engine) for name, engine in self.engines.items()}
         """Game -> the bots it offers, by name."""
+        self.listings = Listings(store)
+        self._watchers: list[AppendWatcher] = []
         self.cache = GameCache(
-            store, self.engines, self.metrics, max_games=cache_games, max_bytes=cache_bytes, vault=vault
+            store, self.engines, self.metrics, self, max_games=cache_games, max_bytes=cache_bytes, vault=vault
         )
         self.seating = Seating(self.cache, self.bots, self.metrics, retries=retries, clock=clock)
         self.commands = CommandRunner(
@@ -89,27 +95,42 @@ class GameService:
         self.sight_of = Sight(self.cache, clock)
         self.rematches = Rematches(self.cache, self.seating, clock)
         self.clocks = ClockKeeper(self.cache, self.bots, self.metrics, clock=clock)
-        self.cache.on_appended = self._appended
-        self.cache.on_loaded = self._loaded
-        self.cache.on_evicted = self.bot_scheduler.forget
-        self.cache.keep = self._keep
         self.sweep = DueBotsSweep(
-            self.cache.due, self.cache, self.bot_scheduler, self.metrics, clock=clock, period=bot_sweep
+            self.listings, self.cache, self.bot_scheduler, self.metrics, clock=clock, period=bot_sweep
         )
-        self.watched: Callable[[str], bool] = _nobody
-        """True for a game with sockets on this node (the app wires it to the node's reader)."""
 
-    def _keep(self, game_id: str) -> bool:
-        """The cache keeps games with sockets here and games whose bots this node moves or watches."""
-        return self.watched(game_id) or self.bot_scheduler.busy(game_id)
+    def listen(self, watcher: AppendWatcher) -> None:
+        """Tell ``watcher`` of this node's appends in flight from now on, and keep the games it
+        keeps cached (the node's stream reader calls this as it is made)."""
+        self._watchers.append(watcher)
 
-    def _appended(self, projection: GameProjection) -> None:
-        self.bot_scheduler.appended(projection)
-        self.clocks.appended(projection)
+    # --- the cache's listener (service.play.listeners.GameListener) ------------------------------
 
-    def _loaded(self, projection: GameProjection) -> None:
+    async def appending(self, append: Append) -> None:
+        await self.listings.appending(append)  # first: if the store refuses it, nothing is in flight
+        for watcher in self._watchers:
+            watcher.appending(append.game_id, append.after.version)
+
+    def append_done(self, append: Append) -> None:
+        for watcher in self._watchers:
+            watcher.append_done(append.game_id, append.after.version)
+
+    async def appended(self, append: Append, after: GameProjection) -> None:
+        await self.listings.appended(append, after)
+        self.bot_scheduler.appended(after)
+        self.clocks.appended(after)
+
+    async def loaded(self, projection: GameProjection) -> None:
+        await self.listings.repair(projection)
         self.bot_scheduler.watch(projection)
         self.clocks.appended(projection)
+
+    def evicted(self, game_id: str) -> None:
+        self.bot_scheduler.forget(game_id)
+
+    def keeps(self, game_id: str) -> bool:
+        """The cache keeps games with sockets here and games whose bots this node moves or watches."""
+        return any(watcher.keeps(game_id) for watcher in self._watchers) or self.bot_scheduler.busy(game_id)
 
     def start(self) -> None:
         """Start the due-bots sweep (every ``bot_sweep`` seconds; 0: never) and the clock keeper
@@ -152,6 +173,10 @@ class GameService:
     async def for_spectators(self, projection: GameProjection) -> GameProjection:
         """``projection`` as spectators may see it now (:meth:`service.play.sight.Sight.spectators`)."""
         return await self.sight_of.spectators(projection)
+
+    async def sealer(self, game_id: str) -> Sealer:
+        """What opens the game's sealed events (see :meth:`GameCache.sealer`)."""
+        return await self.cache.sealer(game_id)
 
     def engine_for(self, game: str, game_id: str = "") -> Engine:
         return self.cache.engine_for(game, game_id)

@@ -186,7 +186,6 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
         vault=app[VAULT],
     )
     node = Node(app[STORE], service, app[METRICS], block_ms=settings.read_block_ms)
-    service.watched = node.games.__contains__
     app[SERVICE] = service
     app[NODE] = node
     node.start()
