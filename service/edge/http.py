@@ -2,7 +2,7 @@
 
 Every error body is ``{"error": {"code": "...", "message": "..."}}`` with the code from
 :mod:`service.errors` and its HTTP status, also for a request aiohttp could not even read (a
-header above 8,190 bytes: :func:`json_errors_for_unreadable_requests`). docs/protocol.md
+header line above 8,190 bytes: :data:`HANDLER_ARGS` and :func:`unreadable`). docs/protocol.md
 documents every route, and ``service/contract/openapi.json`` (served at ``/openapi.json``) is
 the same contract for machines; the tests check the app against it. Cross-origin browser use
 is :mod:`service.edge.origins`.
@@ -13,12 +13,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
-from http import HTTPStatus
 from importlib import resources
 from typing import Any
 
 from aiohttp import web
-from aiohttp.web_protocol import RequestHandler
 
 from events.errors import StoreError, StoreUnavailable
 from projections import lobby
@@ -34,7 +32,7 @@ from service.ops.metrics import CONTENT_TYPE
 from service.play.features import FEATURE_FIELDS, catalog_features
 from service.timing.presence import away_seats
 
-__all__ = ["setup_routes", "error_middleware", "bearer_token", "json_errors_for_unreadable_requests", "CONTRACTS"]
+__all__ = ["setup_routes", "error_middleware", "bearer_token", "HANDLER_ARGS", "unreadable", "CONTRACTS"]
 
 MAX_PAGE = 1000
 MAX_OFFSET = 1_000_000_000
@@ -125,8 +123,14 @@ async def error_middleware(
     """Refusals -> JSON errors; store outages -> 503; bugs -> 500 (logged); one log line per request."""
     started = time.perf_counter()
     route = request.match_info.route.resource.canonical if request.match_info.route.resource else "unmatched"
+    response: web.StreamResponse
     try:
-        response = await handler(request)
+        refused = unreadable(request)
+        if refused is not None:
+            response = error_response(refused)
+            response.force_close()  # what else it sent is not worth reading
+        else:
+            response = await handler(request)
     except ServiceError as exc:
         response = error_response(exc)
     except StoreUnavailable as exc:
@@ -358,50 +362,29 @@ async def get_export(request: web.Request) -> web.Response:
     return _json(await signed_export(request.app[STORE], game_id, projection.game, request.app[SIGNING_KEY]))
 
 
-# --- requests aiohttp cannot read ----------------------------------------------------------------
+# --- requests too large to read ----------------------------------------------------------------
+
+HEADER_LINE_LIMIT = 8190
+"""The longest request target and header name or value the service reads (aiohttp's own default)."""
+PARSER_LIMIT = 64 * 1024
+HANDLER_ARGS = {"max_line_size": PARSER_LIMIT, "max_field_size": PARSER_LIMIT}
+"""aiohttp's parser limits (``web.Application(handler_args=...)``, its public hook, which every
+server of the app takes: ``web.run_app``'s, an ``AppRunner``'s, the test servers'). aiohttp answers a
+line above its limit itself, in plain text, before any middleware runs; so it reads lines up to
+:data:`PARSER_LIMIT` and the app refuses one above :data:`HEADER_LINE_LIMIT` with the documented
+JSON error (:func:`unreadable`). Only a line above 64 KiB still gets aiohttp's plain 400."""
 
 
-class _JsonErrorRequestHandler(RequestHandler):
-    """aiohttp's connection handler, but a request it cannot read (a header line above 8,190
-    bytes, a malformed request line) is answered with the documented JSON error body instead
-    of plain text, and logged as the client's fault it is, not as an error of the server."""
-
-    def handle_error(
-        self, request: Any, status: int = 500, exc: BaseException | None = None, message: str | None = None
-    ) -> web.StreamResponse:
-        if status >= 500:
-            return super().handle_error(request, status, exc, message)
-        log.info("http.unreadable_request", status=status, error=message or str(exc))
-        if request.writer.output_size > 0:
-            raise ConnectionError("a response was already sent; cannot send the error")
-        reason = message or HTTPStatus(status).phrase
-        response = error_response(_error_of_status(status, f"the request could not be read: {reason}"))
-        response.force_close()
-        return response
-
-
-class _JsonErrorServer(web.Server):
-    def __call__(self) -> RequestHandler:
-        return _JsonErrorRequestHandler(self, loop=self._loop, **self._kwargs)
-
-
-def json_errors_for_unreadable_requests(app: web.Application) -> None:
-    """Make every server of ``app`` (``donjon serve``'s and the test servers' alike) use
-    :class:`_JsonErrorRequestHandler`.
-
-    aiohttp answers a request it could not parse before any middleware runs and offers no
-    hook for that answer, so the app's server factory (the one place both ``web.run_app``
-    and ``aiohttp.test_utils`` get their server from) is wrapped; the tests fail if a new
-    aiohttp changes that path.
-    """
-    make_handler = app._make_handler
-
-    def make_json_error_server(**kwargs: Any) -> web.Server:
-        server = make_handler(**kwargs)
-        server.__class__ = _JsonErrorServer
-        return server
-
-    app._make_handler = make_json_error_server  # type: ignore[method-assign]
+def unreadable(request: web.Request) -> ServiceError | None:
+    """The refusal of a request with a target or header line longer than :data:`HEADER_LINE_LIMIT`."""
+    too_long = len(request.raw_path) > HEADER_LINE_LIMIT or any(
+        len(name) > HEADER_LINE_LIMIT or len(value) > HEADER_LINE_LIMIT for name, value in request.raw_headers
+    )
+    if not too_long:
+        return None
+    message = f"the request could not be read: a line above {HEADER_LINE_LIMIT} bytes"
+    log.info("http.unreadable_request", status=400, error=message)
+    return ServiceError(ErrorCode.BAD_REQUEST, message)
 
 
 _CONTRACT_FILES = web.AppKey("contract_files", dict)

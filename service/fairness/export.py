@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgpack
 
@@ -27,8 +27,12 @@ from events.chain import chain_of_body, genesis
 from events.store import EventStore
 from service.errors import ErrorCode, ServiceError
 
-if TYPE_CHECKING:
-    from service.fairness.signing import NodeKey
+
+class Signer(Protocol):
+    """What signs an export: the node's key (:class:`service.fairness.signing.NodeKey`, which
+    imports :func:`signed_bytes` from here, so this module names only what it needs of it)."""
+
+    def sign_export(self, export: dict[str, Any]) -> dict[str, Any]: ...
 
 __all__ = ["EXPORT_FORMAT", "chain_description", "export_game", "signed_bytes", "signed_export"]
 
@@ -69,7 +73,7 @@ async def export_game(store: EventStore, game_id: str, game: str) -> dict[str, A
     return export
 
 
-async def signed_export(store: EventStore, game_id: str, game: str, key: NodeKey) -> dict[str, Any]:
+async def signed_export(store: EventStore, game_id: str, game: str, key: Signer) -> dict[str, Any]:
     """The export of a finished game, signed with the node's ``key``."""
     return key.sign_export(await export_game(store, game_id, game))
 

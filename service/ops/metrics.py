@@ -217,83 +217,103 @@ class Metrics:
         prometheus_client.PlatformCollector(registry=self.registry)
         build = prometheus_client.Info("donjon_build", "The donjon version this node runs.", registry=self.registry)
         build.info({"version": _version(), NODE_LABEL: node_id, "python": platform.python_version()})
+        self._http_series()
+        self._command_series()
+        self._socket_series()
+        self._node_series()
+        for code in ErrorCode:
+            self.ws_errors.touch(code=code.value)
+        for game, bots in (games or {}).items():
+            self._touch_game(game, bots)
 
-        def counter(name: str, help_: str, labels: tuple[str, ...] = ()) -> Counter:
-            return Counter(self.registry, node_id, name, help_, labels)
+    def _counter(self, name: str, help_: str, labels: tuple[str, ...] = ()) -> Counter:
+        return Counter(self.registry, self.node_id, name, help_, labels)
 
-        def gauge(name: str, help_: str) -> Gauge:
-            return Gauge(self.registry, node_id, name, help_)
+    def _gauge(self, name: str, help_: str) -> Gauge:
+        return Gauge(self.registry, self.node_id, name, help_)
 
-        def histogram(name: str, help_: str, labels: tuple[str, ...] = (), *, buckets: Iterable[float]) -> Histogram:
-            return Histogram(self.registry, node_id, name, help_, labels, buckets=buckets)
+    def _histogram(
+        self, name: str, help_: str, labels: tuple[str, ...] = (), *, buckets: Iterable[float]
+    ) -> Histogram:
+        return Histogram(self.registry, self.node_id, name, help_, labels, buckets=buckets)
 
-        self.http_requests = counter(
+    def _http_series(self) -> None:
+        self.http_requests = self._counter(
             "donjon_http_requests_total", "HTTP requests served.", ("method", "route", "status")
         )
-        self.http_request_seconds = histogram(
+        self.http_request_seconds = self._histogram(
             "donjon_http_request_seconds",
             "HTTP request to response, by route (websockets are not timed).",
             ("method", "route"),
             buckets=HTTP_BUCKETS,
         )
-        self.commands = counter(
+
+    def _command_series(self) -> None:
+        """Commands, appends, bots and games."""
+        self.commands = self._counter(
             "donjon_commands_total", "Commands handled, by game and result (ok or error code).", ("game", "result")
         )
-        self.command_seconds = histogram(
+        self.command_seconds = self._histogram(
             "donjon_command_seconds", "Command to ack latency (decide + append).", ("game",), buckets=COMMAND_BUCKETS
         )
-        self.command_conflicts = counter("donjon_command_conflicts_total", "Appends retried after a version conflict.")
-        self.events_appended = counter("donjon_events_appended_total", "Events appended by this node.")
-        self.bot_moves = counter("donjon_bot_moves_total", "Bot moves appended by this node.", ("game", "bot"))
-        self.bot_races_lost = counter(
+        self.command_conflicts = self._counter(
+            "donjon_command_conflicts_total", "Appends retried after a version conflict."
+        )
+        self.events_appended = self._counter("donjon_events_appended_total", "Events appended by this node.")
+        self.bot_moves = self._counter("donjon_bot_moves_total", "Bot moves appended by this node.", ("game", "bot"))
+        self.bot_races_lost = self._counter(
             "donjon_bot_races_lost_total", "Bot moves another writer appended first (nothing applied twice)."
         )
-        self.games_created = counter("donjon_games_created_total", "Games created.", ("game",))
-        self.ws_connections = gauge("donjon_ws_connections", "Open websocket connections.")
-        self.ws_frames_in = counter("donjon_ws_frames_in_total", "Client frames received.")
-        self.ws_frames_out = counter("donjon_ws_frames_out_total", "Frames sent to clients.")
-        self.ws_errors = counter("donjon_ws_errors_total", "Error frames sent, by code.", ("code",))
-        self.frames_encoded = counter(
+        self.games_created = self._counter("donjon_games_created_total", "Games created.", ("game",))
+
+    def _socket_series(self) -> None:
+        """Websockets and the updates fanned out to them."""
+        self.ws_connections = self._gauge("donjon_ws_connections", "Open websocket connections.")
+        self.ws_frames_in = self._counter("donjon_ws_frames_in_total", "Client frames received.")
+        self.ws_frames_out = self._counter("donjon_ws_frames_out_total", "Frames sent to clients.")
+        self.ws_errors = self._counter("donjon_ws_errors_total", "Error frames sent, by code.", ("code",))
+        self.frames_encoded = self._counter(
             "donjon_frames_encoded_total", "Update frames encoded (once per visibility class and codec)."
         )
-        self.updates_delivered = counter(
+        self.updates_delivered = self._counter(
             "donjon_updates_delivered_total", "Update frames handed to sockets by the node's reader."
         )
-        self.publish_seconds = histogram(
+        self.publish_seconds = self._histogram(
             "donjon_publish_seconds",
             "The node's reader folding one game's new events and handing the update to all its sockets.",
             buckets=PUBLISH_BUCKETS,
         )
-        self.update_queue_seconds = histogram(
+        self.update_queue_seconds = self._histogram(
             "donjon_update_queue_seconds",
             "How long a frame waited in a socket's queue (only frames that could not be written at once).",
             buckets=QUEUE_BUCKETS,
         )
-        self.games_watched = gauge("donjon_games_watched", "Games with live sockets on this node.")
-        self.cache_games = gauge("donjon_cache_games", "Game projections in this node's cache.")
-        self.cache_bytes = gauge("donjon_cache_bytes", "Estimated bytes of the projections in this node's cache.")
-        self.cache_evictions = counter(
+
+    def _node_series(self) -> None:
+        """The node's cache, its stream reader and feed, and the store."""
+        self.games_watched = self._gauge("donjon_games_watched", "Games with live sockets on this node.")
+        self.cache_games = self._gauge("donjon_cache_games", "Game projections in this node's cache.")
+        self.cache_bytes = self._gauge("donjon_cache_bytes", "Estimated bytes of the projections in this node's cache.")
+        self.cache_evictions = self._counter(
             "donjon_cache_evictions_total", "Games this node's cache forgot to stay within its bounds."
         )
-        self.stream_reads = counter("donjon_stream_reads_total", "Node stream reader XREAD calls.")
-        self.feed_notices = counter("donjon_feed_notices_total", "Append notices (SPUBLISH) the node's feed received.")
-        self.feed_gap_reads = counter(
+        self.stream_reads = self._counter("donjon_stream_reads_total", "Node stream reader XREAD calls.")
+        self.feed_notices = self._counter(
+            "donjon_feed_notices_total", "Append notices (SPUBLISH) the node's feed received."
+        )
+        self.feed_gap_reads = self._counter(
             "donjon_feed_gap_reads_total",
             "Announced games read from the stream because the notice did not continue what was shown.",
         )
-        self.feed_polls = counter(
+        self.feed_polls = self._counter(
             "donjon_feed_polls_total", "Safety-net polls: a slice of the watched games read whatever the notices said."
         )
-        self.feed_reconnects = counter(
+        self.feed_reconnects = self._counter(
             "donjon_feed_reconnects_total", "Subscriber connections lost (their games subscribed again on a new one)."
         )
-        self.store_unavailable = counter(
+        self.store_unavailable = self._counter(
             "donjon_store_unavailable_total", "Store calls that failed because the store was unreachable."
         )
-        for code in ErrorCode:
-            self.ws_errors.touch(code=code.value)
-        for game, bots in (games or {}).items():
-            self._touch_game(game, bots)
 
     def _touch_game(self, game: str, bots: Iterable[str]) -> None:
         self.games_created.touch(game=game)

@@ -20,12 +20,10 @@ import hashlib
 import hmac
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from projections.game import GameProjection
 from service.errors import ErrorCode, ServiceError
-
-if TYPE_CHECKING:
-    from service.play.cache import GameCache
 
 __all__ = [
     "REQUEST_ID",
@@ -46,6 +44,24 @@ SEAT_KEY_FIELD = "seat_key"
 REQUEST_ID = re.compile(r"[A-Za-z0-9_-]{16,128}")
 """What a seat request's ``request_id`` may look like: long enough to be unguessable if random."""
 _LEGACY_KEY_LABEL = b"donjon seat key\x00"
+
+
+class _Tokens(Protocol):
+    @property
+    def tokens(self) -> dict[str, int]:
+        """The token hashes seen so far: sha256 hex -> seat."""
+        ...
+
+
+class Seats(Protocol):
+    """What :func:`authenticate` reads: the game cache (:class:`service.play.cache.GameCache`,
+    which imports this module's meta readers, so this one names only what it needs of it)."""
+
+    async def meta(self, game_id: str, *, refresh: bool = False) -> _Tokens: ...
+
+    async def current(self, game_id: str) -> GameProjection: ...
+
+    async def load(self, game_id: str) -> GameProjection: ...
 
 
 def hash_token(token: str) -> str:
@@ -79,7 +95,7 @@ def seat_tokens(meta: Mapping[str, Any]) -> dict[str, int]:
     return {key[len(TOKEN_FIELD) :]: int(value) for key, value in meta.items() if key.startswith(TOKEN_FIELD)}
 
 
-async def authenticate(cache: GameCache, game_id: str, token: str | None) -> int | None:
+async def authenticate(cache: Seats, game_id: str, token: str | None) -> int | None:
     """The seat ``token`` holds in ``game_id``; ``None`` for no token (a spectator).
 
     Raises ``unauthorized`` for a token that is not one of this game's (another game's token

@@ -227,10 +227,7 @@ class Seating:
         request_id = _checked_request_id(request_id)
         client_seed = _checked_client_seed(client_seed)
         meta = await self.cache.meta(game_id)
-        if request_id is None:
-            token, command_id = secrets.token_urlsafe(32), None
-        else:
-            token, command_id = request_token(meta.seat_key, game_id, request_id), seat_command_id(request_id)
+        token, command_id = _token_of(meta, game_id, request_id)
         digest = hash_token(token)
         async with self.cache.lock(game_id):
             for _attempt in range(self.retries):
@@ -239,30 +236,15 @@ class Seating:
                     if earlier is not None:
                         return await self._earlier_seat(game_id, name, token, earlier)
                 before = await self.cache.load(game_id)
-                if before.status is not Status.OPEN or not before.free_seats:
-                    raise ServiceError(ErrorCode.GAME_FULL, f"every seat of game {game_id!r} is taken")
-                if reserved is not None and reserved not in before.free_seats:
-                    raise ServiceError(ErrorCode.GAME_FULL, f"seat {reserved} of game {game_id!r} is taken")
-                if client_seed is not None and before.draw == LEGACY_DRAW:
-                    raise ServiceError(
-                        ErrorCode.BAD_REQUEST, f"game {game_id!r} was created before seats could send a 'client_seed'"
-                    )
-                seat = before.free_seats[0] if reserved is None else reserved
+                seat = _seat_to_take(before, reserved, client_seed)
                 # The hash goes in first: a seat is never taken without its token being valid.
                 # A token whose append then loses is never handed out, so its entry binds nothing.
                 await self.store.update_meta(game_id, {TOKEN_FIELD + digest: seat})
                 events = decisions.seat_batch(
                     before, seat, name, seed=meta.seed, options=meta.full_options(before), client_seed=client_seed
                 )
-                batch = decisions.Batch(
-                    game_id,
-                    events,
-                    before.version,
-                    self.clock(),
-                    actor=seat,
-                    command=decisions.seat_command(name, client_seed),
-                    command_id=command_id,
-                )
+                command = decisions.seat_command(name, client_seed)
+                batch = decisions.Batch(game_id, events, before.version, self.clock(), seat, command, command_id)
                 try:
                     result, projection = await self.cache.commit(before, batch, lobby_changed=True)
                 except ConflictError:
@@ -353,3 +335,25 @@ def _seat_number(key: Any) -> int:
     if isinstance(key, str) and SEAT_KEY.fullmatch(key):
         return int(key)
     return -1
+
+
+def _token_of(meta: GameMeta, game_id: str, request_id: str | None) -> tuple[str, str | None]:
+    """The seat's token and the seat batch's command id: a random token and none, or both
+    derived from the request's ``request_id`` (so a retry yields them again)."""
+    if request_id is None:
+        return secrets.token_urlsafe(32), None
+    return request_token(meta.seat_key, game_id, request_id), seat_command_id(request_id)
+
+
+def _seat_to_take(before: GameProjection, reserved: int | None, client_seed: str | None) -> int:
+    """The seat a request takes in ``before``: the lowest free one, or the one reserved to it."""
+    game_id = before.game_id
+    if before.status is not Status.OPEN or not before.free_seats:
+        raise ServiceError(ErrorCode.GAME_FULL, f"every seat of game {game_id!r} is taken")
+    if reserved is not None and reserved not in before.free_seats:
+        raise ServiceError(ErrorCode.GAME_FULL, f"seat {reserved} of game {game_id!r} is taken")
+    if client_seed is not None and before.draw == LEGACY_DRAW:
+        raise ServiceError(
+            ErrorCode.BAD_REQUEST, f"game {game_id!r} was created before seats could send a 'client_seed'"
+        )
+    return before.free_seats[0] if reserved is None else reserved

@@ -30,7 +30,7 @@ from events.store import EventStore
 from games.base import Engine
 from games.tileboard import BOARD_COMPILED
 from service.bots import bots_for
-from service.edge.http import error_middleware, json_errors_for_unreadable_requests, setup_routes
+from service.edge.http import HANDLER_ARGS, error_middleware, setup_routes
 from service.edge.keys import (
     CLOCK,
     EMBEDDED,
@@ -72,8 +72,11 @@ def create_app(
     clocks, so tests can move time; :class:`~service.ops.settings.SettingsError` when an operator
     dataset cannot be used."""
     settings = settings or Settings.from_env()
-    app = web.Application(middlewares=[error_middleware, origin_middleware], client_max_size=settings.http_max_body)
-    json_errors_for_unreadable_requests(app)
+    app = web.Application(
+        middlewares=[error_middleware, origin_middleware],
+        client_max_size=settings.http_max_body,
+        handler_args=HANDLER_ARGS,
+    )
     app.on_response_prepare.append(add_cors_headers)
     app[SETTINGS] = settings
     app[ENGINES] = served_engines(settings, engines)

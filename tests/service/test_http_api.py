@@ -298,6 +298,16 @@ async def test_a_header_too_long_to_read_is_a_json_error_logged_below_error(clie
     assert (await client.get("/healthz")).status == 200
 
 
+async def test_a_request_target_or_header_name_too_long_to_read_is_a_json_error_too(client):
+    for response in (
+        await client.get("/healthz?pad=" + "x" * 9000),
+        await client.get("/healthz", headers={"X-" + "p" * 9000: "1"}),
+    ):
+        assert response.content_type == "application/json"
+        error = (await response.json())["error"]
+        assert (response.status, error["code"]) == (400, "bad_request") and "8190" in error["message"]
+
+
 async def test_a_broken_websocket_handshake_is_a_json_error(client):
     game_id = await create_tiny(client)
     headers = {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "13"}  # no key
