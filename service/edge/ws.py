@@ -5,17 +5,17 @@ message and dispatches on it. Everything sent to the client (the hello answer, a
 the live updates the node's stream reader fans out) is a whole websocket frame prepared once
 (:class:`FramedCodec`; an update once per visibility class) and written in order: straight to
 the socket's transport while the socket keeps up, else through the connection's outbox by its
-own writer task, which waits on flow control.
+own writer task, which waits on flow control. While a ``hello`` is being answered
+the live updates are held back, so the answer (``snapshot``, or ``update`` with what was missed
+since ``since``) is always the first frame and nothing is sent twice or skipped after it; a hello
+that fails drops what it held, since the client's retry reads it again.
 
 The service owns its server frames outright: :func:`websocket_frame` builds them (RFC 6455 5.2:
 final, unmasked, uncompressed), and they are written on the request's transport
 (``BaseRequest.transport``) with the response's writer's ``drain``, both public aiohttp API.
 aiohttp keeps the handshake, the reading, ping/pong and the close; it too writes each frame of
 its own in one call, so the two never interleave within a frame. aiohttp's ``send_bytes`` would
-frame the same payload again for every socket and await per socket, which the fan-out avoids. While a ``hello`` is being answered
-the live updates are held back, so the answer (``snapshot``, or ``update`` with what was missed
-since ``since``) is always the first frame and nothing is sent twice or skipped after it; a hello
-that fails drops what it held, since the client's retry reads it again.
+frame the same payload again for every socket and await per socket, which the fan-out avoids.
 
 Limits: a frame above ``DONJON_WS_MAX_FRAME`` bytes gets ``frame_too_large`` (and from four
 times that, aiohttp closes the socket with 1009); frames sent before the answer to the previous
