@@ -163,8 +163,8 @@ async def run_bench(
 ) -> int:
     """Run the chosen sections (all by default) ``runs`` times and print their figures; 0 when all ran."""
     import games
-    from service.console import out
-    from service.logs import configure_logging
+    from service.ops.logs import configure_logging
+    from service.run.console import out
 
     wanted = sections or list(DEFAULT_SECTIONS)
     unknown = sorted(set(wanted) - set(SECTIONS))
@@ -207,7 +207,7 @@ async def _run_sections(
 ) -> dict[str, str]:
     """One run of the ``wanted`` sections, in :data:`SECTIONS` order, each printed as it ends."""
     from bench.service import bot_figures, engine_figures, replay_figures, service_figures
-    from service.console import out
+    from service.run.console import out
 
     figures: dict[str, str] = {}
     for section in SECTIONS:

@@ -46,10 +46,10 @@ def serve_node(url: str, port: int, node_id: str) -> None:
     """Run one bench node until killed (the child processes of :func:`cluster_figures`), as
     ``donjon serve`` runs: on uvloop, its collector settled, no access log."""
     from bench.service import BENCH
-    from service.app import create_app
-    from service.logs import configure_logging
-    from service.serving import serve_app
-    from service.settings import Secret, Settings
+    from service.ops.logs import configure_logging
+    from service.ops.settings import Secret, Settings
+    from service.run.app import create_app
+    from service.run.serving import serve_app
 
     configure_logging("json", "warning", stream=open(os.devnull, "w"))  # noqa: SIM115 - the process's lifetime
     settings = Settings(
@@ -191,9 +191,9 @@ async def _connection_rows(label: str, url: str, quick: bool) -> dict[str, str]:
 
     from bench.service import BENCH
     from events.store import EventStore
-    from service.app import create_app
-    from service.keys import NODE, SERVICE
-    from service.settings import Secret, Settings
+    from service.edge.keys import NODE, SERVICE
+    from service.ops.settings import Secret, Settings
+    from service.run.app import create_app
 
     counts = (10, 200, 1000) if quick else (10, 1000, 5000)
     node_id = f"watch-{os.getpid()}"
@@ -234,7 +234,7 @@ class _Quiet:
     viewer: int | None = None
 
     def __init__(self) -> None:
-        from service.ws import FRAMED
+        from service.edge.ws import FRAMED
 
         self.codec: Any = FRAMED["json"]
 

@@ -42,7 +42,7 @@ async def memory_figures(engines: Mapping[str, Any], quick: bool = False, games:
     """RSS of a fresh node after loading ``games`` finished games (10,000; 1,000 with ``quick``),
     with the default cache bounds and unbounded."""
     from events.embedded import EmbeddedServer
-    from service.cache import CACHE_BYTES, CACHE_GAMES
+    from service.play.cache import CACHE_BYTES, CACHE_GAMES
 
     count = games if games is not None else (1_000 if quick else 10_000)
     figures: dict[str, str] = {}
@@ -64,7 +64,7 @@ async def memory_figures(engines: Mapping[str, Any], quick: bool = False, games:
 async def _templates(url: str, engines: Mapping[str, Any]) -> list[str]:
     """Bot-only games of every engine with bots, played to the end; their ids."""
     from events.store import EventStore
-    from service.game_service import GameService
+    from service.play.game_service import GameService
 
     store = await EventStore.connect(url)
     service = GameService(store, engines)
@@ -128,7 +128,7 @@ async def _load_all(url: str, count: int, max_games: int, max_bytes: int) -> dic
     """In the child: load every copy through the service; RSS before and after."""
     import games
     from events.store import EventStore
-    from service.game_service import GameService
+    from service.play.game_service import GameService
 
     store = await EventStore.connect(url)
     service = GameService(store, games.default_engines(), cache_games=max_games, cache_bytes=max_bytes)
@@ -146,7 +146,7 @@ async def _load_all(url: str, count: int, max_games: int, max_bytes: int) -> dic
 
 
 if __name__ == "__main__":
-    from service.logs import configure_logging
+    from service.ops.logs import configure_logging
 
     configure_logging("json", "warning", stream=open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the run
     url, count, max_games, max_bytes = sys.argv[1], *(int(arg) for arg in sys.argv[2:5])

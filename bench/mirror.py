@@ -279,7 +279,7 @@ def main(argv: list[str]) -> int:
     params = json.loads(argv[0])
     kind, base = params.pop("kind"), params.pop("base")
     if kind == "mirror":
-        from service.serving import run
+        from service.run.serving import run
 
         _raise_fd_limit()
         result = run(mirror_load(base, **params))

@@ -27,7 +27,7 @@ READY_WITHIN = 60.0
 
 _LAUNCH = (
     "import sys, games; from bench.service import BENCH, _raise_fd_limit; from bench.mirror import MIRROR; "
-    "from service.cli import main; _raise_fd_limit(); sys.exit(main(sys.argv[1:], engines={engines}))"
+    "from service.run.cli import main; _raise_fd_limit(); sys.exit(main(sys.argv[1:], engines={engines}))"
 )
 """``donjon serve`` run by its own CLI, serving the bench's games, which are in no catalog; its
 file limit raised as an operator would (``ulimit -n``) for a thousand sockets."""

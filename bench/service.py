@@ -8,7 +8,7 @@ two-core machine that is one core each (the Valkey server shares them).
 To measure the service rather than a game's rules, the commands go to :data:`BENCH`, a one-seat
 engine whose only command draws a die roll from the service's rng (a random outcome written
 into the event, like the real games) and that never ends. Replay speed is measured on real
-games (random legal play through the command path, then :func:`service.replay.replay_game`).
+games (random legal play through the command path, then :func:`service.fairness.replay.replay_game`).
 
 Figures:
 
@@ -627,7 +627,7 @@ _DRIVERS: dict[str, Callable[..., Coroutine[Any, Any, dict[str, Any]]]] = {
 def _drive(kind: str, base: str, params: dict[str, Any]) -> dict[str, Any]:
     """Run one load generator to its end, on a uvloop event loop as ``donjon serve`` runs (the
     load shares the machine's cores with the service: the less it spends, the more they get)."""
-    from service.serving import run
+    from service.run.serving import run
 
     _raise_fd_limit()
     return run(_DRIVERS[kind](base, **params))
@@ -653,10 +653,10 @@ async def service_figures(quick: bool = False, fsync: FsyncMode = "always") -> d
     from aiohttp import web
 
     from events.embedded import EmbeddedServer
-    from service.app import create_app
-    from service.keys import METRICS
-    from service.serving import settle_gc
-    from service.settings import Secret, Settings
+    from service.edge.keys import METRICS
+    from service.ops.settings import Secret, Settings
+    from service.run.app import create_app
+    from service.run.serving import settle_gc
 
     _raise_fd_limit()
     seconds = 2.0 if quick else 6.0
@@ -789,8 +789,8 @@ async def replay_figures(engines: Mapping[str, Any], quick: bool = False) -> dic
     """Play random legal games of each real engine through the command path, then replay them."""
     from events.embedded import EmbeddedServer
     from events.store import EventStore
-    from service.game_service import GameService
-    from service.replay import replay_game
+    from service.fairness.replay import replay_game
+    from service.play.game_service import GameService
 
     figures: dict[str, str] = {}
     games_each = 2 if quick else 10  # random games differ in cost (The Castle's folds by ~10 %)
@@ -827,7 +827,7 @@ async def bot_figures(engines: Mapping[str, Any], quick: bool = False) -> dict[s
     task per game): bot moves/s with each game's bots, and the worst event-loop lag meanwhile."""
     from events.embedded import EmbeddedServer
     from events.store import EventStore
-    from service.game_service import GameService
+    from service.play.game_service import GameService
 
     figures: dict[str, str] = {}
     concurrent = 3 if quick else 10

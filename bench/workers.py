@@ -18,7 +18,7 @@ import tempfile
 
 from bench.processes import donjon_serve, serve_env, spawned, tree_cpu
 from bench.service import _drive, _free_port
-from service.workers import default_workers
+from service.run.workers import default_workers
 
 __all__ = ["worker_figures"]
 

@@ -10,7 +10,7 @@ so that re-encoding a decoded envelope gives back the very bytes that were hashe
 lets an auditor verify an exported log without the store (:func:`encode_body`,
 :mod:`events.chain`). A body with a *sealed part* has one more key after those nine, ``sealed``
 (msgpack bin): what its ``payload`` and ``command`` leave out, sealed by the service
-(:mod:`service.sealing`); the store keeps and returns it as it is and never opens it.
+(:mod:`service.fairness.sealing`); the store keeps and returns it as it is and never opens it.
 
 Payloads must be msgpack/JSON-safe: ``str``, ``int``, ``bool``, ``None``, lists and dicts with
 ``str`` keys. Floats and bytes are refused so that a payload reads the same in JSON and msgpack.

@@ -5,7 +5,7 @@ deadline in milliseconds since the epoch): a :class:`~events.sharded.ShardedInde
 picks the shard (CRC-32 modulo :data:`SHARDS`), and each shard's key is hash-tagged by its own
 name, so the sets spread over a Redis Cluster like the games do instead of all living in one
 slot. A deadline is only a hint: whoever finds it due folds the game and decides from the events
-whether a seat's time has run out (``service.decisions.expired_seat``); a stale or early one
+whether a seat's time has run out (``service.play.decisions.expired_seat``); a stale or early one
 costs one fold.
 
 :class:`Deadlines` is the index (``store.deadlines``); the functions below are the same calls

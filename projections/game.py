@@ -75,7 +75,7 @@ __all__ = [
 
 CREATED = "game.created"
 LEGACY_DRAW = "python-random"
-"""The draw scheme of a game whose ``game.created`` names none (``service.draw_schemes``)."""
+"""The draw scheme of a game whose ``game.created`` names none (``service.fairness.draw_schemes``)."""
 LEGACY_CHAIN = "sha1"
 """The chain of a game whose ``game.created`` names none (``events.chain``)."""
 SEAT_TAKEN = "game.seat_taken"
@@ -179,7 +179,7 @@ class GameProjection(Record):
     """The chain hash of the last event folded, when the envelopes carried it."""
     seed: str | None = None
     secret_options: dict[str, Any] | None = None
-    """Revealed by ``game.finished`` for games with secret options (see :mod:`service.seeds`)."""
+    """Revealed by ``game.finished`` for games with secret options (see :mod:`service.fairness.seeds`)."""
     summary: dict[str, Any] | None = None
     state: Any = None
     engine_events: int = 0

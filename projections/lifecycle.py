@@ -79,7 +79,7 @@ def in_ms(recorded: dict[str, Any] | None) -> dict[str, int] | None:
 @dataclass(frozen=True, slots=True)
 class Features:
     """The service features of one game, as ``game.created`` records them (times in whole
-    milliseconds; ``POST /games`` takes seconds, :mod:`service.features`)."""
+    milliseconds; ``POST /games`` takes seconds, :mod:`service.play.features`)."""
 
     clock: dict[str, int] | None = None
     """``{"initial_ms", "increment_ms"}`` or ``{"per_move_ms"}``; ``None``: no clock."""

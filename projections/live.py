@@ -114,7 +114,7 @@ class LiveGame:
         self.projection = projection
         self.open = opener or _as_stored
         """Opens the sealed parts of the envelopes :meth:`publish` is given (the game's
-        :class:`service.sealing.Sealer`): once per event on this node, however many watch."""
+        :class:`service.fairness.sealing.Sealer`): once per event on this node, however many watch."""
         self.spectators = spectators or projection
         """What spectators see: the projection itself, or behind it under ``spectator_delay``."""
         self._held: list[Any] = [envelope for envelope in held if envelope.version > self.spectators.version]
@@ -217,7 +217,7 @@ class _Shown:
     """What one publish shows: the shared view of each projection (the seats' and the
     spectators' differ under a spectator delay), built once for every class, and encoded once
     per codec for every class whose codec can splice it into a frame (``encode_part`` and
-    ``encode_with_view``, as :class:`service.wire.Codec`)."""
+    ``encode_with_view``, as :class:`service.edge.wire.Codec`)."""
 
     def __init__(self) -> None:
         self.shared: dict[int, dict[str, Any]] = {}

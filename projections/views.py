@@ -116,7 +116,7 @@ def with_lifecycle(view: dict[str, Any], projection: GameProjection) -> dict[str
 def visible_part(engine: Any, kind: str, payload: dict[str, Any], viewer: Viewer) -> tuple[str, dict[str, Any]] | None:
     """The type and payload of an event as ``viewer`` may see it (``None``: hidden from it): the
     engine's ``redact`` for engine events, the public fields of a service event. The store's
-    sealing keeps a spectator's part in clear (:mod:`service.sealing`), so the two agree."""
+    sealing keeps a spectator's part in clear (:mod:`service.fairness.sealing`), so the two agree."""
     if is_service_event(kind):
         fields = _PUBLIC_SERVICE_FIELDS.get(kind, ())
         return kind, {key: payload[key] for key in fields if key in payload}

@@ -7,7 +7,7 @@ such as The Castle served from an operator's dataset), else its ``BOTS`` mapping
 :class:`~games.base.Bot`. An engine outside the registry of :mod:`games` (a test's engine handed
 to the service) names its bots itself in ``engine.bots``: Bot objects by name, like ``BOTS``.
 
-A bot's choice uses :func:`bot_rng` (:func:`service.draw_schemes.bot_rng_for`): under
+A bot's choice uses :func:`bot_rng` (:func:`service.fairness.draw_schemes.bot_rng_for`): under
 ``donjon-draw-2`` the stream ``<game id>:bot:<seat>`` numbered by the engine events folded before
 the choice, so that a service event put before it (a clock running out, a seat leaving) changes
 nothing the bot does; under the older schemes the game's stream of the version the choice is made
@@ -30,8 +30,8 @@ from typing import Any
 from games import GAME_MODULES
 from games.base import Bot, Engine, Rng
 from projections.game import GameProjection, Status
-from service.decisions import drawing_seed
-from service.draw_schemes import bot_rng_for
+from service.fairness.draw_schemes import bot_rng_for
+from service.play.decisions import drawing_seed
 
 __all__ = ["Bot", "bot_command_id", "bot_rng", "bots_for", "due_bot", "owes_bot"]
 

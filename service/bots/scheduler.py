@@ -27,11 +27,11 @@ from events.tasks import stop_task
 from games.base import Bot
 from projections.game import GameProjection, Status
 from service.bots import bot_command_id, bot_rng, due_bot
-from service.cache import GameCache
-from service.commands import decide
 from service.errors import ErrorCode, ServiceError
-from service.logs import get_logger
-from service.metrics import Metrics
+from service.ops.logs import get_logger
+from service.ops.metrics import Metrics
+from service.play.cache import GameCache
+from service.play.commands import decide
 
 __all__ = ["BotScheduler"]
 

@@ -7,8 +7,8 @@ node looks, every ``DONJON_BOT_SWEEP_MS`` (with some jitter), at the games the d
 number at a time, and for each that no bot task of this node already has:
 
 * a game that owes no bot move (a human's turn now, finished, or an append that never landed)
-  has its lobby entry repaired if a lobby write after its last append failed (the cache lists
-  a game before every append whose lobby write must follow, :meth:`GameCache.commit`), and is
+  has its lobby entry repaired if a lobby write after its last append failed (the listings
+  list a game before every append whose lobby write must follow, :mod:`service.play.listings`), and is
   unlisted, unless someone listed it again meanwhile;
 * a game whose bot move is overdue gets this node's takeover watch, which makes the move;
 * any other game (it moved recently, or its bot cannot move here) has its listing moved to
@@ -26,13 +26,13 @@ from collections.abc import Callable
 from events.errors import StoreUnavailable
 from events.protocol import DueBotsIndex
 from events.tasks import stop_task
-from projections import lobby
 from service.bots import owes_bot
 from service.bots.scheduler import BotScheduler
-from service.cache import GameCache
 from service.errors import ErrorCode, ServiceError
-from service.logs import get_logger
-from service.metrics import Metrics
+from service.ops.logs import get_logger
+from service.ops.metrics import Metrics
+from service.play.cache import GameCache
+from service.play.listings import Listings
 
 __all__ = ["DueBotsSweep"]
 
@@ -45,7 +45,7 @@ class DueBotsSweep:
 
     def __init__(
         self,
-        due: DueBotsIndex,
+        listings: Listings,
         cache: GameCache,
         scheduler: BotScheduler,
         metrics: Metrics,
@@ -54,7 +54,8 @@ class DueBotsSweep:
         period: float,
         limit: int = SWEEP_LIMIT,
     ) -> None:
-        self.due = due
+        self.listings = listings
+        self.due: DueBotsIndex = listings.due
         self.cache = cache
         self.scheduler = scheduler
         self.metrics = metrics
@@ -104,8 +105,7 @@ class DueBotsSweep:
             async with self.cache.lock(game_id):
                 projection = await self.cache.load(game_id)
                 if not owes_bot(projection):
-                    if await lobby.repair(self.cache.store, projection):
-                        self.log.info("lobby.repaired", game_id=game_id, version=projection.version)
+                    await self.listings.repair(projection)
                     await self.due.drop(game_id, since)
                     return 0
                 if self.scheduler.overdue(projection):

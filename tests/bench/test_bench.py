@@ -9,7 +9,7 @@ from pathlib import Path
 from bench import run_bench
 from bench.service import BENCH, _cpu_at, percentile
 from games.base import fold
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,12 +88,12 @@ def test_spread_lines_up_each_figure_over_the_runs():
 
 
 async def test_runs_repeat_the_sections_and_print_the_spread(capsys, monkeypatch):
-    import service.logs
+    import service.ops.logs
     from tests.tinygame import TINY
 
     # run_bench logs as production does, to nowhere; the suite's logging must outlive this test
     # (structlog keeps a logger bound to the configuration it first logged under).
-    monkeypatch.setattr(service.logs, "configure_logging", lambda *args, **kwargs: None)
+    monkeypatch.setattr(service.ops.logs, "configure_logging", lambda *args, **kwargs: None)
     assert await run_bench(sections=["engines"], runs=2, engines={"tiny": TINY}, quick=True) == 0
     out = capsys.readouterr().out
     assert "--- run 1 of 2" in out and "--- run 2 of 2" in out
@@ -117,12 +117,12 @@ def _imports(path: Path) -> list[tuple[str, bool]]:
 
 def test_the_bench_stands_outside_the_runtime_packages_and_one_way():
     # The runtime never needs the benchmark (the CLI imports it only inside `donjon bench`), and
-    # the benchmark never imports the CLI: what both use lives in service/serving.py, console.py.
+    # the benchmark never imports the CLI: what both use lives in service/run/serving.py, console.py.
     for package in ("games", "events", "projections", "service"):
         for path in (ROOT / package).rglob("*.py"):
             for module, at_top in _imports(path):
                 if module == "bench" or module.startswith("bench."):
-                    assert path == ROOT / "service" / "cli.py" and not at_top, f"{path} imports {module}"
+                    assert path == ROOT / "service" / "run" / "cli.py" and not at_top, f"{path} imports {module}"
     for path in (ROOT / "bench").rglob("*.py"):
-        assert all(module != "service.cli" for module, _ in _imports(path)), f"{path} imports the CLI"
+        assert all(module != "service.run.cli" for module, _ in _imports(path)), f"{path} imports the CLI"
     assert not (ROOT / "service" / "bench").exists() and not (ROOT / "events" / "bench.py").exists()

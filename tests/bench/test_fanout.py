@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from bench.service import _client_frame, _Spectator
-from service.ws import FRAMED
+from service.edge.ws import FRAMED
 
 
 def test_the_bench_spectator_reads_what_the_server_frames():

@@ -23,8 +23,8 @@ from bench import run_bench
 from bench.mirror import CELLS, MIRROR, MirrorState, _Follower
 from bench.peers import BOARDGAME_IO, LOADS, REAL_GAMES, SOURCES, cache_folder, prepare_boardgameio
 from games.base import BadCommand, UnknownCommand, fold
-from service.draw_schemes import LegacyRandom
-from service.ws import FRAMED
+from service.edge.ws import FRAMED
+from service.fairness.draw_schemes import LegacyRandom
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,9 +89,9 @@ def test_boardgameio_is_installed_per_lock_file_under_the_user_cache(monkeypatch
 
 
 async def test_without_npm_the_section_is_skipped_saying_why(monkeypatch, tmp_path, capsys):
-    import service.logs
+    import service.ops.logs
 
-    monkeypatch.setattr(service.logs, "configure_logging", lambda *args, **kwargs: None)
+    monkeypatch.setattr(service.ops.logs, "configure_logging", lambda *args, **kwargs: None)
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # run_bench sets it; the suite's stays
     monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no npm, no node
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

@@ -26,7 +26,7 @@ from events.errors import (
     UnknownGame,
 )
 from events.store import AppendResult, EventStore, cmds_key, events_key, lobby_keys
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 
 TS = 1_700_000_000_000
 

@@ -36,7 +36,7 @@ from games.base import (
     str_arg,
 )
 from games.draw import Draw, seed_from_int
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 
 
 class Puzzle(EngineBase):

@@ -83,7 +83,8 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_no_engine_bot_or_service_decision_imports_random():
-    checked = [*sorted((ROOT / "games").rglob("*.py")), ROOT / "service" / "decisions.py"]
+    decisions = [ROOT / "service" / "play" / name for name in ("decisions.py", "batches.py", "own_commands.py")]
+    checked = [*sorted((ROOT / "games").rglob("*.py")), *decisions]
     assert len(checked) > 20
     offenders = [str(path.relative_to(ROOT)) for path in checked if {"random", "secrets"} & _imports(path)]
     assert offenders == []
@@ -126,7 +127,7 @@ def test_every_game_and_bot_plays_the_same_under_any_hash_seed():
 
 def test_a_prepared_key_draws_the_same_streams():
     from games.draw import DrawKey
-    from service.draw_schemes import keyed_draw
+    from service.fairness.draw_schemes import keyed_draw
 
     key = bytes(range(32))
     prepared = DrawKey(key)

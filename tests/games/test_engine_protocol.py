@@ -16,7 +16,7 @@ from games.castle.engine import CastleEngine
 from games.castle_panic import bots as castle_panic_bots
 from games.castle_panic.engine import CastlePanicEngine
 from projections.live import Subscriber
-from service.ws import Connection
+from service.edge.ws import Connection
 from tests.tinygame import TINY
 
 ENGINES: tuple[Engine, ...] = (CarcassonneEngine(), CastleEngine(CASTLE.dataset), CastlePanicEngine(), TINY)

@@ -3,7 +3,7 @@
 ``GameProjection.apply_all`` folds consecutive engine events in local variables
 (``_fold_run``); ``apply`` called envelope by envelope builds a projection after each, and
 :func:`reference_fold` folds each engine event as the projection did before runs. Random
-games of every real engine, made by the service's own pure decisions (``service.decisions``)
+games of every real engine, made by the service's own pure decisions (``service.play.decisions``)
 with bot seats, undo on and off, Fischer and per-move clocks, undos, resignations, timeouts
 and a rematch link, must fold to equal projections, field by field (checkpoints and clocks
 included), whether the log is folded whole, one envelope at a time or in random slices.
@@ -22,7 +22,7 @@ import games
 from games.base import Command, Engine, Event, RuleError
 from projections.game import FINISHED, GameProjection, Status
 from projections.lifecycle import BOT, FORFEIT, OWING, TURN, Checkpoint, Features, clock_started, clock_to
-from service import decisions
+from service.play import decisions
 
 ENGINES = games.default_engines()
 SEED = bytes(range(32))

@@ -11,7 +11,7 @@ from games.castle_panic import ENGINE
 from games.castle_panic.state import Trade
 from projections.game import GameProjection, ProjectionError, Status
 from projections.lifecycle import OWING, TURN, Features
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 from tests.games.castle_panic.position import position
 from tests.projections.helpers import Env, opening, random_game
 from tests.tinygame import TINY

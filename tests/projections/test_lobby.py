@@ -7,7 +7,7 @@ import json
 
 from projections.game import GameProjection
 from projections.lobby import lobby_entry, needs_record
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 from tests.projections.helpers import opening, random_game
 from tests.tinygame import TINY
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from projections.game import GameProjection
 from projections.views import event_for, events_for, view_for, visibility_classes
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 from tests.projections.helpers import Env, opening, random_game
 from tests.tinygame import TINY
 

@@ -21,9 +21,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from service.app import create_app
-from service.seed_vault import SeedVault
-from service.settings import Secret, Settings
+from service.fairness.seed_vault import SeedVault
+from service.ops.settings import Secret, Settings
+from service.run.app import create_app
 from tests.service.contract import CheckedWebSocket, openapi_trace
 from tests.tinygame import TINY
 
@@ -61,7 +61,7 @@ def settings_for(url: str, **overrides: Any) -> Settings:
 
 async def kept_seed(app: Any, game_id: str) -> bytes:
     """The server seed the service keeps (sealed) in a game's meta, as the app opens it."""
-    from service.keys import SERVICE
+    from service.edge.keys import SERVICE
 
     return (await app[SERVICE].cache.meta(game_id)).seed
 

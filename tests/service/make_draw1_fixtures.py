@@ -11,7 +11,7 @@ command id and time; the server seed; the full options) plus the SHA-256 chain h
 
 The files were written by the code of the commit that added this script, the last to create
 ``donjon-draw-1`` games; since then the service creates ``donjon-draw-2`` games, and this script
-asks :func:`service.decisions.game_created` for the old scheme to record more (new ids and seeds:
+asks :func:`service.play.decisions.game_created` for the old scheme to record more (new ids and seeds:
 the files are not reproduced byte for byte, and need not be):
 
     python -m tests.service.make_draw1_fixtures
@@ -31,11 +31,11 @@ from events.embedded import EmbeddedServer
 from events.store import EventStore
 from games.base import owing_seat
 from games.draw import DRAW_VERSION
-from service import decisions
 from service.bots import bots_for
-from service.draw_schemes import LegacyRandom
 from service.errors import ErrorCode, ServiceError
-from service.game_service import GameService
+from service.fairness.draw_schemes import LegacyRandom
+from service.play import decisions
+from service.play.game_service import GameService
 from tests.service.conftest import TEST_VAULT
 
 OUT = Path(__file__).resolve().parent / "data"

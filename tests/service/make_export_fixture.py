@@ -29,10 +29,10 @@ from events.embedded import EmbeddedServer
 from events.store import EventStore
 from games.base import owing_seat
 from service.bots import bots_for
-from service.draw_schemes import LegacyRandom
-from service.export import export_game, signed_export
-from service.game_service import GameService
-from service.signing import NodeKey
+from service.fairness.draw_schemes import LegacyRandom
+from service.fairness.export import export_game, signed_export
+from service.fairness.signing import NodeKey
+from service.play.game_service import GameService
 from tests.service.conftest import TEST_SIGNING_KEY, TEST_VAULT
 from tests.service.recorded import load_recorded
 

@@ -18,7 +18,7 @@ import aiohttp
 from events.store import EventStore
 from games import default_engines
 from games.base import Engine
-from service.replay import replay_game
+from service.fairness.replay import replay_game
 from tests.service.conftest import TEST_VAULT
 from tests.service.test_crash_recovery import LAUNCH, ROOT, env, free_port, group_gone, wait_ready
 from tests.tinygame import TINY

@@ -5,8 +5,8 @@ from __future__ import annotations
 import games
 from games.carcassonne.tiles import tile_set
 from games.tileboard import PORT_NAMES
-from service.app import create_app
-from service.keys import ENGINES
+from service.edge.keys import ENGINES
+from service.run.app import create_app
 from tests.service.conftest import settings_for
 from tests.service.test_served import dataset_file
 

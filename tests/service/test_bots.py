@@ -12,12 +12,12 @@ import games
 from events.due import due_key, shard_of
 from games.carcassonne.bots import GREEDY as CARCASSONNE_GREEDY
 from projections.game import GameProjection
-from service import seeds
 from service.bots import bot_rng, bots_for
-from service.draw_schemes import LegacyRandom
-from service.game_service import GameService
-from service.keys import METRICS, SERVICE, STORE
-from service.replay import replay_game
+from service.edge.keys import METRICS, SERVICE, STORE
+from service.fairness import seeds
+from service.fairness.draw_schemes import LegacyRandom
+from service.fairness.replay import replay_game
+from service.play.game_service import GameService
 from tests.service.conftest import ENGINES, TEST_VAULT, hello, kept_seed, receive_until, take_seat
 from tests.service.players import Player
 from tests.tinygame import FIRST, RANDOM, TINY, TinyBot, TinyEngine

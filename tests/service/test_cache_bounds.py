@@ -10,9 +10,9 @@ import pytest
 
 from events.store import EventStore
 from projections.game import Status
-from service.cache import estimated_bytes
-from service.game_service import GameService
-from service.keys import SERVICE
+from service.edge.keys import SERVICE
+from service.play.cache import estimated_bytes
+from service.play.game_service import GameService
 from tests.service.conftest import ENGINES, hello
 
 
@@ -90,11 +90,27 @@ async def test_finished_games_are_forgotten_before_games_under_way(event_store):
         await reader.close()
 
 
+class _Keeps:
+    """A node's watcher that keeps the games of a set (as the reader keeps games with sockets)."""
+
+    def __init__(self, kept: set[str]) -> None:
+        self.kept = kept
+
+    def appending(self, game_id: str, version: int) -> None:
+        pass
+
+    def append_done(self, game_id: str, version: int) -> None:
+        pass
+
+    def keeps(self, game_id: str) -> bool:
+        return game_id in self.kept
+
+
 async def test_games_the_cache_must_keep_stay_even_above_the_bound(event_store):
     active, finished = await new_games(event_store, 5, 20)
     reader = GameService(event_store, ENGINES, cache_games=3)
     kept = set(finished[:4])
-    reader.watched = kept.__contains__
+    reader.listen(_Keeps(kept))
     try:
         order = finished + active
         for index, game_id in enumerate(order):

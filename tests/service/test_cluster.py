@@ -24,8 +24,8 @@ from redis.crc import key_slot
 from events.due import due_key, shard_of
 from events.localcluster import LocalCluster
 from events.store import events_key, lobby_key, lobby_shard
-from service.app import create_app
-from service.keys import NODE, SERVICE, SETTINGS, STORE
+from service.edge.keys import NODE, SERVICE, SETTINGS, STORE
+from service.run.app import create_app
 from tests.service.conftest import (
     ENGINES,
     command,
@@ -255,7 +255,7 @@ class Watcher:
 
     def __init__(self) -> None:
         self.viewer = None
-        from service.ws import FRAMED
+        from service.edge.ws import FRAMED
 
         self.codec = FRAMED["json"]
         self.frames = 0
@@ -345,7 +345,7 @@ async def test_readyz_fails_while_the_nodes_reader_fails_and_recovers_after(clus
 
 
 async def test_donjon_replay_checks_a_game_played_on_the_cluster(cluster_nodes, cluster, monkeypatch, capsys):
-    from service.cli import main
+    from service.run.cli import main
 
     (node,) = await cluster_nodes(1)
     game_id, tokens = await started_tiny(node)

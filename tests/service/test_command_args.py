@@ -19,7 +19,7 @@ import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.wire import MSGPACK_SUBPROTOCOL
+from service.edge.wire import MSGPACK_SUBPROTOCOL
 from tests.service.bad_args import COMMAND_ARGS, names_one_of, plain_args, wrong_args
 from tests.service.serving import donjon_serve
 

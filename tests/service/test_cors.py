@@ -6,7 +6,7 @@ from __future__ import annotations
 import aiohttp
 import pytest
 
-from service.settings import Settings, SettingsError
+from service.ops.settings import Settings, SettingsError
 from tests.service.conftest import create_tiny, hello, started_tiny
 
 APP = "https://app.example"

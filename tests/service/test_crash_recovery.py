@@ -21,13 +21,13 @@ import pytest
 from bench.processes import wait_ready
 from events.embedded import EmbeddedServer
 from events.store import EventStore
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 from tests.service.conftest import TEST_SEED_KEY, TEST_SIGNING_KEY
 from tests.service.contract import CheckedWebSocket, openapi_trace
 from tests.service.players import Player
 
 ROOT = Path(__file__).resolve().parents[2]
-LAUNCH = "import sys; from service.cli import main; from tests.tinygame import TINY; sys.exit(main(sys.argv[1:], engines={'tiny': TINY}))"
+LAUNCH = "import sys; from service.run.cli import main; from tests.tinygame import TINY; sys.exit(main(sys.argv[1:], engines={'tiny': TINY}))"
 
 
 def free_port() -> int:

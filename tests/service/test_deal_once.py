@@ -22,8 +22,8 @@ import games
 from games.base import Event
 from games.draw import DEAL_VERSION, DRAW_VERSION
 from projections.game import CLOCK_EXPIRED, SEAT_LEFT, GameProjection
-from service import decisions
 from service.bots import bot_rng, bots_for, due_bot
+from service.play import decisions
 
 ENGINES = games.default_engines()
 TABLES: dict[str, tuple[int, dict[str, Any]]] = {
@@ -196,7 +196,7 @@ def test_the_service_shuffles_each_deal_once_however_many_decisions_read_it(monk
     """The service's dealer remembers its deals (bounded: ``DEALS_KEPT``): a whole game of
     Carcassonne shuffles its tiles once, not once per draw."""
     from games.draw import Draw
-    from service import draw_schemes
+    from service.fairness import draw_schemes
 
     shuffles: list[int] = []
     real = Draw.shuffle

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 import games
 from games.base import BadCommand, Event, RuleError, owing_seat
 from projections.game import FINISHED, GameProjection, Status
-from service import decisions, seeds
+from service.fairness import seeds
+from service.play import decisions
 from tests.service.bad_args import COMMAND_ARGS, names_one_of, plain_args, wrong_args
 from tests.tinygame import TINY, TinyState
 

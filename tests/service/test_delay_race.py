@@ -28,7 +28,7 @@ import pytest
 
 from games.base import owing_seat
 from projections.views import view_for
-from service.keys import SERVICE, STORE
+from service.edge.keys import SERVICE, STORE
 from tests.service.conftest import receive, take_seat
 from tests.service.nodes import Nodes
 

@@ -15,20 +15,20 @@ from pathlib import Path
 import pytest
 
 from games.base import RuleError
-from service.app import create_app
 from service.errors import ErrorCode
-from service.metrics import Metrics
-from service.settings import PREFIX, Settings
+from service.ops.metrics import Metrics
+from service.ops.settings import PREFIX, Settings
+from service.run.app import create_app
 from tests.service.conftest import ENGINES, settings_for
 
 MODULES = [
-    "service.bots", "service.decisions", "service.seeds", "service.metrics", "service.features", "projections.game",
+    "service.bots", "service.play.decisions", "service.fairness.seeds", "service.ops.metrics", "service.play.features", "projections.game",
     "projections.lifecycle",
 ]
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PROTOCOL = ROOT / "docs" / "protocol.md"
-SETTINGS_MODULE = ROOT / "service" / "settings.py"
+SETTINGS_MODULE = ROOT / "service" / "ops" / "settings.py"
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -85,16 +85,16 @@ def documented_variables(rows: list[list[str]], column: int = 0) -> set[str]:
 def test_the_readme_lists_every_setting_and_only_settings():
     documented = documented_variables(table_rows(section(README, "## Configuration")))
     problems = differences(
-        documented, settings_variables(), "README.md (## Configuration table)", "service/settings.py (Settings)"
+        documented, settings_variables(), "README.md (## Configuration table)", "service/ops/settings.py (Settings)"
     )
     assert not problems, "\n".join(problems)
 
 
 def test_the_settings_docstring_lists_every_setting_and_only_settings():
-    doc = importlib.import_module("service.settings").__doc__ or ""
+    doc = importlib.import_module("service.ops.settings").__doc__ or ""
     documented = set(re.findall(rf"^``({PREFIX}[A-Z0-9_]+)``", doc, flags=re.M))
     problems = differences(
-        documented, settings_variables(), "the table of service/settings.py's docstring", "Settings' fields"
+        documented, settings_variables(), "the table of service/ops/settings.py's docstring", "Settings' fields"
     )
     assert not problems, "\n".join(problems)
 
@@ -105,7 +105,7 @@ def test_the_protocol_names_only_settings_that_exist():
     limits = documented_variables(table_rows(section(PROTOCOL, "## Limits")), column=2)
     assert operator and limits
     problems = [
-        f"{name} is in docs/protocol.md ({where}) but not in service/settings.py (Settings)"
+        f"{name} is in docs/protocol.md ({where}) but not in service/ops/settings.py (Settings)"
         for where, names in (("## Operator settings", operator), ("## Limits", limits))
         for name in sorted(names - settings_variables())
     ]
@@ -198,7 +198,7 @@ def documented_series() -> dict[str, tuple[str, set[str]]]:
 def test_the_protocol_documents_every_metric_and_only_metrics():
     documented, exported = documented_series(), exported_series()
     problems = differences(
-        set(documented), set(exported), "docs/protocol.md (## Metrics table)", "service/metrics.py (Metrics)"
+        set(documented), set(exported), "docs/protocol.md (## Metrics table)", "service/ops/metrics.py (Metrics)"
     )
     for name in sorted(set(documented) & set(exported)):
         (doc_type, doc_labels), (kind, labels) = documented[name], exported[name]

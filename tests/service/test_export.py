@@ -8,8 +8,8 @@ import hashlib
 import msgpack
 
 from events.chain import genesis, verify_bodies
-from service.export import EXPORT_FORMAT, signed_bytes
-from service.keys import SIGNING_KEY
+from service.edge.keys import SIGNING_KEY
+from service.fairness.export import EXPORT_FORMAT, signed_bytes
 from tests.service.conftest import started_tiny
 from tests.service.test_replay import finished_game
 

@@ -21,14 +21,15 @@ from events.envelope import NewEvent
 from events.errors import ChainBroken
 from events.store import meta_key
 from projections.game import GameProjection
-from service import decisions, seeds
-from service.cli import main
-from service.export import signed_export
-from service.keys import SERVICE, STORE
-from service.replay import replay_game
-from service.seed_vault import SEALED_FIELD, SealedSeedError, SeedVault, load_or_create_key, seed_of_meta
-from service.signing import NodeKey
-from service.verify import verify_export
+from service.edge.keys import SERVICE, STORE
+from service.fairness import seeds
+from service.fairness.export import signed_export
+from service.fairness.replay import replay_game
+from service.fairness.seed_vault import SEALED_FIELD, SealedSeedError, SeedVault, load_or_create_key, seed_of_meta
+from service.fairness.signing import NodeKey
+from service.fairness.verify import verify_export
+from service.play import decisions
+from service.run.cli import main
 from tests.service.conftest import (
     ENGINES,
     TEST_SEED_KEY,
@@ -193,8 +194,8 @@ def test_processes_that_make_the_node_key_at_once_all_get_the_one_key(tmp_path):
 
 
 def test_a_bad_seed_key_stops_the_service_with_a_message(tmp_path, embedded_redis_url):
-    from service.app import create_app
-    from service.settings import Secret, Settings, SettingsError
+    from service.ops.settings import Secret, Settings, SettingsError
+    from service.run.app import create_app
 
     with pytest.raises(SettingsError, match="DONJON_SEED_KEY"):
         create_app(Settings(redis_url=Secret(embedded_redis_url), data_dir=tmp_path, seed_key=Secret("nope")))

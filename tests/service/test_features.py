@@ -1,4 +1,4 @@
-"""``service.features.parse_features``: ``POST /games``'s clock, delay, undo and on_timeout,
+"""``service.play.features.parse_features``: ``POST /games``'s clock, delay, undo and on_timeout,
 taken in seconds (fractions too) and kept in whole milliseconds."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import pytest
 
 from service.errors import ServiceError
-from service.features import MAX_CLOCK_S, parse_features
+from service.play.features import MAX_CLOCK_S, parse_features
 
 
 def test_fractional_seconds_are_kept_to_the_millisecond():

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 from tests.service.conftest import hello, kept_seed, receive_until, started_tiny
 from tests.service.players import Player, play_all
 

@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from service.features import catalog_features
-from service.keys import STORE
+from service.edge.keys import STORE
+from service.play.features import catalog_features
 from tests.service.conftest import create_tiny, started_tiny, take_seat
 
 
@@ -296,6 +296,16 @@ async def test_a_header_too_long_to_read_is_a_json_error_logged_below_error(clie
     error = (await response.json())["error"]
     assert (response.status, error["code"]) == (400, "bad_request") and "8190" in error["message"]
     assert (await client.get("/healthz")).status == 200
+
+
+async def test_a_request_target_or_header_name_too_long_to_read_is_a_json_error_too(client):
+    for response in (
+        await client.get("/healthz?pad=" + "x" * 9000),
+        await client.get("/healthz", headers={"X-" + "p" * 9000: "1"}),
+    ):
+        assert response.content_type == "application/json"
+        error = (await response.json())["error"]
+        assert (response.status, error["code"]) == (400, "bad_request") and "8190" in error["message"]
 
 
 async def test_a_broken_websocket_handshake_is_a_json_error(client):

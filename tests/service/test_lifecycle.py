@@ -12,8 +12,8 @@ from typing import Any
 
 import games
 from events import deadlines
-from service.keys import SERVICE, SOCKETS, STORE
-from service.replay import replay_game
+from service.edge.keys import SERVICE, SOCKETS, STORE
+from service.fairness.replay import replay_game
 from tests.service.conftest import TEST_VAULT, command, expect_reply, hello, receive, receive_until
 
 ENGINES = games.default_engines()

@@ -14,8 +14,8 @@ import pytest
 import structlog
 
 from events.store import events_key
-from service.keys import STORE
-from service.logs import configure_logging
+from service.edge.keys import STORE
+from service.ops.logs import configure_logging
 from tests.service.conftest import hello, started_tiny
 
 

@@ -2,7 +2,7 @@
 
 Node A seats the players, so its cache holds the game at version 6, and no socket on A watches
 the game, so A's stream reader never moves that cache on. The seats then play on node B, over
-B's websockets, and the next command goes to A's command path (the call ``service/ws.py``
+B's websockets, and the next command goes to A's command path (the call ``service/edge/ws.py``
 makes for a command frame). A therefore decides on a state it knows to be behind the stream,
 every time:
 
@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from service.edge.keys import METRICS, SERVICE, STORE
 from service.errors import ErrorCode, ServiceError
-from service.keys import METRICS, SERVICE, STORE
-from service.replay import replay_game
+from service.fairness.replay import replay_game
 from tests.service.conftest import (
     ENGINES,
     TEST_VAULT,

@@ -15,8 +15,8 @@ import pytest
 import games
 from games.base import Event
 from projections.game import GameProjection
-from service.draw_schemes import LegacyRandom
-from service.keys import SERVICE, STORE
+from service.edge.keys import SERVICE, STORE
+from service.fairness.draw_schemes import LegacyRandom
 from tests.service.conftest import TEST_VAULT, hello, kept_seed, receive_until
 from tests.service.players import Player, play_all
 
@@ -76,7 +76,7 @@ def variant_id(variant):
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
 async def test_a_real_game_plays_to_its_end_with_legal_only_and_spectators_see_no_secret(make_client, variant):
-    from service.replay import replay_game
+    from service.fairness.replay import replay_game
 
     name, seats, options = variant
     engine = ENGINES[name]
@@ -123,8 +123,8 @@ async def test_a_real_game_plays_to_its_end_with_legal_only_and_spectators_see_n
 
 @pytest.mark.skipif("carcassonne" not in ENGINES, reason="carcassonne is not registered yet")
 async def test_a_secret_option_stays_secret_until_the_end_and_is_committed_with_the_seed(make_client):
-    from service import seeds
-    from service.replay import replay_game
+    from service.fairness import seeds
+    from service.fairness.replay import replay_game
 
     order = ["V", "E", "U", "B", "D"]
     needle = json.dumps(order, separators=(",", ":"))
@@ -163,7 +163,7 @@ async def test_a_secret_option_stays_secret_until_the_end_and_is_committed_with_
 @pytest.mark.parametrize("name", sorted(ENGINES))
 async def test_a_human_plays_a_real_game_against_its_bots_to_the_end_and_replay_checks_it(make_client, name):
     from service.bots import bots_for
-    from service.replay import replay_game
+    from service.fairness.replay import replay_game
 
     engine = ENGINES[name]
     bot = sorted(bots_for(engine))[0]  # greedy or heuristic: the bot that thinks

@@ -8,11 +8,11 @@ import json
 from events.envelope import NewEvent
 from games.base import Event
 from projections.game import GameProjection
-from service.cli import main
-from service.decisions import HIDDEN, decision_rng
-from service.draw_schemes import LegacyRandom
-from service.keys import SERVICE, STORE
-from service.replay import replay_game
+from service.edge.keys import SERVICE, STORE
+from service.fairness.draw_schemes import LegacyRandom
+from service.fairness.replay import replay_game
+from service.play.decisions import HIDDEN, decision_rng
+from service.run.cli import main
 from tests.service.conftest import ENGINES, TEST_VAULT, hello, kept_seed, started_tiny
 from tests.service.players import Player, play_all
 from tests.tinygame import TINY

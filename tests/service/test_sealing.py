@@ -1,4 +1,4 @@
-"""Sealed at rest (service/sealing.py), without a server: what the store keeps in clear is what a
+"""Sealed at rest (service/fairness/sealing.py), without a server: what the store keeps in clear is what a
 spectator may see, the rest opens only with the game's hiding key and only in its own place, and
 the fold refuses an event whose sealed part is still closed."""
 
@@ -18,10 +18,8 @@ from games.base import Event
 from games.draw import DRAW_VERSION
 from projections.game import GameProjection, ProjectionError
 from projections.views import event_for
-from service import decisions
-from service.decisions import HIDDEN
-from service.draw_schemes import rng_for
-from service.sealing import (
+from service.fairness.draw_schemes import rng_for
+from service.fairness.sealing import (
     HIDDEN_TYPE,
     SealedPartError,
     Sealer,
@@ -30,6 +28,8 @@ from service.sealing import (
     hiding_key,
     open_log,
 )
+from service.play import decisions
+from service.play.decisions import HIDDEN
 from tests.tinygame import TINY, TinyEngine
 
 ENGINES = games.default_engines()

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from service.keys import SERVICE, STORE
+from service.edge.keys import SERVICE, STORE
 from tests.service.conftest import create_tiny
 
 

@@ -20,10 +20,10 @@ import pytest
 
 import games
 import games.castle
-from service.app import create_app
-from service.keys import ENGINES, SERVICE
-from service.served import served_engines
-from service.settings import Settings, SettingsError
+from service.edge.keys import ENGINES, SERVICE
+from service.ops.settings import Settings, SettingsError
+from service.run.app import create_app
+from service.run.served import served_engines
 from tests.service.conftest import settings_for
 from tests.service.test_crash_recovery import LAUNCH, ROOT, env, free_port, wait_ready
 from tests.tinygame import TINY
@@ -153,7 +153,7 @@ async def test_the_embedded_server_dies_when_donjon_serve_is_killed_alone(tmp_pa
 
 def test_donjon_replay_starts_its_embedded_server_from_the_main_thread(tmp_path, monkeypatch, capsys):
     from events.embedded import EmbeddedServer
-    from service.cli import main
+    from service.run.cli import main
 
     threads = []
     spawn = EmbeddedServer._spawn

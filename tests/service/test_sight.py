@@ -1,4 +1,4 @@
-"""What a spectator of a delayed game may see (service/sight.py), move by move: the projection a
+"""What a spectator of a delayed game may see (service/play/sight.py), move by move: the projection a
 route shows is the game folded from its first event to the delayed version, whether it was
 folded from the start or on from the view a spectator had before, for a delay in versions and
 one in seconds (on a clock the test moves)."""
@@ -11,7 +11,7 @@ from typing import Any
 from games.base import owing_seat
 from projections.game import GameProjection
 from projections.views import view_for
-from service.keys import SERVICE
+from service.edge.keys import SERVICE
 from tests.service.conftest import take_seat
 from tests.service.test_lifecycle import T0, FakeClock
 from tests.tinygame import TINY

@@ -25,10 +25,10 @@ from games.base import owing_seat
 from games.carcassonne.tiles import tile_set
 from games.castle.engine import CastleEngine
 from projections.views import events_for, view_for, visible_part
-from service.app import create_app
-from service.decisions import PUBLIC_COMMANDS, drawing_seed
-from service.keys import SERVICE
-from service.sealing import hiding_key
+from service.edge.keys import SERVICE
+from service.fairness.sealing import hiding_key
+from service.play.decisions import PUBLIC_COMMANDS, drawing_seed
+from service.run.app import create_app
 from tests.service.conftest import TEST_SEED_KEY, TEST_SIGNING_KEY, settings_for
 
 ENGINES = games.default_engines()

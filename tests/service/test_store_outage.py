@@ -11,8 +11,8 @@ import signal
 import pytest
 
 from events.embedded import EmbeddedServer
-from service.app import create_app
-from service.keys import STORE
+from service.edge.keys import STORE
+from service.run.app import create_app
 from tests.service.conftest import (
     ENGINES,
     command,

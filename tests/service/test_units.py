@@ -10,11 +10,11 @@ import msgpack
 import pytest
 
 from games.base import IllegalMove, RuleError
+from service.edge.wire import JSON, MSGPACK, CommandFrame, Hello, parse_frame
 from service.errors import ErrorCode, ServiceError, from_rule_error
-from service.logs import configure_logging
-from service.metrics import Metrics
-from service.settings import Secret, Settings, SettingsError
-from service.wire import JSON, MSGPACK, CommandFrame, Hello, parse_frame
+from service.ops.logs import configure_logging
+from service.ops.metrics import Metrics
+from service.ops.settings import Secret, Settings, SettingsError
 
 # --- settings ----------------------------------------------------------------------------------
 
@@ -197,7 +197,7 @@ def test_json_logs_are_one_object_per_line_with_the_bound_fields():
 def test_the_commitment_covers_the_seed_and_the_secret_options():
     import hashlib
 
-    from service.seeds import commitment, finished_payload, split_options
+    from service.fairness.seeds import commitment, finished_payload, split_options
 
     class Engine:
         secret_options = frozenset({"tile_order"})
@@ -220,7 +220,7 @@ def test_the_commitment_covers_the_seed_and_the_secret_options():
 async def test_serve_freezes_the_start_up_heap_and_makes_collections_rarer():
     import gc
 
-    from service.serving import FULL_GC_EVERY, YOUNG_GC_EVERY, _settle_gc_on_startup
+    from service.run.serving import FULL_GC_EVERY, YOUNG_GC_EVERY, _settle_gc_on_startup
 
     saved = gc.get_threshold()
     try:

@@ -18,13 +18,13 @@ import pytest
 
 import games
 from events.chain import link_hash
-from service.cli import main
-from service.draw_schemes import LegacyRandom
+from service.edge.keys import SIGNING_KEY, STORE
 from service.errors import ServiceError
-from service.export import export_game
-from service.keys import SIGNING_KEY, STORE
-from service.signing import NodeKey, check_signature
-from service.verify import DuplicateKey, parse_export, strict_base64, verify_export
+from service.fairness.draw_schemes import LegacyRandom
+from service.fairness.export import export_game
+from service.fairness.signing import NodeKey, check_signature
+from service.fairness.verify import DuplicateKey, parse_export, strict_base64, verify_export
+from service.run.cli import main
 from tests.service.conftest import TEST_SIGNING_KEY, hello
 from tests.service.players import Player
 

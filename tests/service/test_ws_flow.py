@@ -10,7 +10,7 @@ import aiohttp
 import msgpack
 import pytest
 
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 from tests.service.conftest import (
     command,
     expect_reply,
@@ -155,8 +155,8 @@ async def test_msgpack_subprotocol_carries_the_same_frames_binary(client):
 async def test_the_two_node_flow_runs_the_same_on_each_store_server(aiohttp_client, redis_url):
     """Against the embedded Valkey, the 3-master cluster and, when DONJON_TEST_REDIS_URL is set, a real Redis 7."""
     from events.store import cmds_key, events_key, lobby_keys, meta_key
-    from service.app import create_app
-    from service.keys import STORE
+    from service.edge.keys import STORE
+    from service.run.app import create_app
     from tests.service.conftest import ENGINES, settings_for
 
     node_a = await aiohttp_client(create_app(settings_for(redis_url), engines=ENGINES))
@@ -183,7 +183,7 @@ async def test_the_two_node_flow_runs_the_same_on_each_store_server(aiohttp_clie
 @pytest.mark.allow_error_logs
 async def test_a_stream_the_node_cannot_fold_closes_its_sockets_and_the_node_keeps_serving(client, caplog):
     from events.envelope import NewEvent
-    from service.keys import STORE
+    from service.edge.keys import STORE
 
     broken_id, _ = await started_tiny(client)
     healthy_id, tokens = await started_tiny(client)
@@ -209,7 +209,7 @@ async def test_the_node_that_appended_pushes_the_projection_it_folded_not_a_seco
     held back); the reader waits for that answer and pushes the projection the command path
     folded, instead of folding the same events again."""
     from projections.live import LiveGame
-    from service.keys import STORE
+    from service.edge.keys import STORE
 
     store = client.app[STORE]
     append = store.append
@@ -243,7 +243,7 @@ async def test_events_held_for_the_appending_node_are_pushed_when_its_append_fai
     refused with ``store_unavailable``, and the events the reader held for that append still
     reach every socket, folded by the reader itself."""
     from events.errors import StoreUnavailable
-    from service.keys import STORE
+    from service.edge.keys import STORE
 
     store = client.app[STORE]
     append = store.append

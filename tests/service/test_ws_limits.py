@@ -9,7 +9,7 @@ import json
 
 import aiohttp
 
-from service.keys import SETTINGS
+from service.edge.keys import SETTINGS
 from tests.service.conftest import hello, receive_until, started_tiny
 
 

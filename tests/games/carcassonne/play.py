@@ -9,7 +9,7 @@ from typing import Any
 from games.base import Event, Rng, fold
 from games.carcassonne import ENGINE
 from games.carcassonne.state import State
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 
 Step = tuple[str, int, tuple[int, int], "str | None"]
 """(tile id, rotation, (x, y), follower) where follower is None, "S", "large:E", "monastery",

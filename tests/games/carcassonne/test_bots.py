@@ -13,7 +13,7 @@ from games.carcassonne.bots import (
     greedy_choose,
     random_choose,
 )
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 from tests.games.carcassonne.play import new_game, play_random, send
 
 

@@ -17,7 +17,7 @@ from games.base import (
 )
 from games.carcassonne import ENGINE
 from games.carcassonne.scoring import segment_at
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 from tests.games.carcassonne.play import new_game, play_script, send
 
 PLACE = "place_tile"

@@ -13,7 +13,7 @@ from games.carcassonne import ENGINE, recount
 from games.carcassonne.bots import greedy_choose, random_choose
 from games.carcassonne.state import State
 from games.tileboard import SIDE_OFFSETS, mirror_port
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 from tests.games.carcassonne.play import Game, play_random
 
 CONFIGS = [(n, False) for n in range(2, 6)] + [(n, True) for n in range(2, 7)]

@@ -7,7 +7,7 @@ from typing import Any
 from games.base import Event, command, fold
 from games.castle import ENGINE
 from games.castle.state import CastleState
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 
 
 class Game:

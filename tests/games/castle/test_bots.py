@@ -5,7 +5,7 @@ from __future__ import annotations
 from games.base import fold
 from games.castle import ENGINE
 from games.castle.bots import greedy_bot, random_bot
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 
 
 def test_random_bot_tile_choice_is_the_one_legal_moves_would_give():

@@ -30,7 +30,7 @@ from games.castle.rules import Emit
 from games.castle.scoring import SCORED_KINDS, take_aeries
 from games.castle.state import CastleState
 from games.tileboard import feature_at
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 
 GAMES = int(os.environ.get("DONJON_CASTLE_PROPERTY_GAMES", "200"))
 GREEDY_EVERY = 25

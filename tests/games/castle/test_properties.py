@@ -11,7 +11,7 @@ from games.base import fold
 from games.castle import ENGINE
 from games.castle.bots import greedy_bot, random_bot
 from games.castle.state import Phase
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 
 GAMES = st.fixed_dictionaries({
     "seed": st.integers(0, 2**32 - 1),

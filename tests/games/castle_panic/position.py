@@ -21,7 +21,7 @@ from games.castle_panic.bots import RANDOM
 from games.castle_panic.data import ALL_CARDS, ALL_TOKENS, ARCS
 from games.castle_panic.rules import waiting_for
 from games.castle_panic.state import Board, Cards, Monster, Phase, State, Tokens, Turn
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 
 
 class Scripted(LegacyRandom):

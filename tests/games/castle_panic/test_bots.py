@@ -13,7 +13,7 @@ from games.castle_panic.bots import (
     random_choose,
 )
 from games.castle_panic.rules import legal_moves
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 from tests.games.castle_panic.position import act, position
 
 

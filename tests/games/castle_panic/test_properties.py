@@ -26,7 +26,7 @@ from games.castle_panic.bots import HEURISTIC, RANDOM
 from games.castle_panic.data import ALL_CARDS, ALL_TOKENS
 from games.castle_panic.rules import legal_moves, waiting_for
 from games.castle_panic.state import OPTION_NAMES, State
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 from tests.games.castle_panic.position import play_game
 
 FULL_CARDS = Counter(ALL_CARDS)

@@ -21,7 +21,7 @@ from games.castle_panic.data import (
     step,
 )
 from games.castle_panic.state import Monster, Phase
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 
 
 def _start(seats: int, **options: bool):

@@ -6,7 +6,7 @@ import json
 
 from games.base import SPECTATOR, Event, fold
 from games.castle_panic import ENGINE
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 from tests.games.castle_panic.position import act, position
 
 

@@ -17,7 +17,7 @@ from games.carcassonne.board import board_rules as carcassonne_rules
 from games.carcassonne.tiles import tile_set as carcassonne_tile_set
 from games.castle.engine import CastleEngine
 from games.tileboard import SIDE_OFFSETS, WALL, Board, mirror_port
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 
 
 def frontier_from_cells(board: Board) -> dict:

@@ -18,7 +18,7 @@ from games.tileboard import (
     pick,
     take,
 )
-from service.draw_schemes import LegacyRandom
+from service.fairness.draw_schemes import LegacyRandom
 
 
 class SouthOnly(BoardRules):

@@ -1,0 +1,40 @@
+"""The typed application keys, declared in one place (aiohttp ``AppKey``)."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Mapping
+
+from aiohttp import web
+
+from events.embedded import EmbeddedServer
+from events.store import EventStore
+from games.base import Engine
+from service.edge.reader import Node
+from service.fairness.seed_vault import SeedVault
+from service.fairness.signing import NodeKey
+from service.ops.metrics import Metrics
+from service.ops.settings import Settings
+from service.play.game_service import GameService
+
+__all__ = [
+    "SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS", "CLOCK", "VAULT", "SIGNING_KEY"
+]
+
+SETTINGS = web.AppKey("settings", Settings)
+# A generic type as AppKey's second argument is not a type mypy can infer from: annotate instead.
+ENGINES: web.AppKey[Mapping[str, Engine]] = web.AppKey("engines")
+METRICS = web.AppKey("metrics", Metrics)
+STORE = web.AppKey("store", EventStore)
+EMBEDDED = web.AppKey("embedded", EmbeddedServer)
+"""The :class:`events.embedded.EmbeddedServer` when the service started one, else absent."""
+SERVICE = web.AppKey("service", GameService)
+NODE = web.AppKey("node", Node)
+SOCKETS: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("sockets")
+"""Open websockets, closed with GOING_AWAY on shutdown."""
+CLOCK: web.AppKey[Callable[[], int]] = web.AppKey("clock")
+"""The node's clock, ``() -> int`` ms since the epoch (the wall clock unless a test injects one)."""
+VAULT = web.AppKey("vault", SeedVault)
+"""Seals game seeds at rest with the node key (:mod:`service.fairness.seed_vault`)."""
+SIGNING_KEY = web.AppKey("signing_key", NodeKey)
+"""The node's Ed25519 key that signs exports; ``GET /keys`` lists its public half."""

@@ -1,0 +1,84 @@
+"""``GET /games/{id}/export``: a finished game's whole log as one JSON file an auditor can check.
+
+Every event comes with its stored msgpack body (base64), ``prev_hash`` and ``hash``, exactly the bytes
+the append script hashed (:mod:`events.chain`), so a verifier in any language re-computes the chain
+without trusting the service's decoding; ``seed`` and ``secret_options`` are copied from the log's
+``game.finished`` body (a verifier should read them from that body, which the chain covers). The node
+signs it (:func:`signed_export`, :mod:`service.fairness.signing`): ``signature`` is one more top-level field,
+computed over the canonical JSON of every other field (:func:`signed_bytes`), so verifiers of the
+unsigned shape keep working. ``chain.algorithm`` and ``chain.genesis`` are the game's own (SHA-256
+for games created since v1.2, SHA-1 before; ``docs/fairness.md``).
+
+A game that has not finished is refused with ``not_finished``: before the end the seed is secret, so
+the stored bodies' sealed parts (hands, the Overlord's tokens, commands: :mod:`service.fairness.sealing`) do
+not open, and a spectator delay would not hold. The export carries the bodies as stored, sealed parts
+included; a verifier opens them with the seed ``game.finished`` reveals.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, Protocol
+
+import msgpack
+
+from events.chain import chain_of_body, genesis
+from events.protocol import Store
+from service.errors import ErrorCode, ServiceError
+
+
+class Signer(Protocol):
+    """What signs an export: the node's key (:class:`service.fairness.signing.NodeKey`, which
+    imports :func:`signed_bytes` from here, so this module names only what it needs of it)."""
+
+    def sign_export(self, export: dict[str, Any]) -> dict[str, Any]: ...
+
+__all__ = ["EXPORT_FORMAT", "chain_description", "export_game", "signed_bytes", "signed_export"]
+
+EXPORT_FORMAT = "donjon.export/1"
+
+
+def chain_description(algorithm: str) -> str:
+    """The export's ``chain.algorithm``: what each hash is of (``docs/fairness.md``)."""
+    return f"{algorithm}(prev_hash_hex || msgpack_body)"
+
+
+async def export_game(store: Store, game_id: str, game: str) -> dict[str, Any]:
+    """The export of a finished game; :class:`ServiceError` ``not_finished`` for any other."""
+    entries = await store.raw_entries(game_id)
+    last = msgpack.unpackb(entries[-1][1], raw=False) if entries else {}
+    if last.get("type") != "game.finished":
+        raise ServiceError(
+            ErrorCode.NOT_FINISHED, f"game {game_id!r} has not finished: its log is exported only after the end"
+        )
+    revealed = last.get("payload") or {}
+    version, head = entries[-1][0], entries[-1][3]
+    algorithm = chain_of_body(entries[0][1])
+    export: dict[str, Any] = {
+        "format": EXPORT_FORMAT,
+        "id": game_id,
+        "game": game,
+        "status": "finished",
+        "chain": {"algorithm": chain_description(algorithm), "genesis": genesis(algorithm), "version": version,
+                  "head": head},
+        "seed": revealed.get("seed"),
+        "events": [
+            {"version": v, "body": base64.b64encode(body).decode("ascii"), "prev_hash": prev, "hash": hash_}
+            for v, body, prev, hash_ in entries
+        ],
+    }
+    if "secret_options" in revealed:
+        export["secret_options"] = revealed["secret_options"]
+    return export
+
+
+async def signed_export(store: Store, game_id: str, game: str, key: Signer) -> dict[str, Any]:
+    """The export of a finished game, signed with the node's ``key``."""
+    return key.sign_export(await export_game(store, game_id, game))
+
+
+def signed_bytes(export: dict[str, Any]) -> bytes:
+    """The bytes a signature covers: canonical JSON (sorted keys, no spaces) without ``signature``."""
+    unsigned = {key: value for key, value in export.items() if key != "signature"}
+    return json.dumps(unsigned, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()

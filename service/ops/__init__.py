@@ -1,0 +1,1 @@
+"""What an operator sets and sees: settings, logs, metrics."""

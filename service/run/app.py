@@ -1,0 +1,211 @@
+"""``create_app(settings, engines=None)``: the aiohttp application, one cleanup context per resource.
+
+Resources start in dependency order and stop in reverse, and only those that started:
+
+1. the embedded Valkey server, when ``DONJON_REDIS_URL`` is not set (in ``settings.data_dir``);
+2. the event store client;
+3. the game service (command path, cache and bot tasks) and the node's stream reader.
+
+The engines are :func:`service.run.served.served_engines`: ``DONJON_CASTLE_DATA`` swaps in an
+operator's dataset for ``castle``, and an invalid one makes ``create_app`` raise
+:class:`~service.ops.settings.SettingsError` with every problem of the file.
+
+On shutdown every open websocket is closed with ``GOING_AWAY`` (1001) first.
+
+>>> app = create_app(Settings(redis_url=Secret("redis://127.0.0.1:6379/0")))   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+
+from aiohttp import WSCloseCode, web
+
+from events.embedded import EmbeddedServer
+from events.errors import StoreUnavailable
+from events.store import EventStore
+from games.base import Engine
+from games.tileboard import BOARD_COMPILED
+from service.bots import bots_for
+from service.edge.http import HANDLER_ARGS, error_middleware, setup_routes
+from service.edge.keys import (
+    CLOCK,
+    EMBEDDED,
+    ENGINES,
+    METRICS,
+    NODE,
+    SERVICE,
+    SETTINGS,
+    SIGNING_KEY,
+    SOCKETS,
+    STORE,
+    VAULT,
+)
+from service.edge.origins import add_cors_headers, origin_middleware
+from service.edge.reader import Node
+from service.edge.ws import websocket_handler
+from service.fairness.seed_vault import SeedVault, load_or_create_key
+from service.fairness.signing import NodeKey, load_or_create_signing_key
+from service.ops.logs import get_logger
+from service.ops.metrics import Metrics
+from service.ops.settings import Settings, SettingsError
+from service.play.game_service import GameService, now_ms
+from service.run.served import served_engines
+from service.web import setup_web
+
+__all__ = ["create_app"]
+
+log = get_logger()
+_DETECT_FOR = 30.0
+
+
+def create_app(
+    settings: Settings | None = None,
+    engines: Mapping[str, Engine] | None = None,
+    clock: Callable[[], int] | None = None,
+) -> web.Application:
+    """The service as an aiohttp app. ``engines`` defaults to :func:`games.default_engines`;
+    ``clock`` (ms since the epoch; the wall clock by default) stamps events and drives the turn
+    clocks, so tests can move time; :class:`~service.ops.settings.SettingsError` when an operator
+    dataset cannot be used."""
+    settings = settings or Settings.from_env()
+    app = web.Application(
+        middlewares=[error_middleware, origin_middleware],
+        client_max_size=settings.http_max_body,
+        handler_args=HANDLER_ARGS,
+    )
+    app.on_response_prepare.append(add_cors_headers)
+    app[SETTINGS] = settings
+    app[ENGINES] = served_engines(settings, engines)
+    app[METRICS] = Metrics(settings.node_id, {name: sorted(bots_for(engine)) for name, engine in app[ENGINES].items()})
+    app[SOCKETS] = weakref.WeakSet()
+    app[CLOCK] = clock or now_ms
+    app[VAULT] = node_vault(settings)
+    app[SIGNING_KEY] = node_signing_key(settings)
+    if settings.embedded:
+        app.cleanup_ctx.append(_embedded_server)
+    app.cleanup_ctx.append(_event_store)
+    app.cleanup_ctx.append(_node)
+    app.on_shutdown.append(_close_sockets)
+    setup_routes(app)
+    setup_web(app)
+    app[METRICS].touch_routes(_timed_routes(app))
+    return app
+
+
+def node_vault(settings: Settings) -> SeedVault:
+    """The node's seed vault, from ``DONJON_SEED_KEY`` or the data folder's key file;
+    :class:`SettingsError` naming the problem of a bad key."""
+    setting = settings.seed_key.reveal() if settings.seed_key is not None else None
+    try:
+        return SeedVault(load_or_create_key(setting, Path(settings.data_dir)))
+    except (ValueError, OSError) as exc:
+        raise SettingsError(f"seed key: {exc}") from None
+
+
+def node_signing_key(settings: Settings) -> NodeKey:
+    """The node's signing key, from ``DONJON_SIGNING_KEY`` or the data folder's key file;
+    :class:`SettingsError` naming the problem of a bad key."""
+    setting = settings.signing_key.reveal() if settings.signing_key is not None else None
+    try:
+        return load_or_create_signing_key(setting, Path(settings.data_dir))
+    except (ValueError, OSError) as exc:
+        raise SettingsError(f"signing key: {exc}") from None
+
+
+def _timed_routes(app: web.Application) -> list[tuple[str, str]]:
+    """``(method, route)`` of every route whose latency ``/metrics`` shows (sockets are not timed)."""
+    return [
+        (route.method, route.resource.canonical)
+        for route in app.router.routes()
+        if route.resource is not None and route.method != "HEAD" and route.handler is not websocket_handler
+    ]
+
+
+async def _embedded_server(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    data_dir = Path(settings.data_dir)
+    server = EmbeddedServer(data_dir, settings.fsync)
+    await server.start_async()
+    app[EMBEDDED] = server
+    log.info("embedded.started", data_dir=str(data_dir), fsync=settings.fsync)
+    try:
+        yield
+    finally:
+        await _stop_embedded(server)
+        log.info("embedded.stopped", data_dir=str(data_dir))
+
+
+async def _stop_embedded(server: EmbeddedServer) -> None:
+    await asyncio.to_thread(server.stop)
+
+
+async def _event_store(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    url = app[EMBEDDED].url if settings.embedded else settings.redis_url.reveal()  # type: ignore[union-attr]
+    cluster = False if settings.embedded else settings.cluster
+    store = await _connect(url, cluster, f"donjon-{settings.node_id}", settings.store_timeout_ms / 1000)
+    app[STORE] = store
+    try:
+        yield
+    finally:
+        await store.close()
+
+
+async def _connect(url: str, cluster: bool | None, client_name: str, call_timeout: float) -> EventStore:
+    """The store; with ``DONJON_REDIS_CLUSTER=auto`` the server is asked what it is, again and
+    again for up to :data:`_DETECT_FOR` seconds while it does not answer (a store starting
+    alongside the service), then the start fails with the store's message."""
+    deadline = asyncio.get_running_loop().time() + _DETECT_FOR
+    while True:
+        try:
+            store = await EventStore.connect(url, call_timeout=call_timeout, cluster=cluster, client_name=client_name)
+        except StoreUnavailable as exc:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            log.warning("store.connect_failed", error=str(exc))
+            await asyncio.sleep(0.5)
+            continue
+        log.info("store.connected", cluster=store.cluster)
+        return store
+
+
+async def _node(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    service = GameService(
+        app[STORE],
+        app[ENGINES],
+        metrics=app[METRICS],
+        retries=settings.command_retries,
+        bot_delay=settings.bot_delay_ms / 1000,
+        bot_takeover=settings.bot_takeover_ms / 1000,
+        bot_sweep=settings.bot_sweep_ms / 1000,
+        cache_games=settings.cache_games,
+        cache_bytes=settings.cache_bytes,
+        clock=app[CLOCK],
+        vault=app[VAULT],
+    )
+    node = Node(app[STORE], service, app[METRICS], block_ms=settings.read_block_ms)
+    app[SERVICE] = service
+    app[NODE] = node
+    node.start()
+    service.start()
+    engines = app[ENGINES]  # not inside sorted(): mypy would infer the key's type from sorted's argument
+    log.info("node.started", node_id=settings.node_id, games=sorted(engines),
+             tile_board="compiled" if BOARD_COMPILED else "python")
+    try:
+        yield
+    finally:
+        await service.close()
+        await node.stop()
+
+
+async def _close_sockets(app: web.Application) -> None:
+    """Close every socket at once, GOING_AWAY; a client that never answers costs at most 2 s."""
+    sockets = app[SOCKETS]  # not inside list(): mypy would infer the key's type from list's argument
+    closing = [ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down") for ws in list(sockets)]
+    if closing:
+        await asyncio.wait([asyncio.ensure_future(c) for c in closing], timeout=2.0)

@@ -1,0 +1,188 @@
+"""``donjon serve --workers N``: N processes serve one port, each a full node on one store.
+
+The supervisor (the process ``donjon serve`` started) starts the embedded store once, when no
+``DONJON_REDIS_URL`` names one, then forks N workers. Each worker is an ordinary node (the
+multi-node design: its own cache, stream reader and bot scheduler) on the supervisor's store,
+listening on the same address with ``SO_REUSEPORT``, so the kernel spreads new connections
+over the workers; a command taken on one worker reaches the spectators on another through the
+stream, as between any two nodes. The supervisor holds a socket bound to that address for as
+long as it runs, so port ``0`` resolves once and the port stays the workers'.
+
+* SIGTERM or SIGINT to the supervisor: every worker gets SIGTERM and closes its sockets
+  (``going away``), then the supervisor stops the embedded store; a worker still running after
+  :data:`STOP_GRACE` seconds is killed.
+* A worker killed by a signal (SIGKILL, the OOM killer) is logged and started again after
+  :data:`RESTART_DELAY`; the others serve on meanwhile. Its socket's pending connections are
+  lost, never a command that was acknowledged (acks follow the fsynced append). A worker that
+  exits by itself (it refused its settings, or failed) stops them all with its exit status, as
+  the one process of ``--workers 1`` would end.
+* A supervisor that dies takes its workers with it (``PR_SET_PDEATHSIG``), and the embedded
+  store too, as for a single process.
+
+Workers are forked, not spawned: they start from the supervisor's memory (the engines, the
+settings), and nothing in the supervisor runs an event loop or a thread before the fork.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable
+from types import FrameType
+
+from events.embedded import EmbeddedServer
+from service.ops.logs import get_logger
+from service.ops.settings import Secret, Settings
+
+__all__ = ["RESTART_DELAY", "STOP_GRACE", "Supervisor", "default_workers"]
+
+STOP_GRACE = 10.0
+"""Seconds the workers have to close their sockets after SIGTERM before they are killed."""
+RESTART_DELAY = 1.0
+"""Seconds between a worker's death and its replacement, so a worker that cannot start does
+not spin."""
+_PR_SET_PDEATHSIG = 1
+
+
+def default_workers() -> int:
+    """One worker per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _die_with_parent() -> None:
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _reserve(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` with ``SO_REUSEPORT`` and not listening: it fixes the
+    port (``0`` included) for the workers and takes no connection itself."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    return sock
+
+
+class Supervisor:
+    """Starts the store once and keeps ``workers`` worker processes running until told to stop."""
+
+    def __init__(self, settings: Settings, workers: int, serve: Callable[[Settings], int]) -> None:
+        self.settings = settings
+        self.workers = workers
+        self.serve = serve
+        """Runs one worker's node (``donjon serve`` with one worker) and returns its exit status."""
+        self.log = get_logger()
+        self.pids: dict[int, int] = {}
+        """Worker pid -> its index (the index names its node: ``<node_id>-<index>``)."""
+        self._stopping = False
+        self._status = 0
+
+    def run(self) -> int:
+        """Serve until SIGTERM/SIGINT; 0 after a clean stop, else the exit status of a worker
+        that ended by itself (2: a setting or dataset it cannot use), as one process would."""
+        keeper = _reserve(self.settings.host, self.settings.port)
+        port = keeper.getsockname()[1]
+        store: EmbeddedServer | None = None
+        settings = dataclasses.replace(self.settings, port=port)
+        if settings.embedded:
+            store = EmbeddedServer(settings.data_dir, settings.fsync).start()
+            self.log.info("embedded.started", data_dir=str(settings.data_dir), fsync=settings.fsync)
+            settings = dataclasses.replace(settings, redis_url=Secret(store.url))
+        previous = {sig: signal.signal(sig, self._on_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            for index in range(self.workers):
+                self._start(settings, index)
+            self.log.info("serve.workers", workers=self.workers, pids=sorted(self.pids), port=port)
+            self._watch(settings)
+        finally:
+            self._stop_workers()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            keeper.close()
+            if store is not None:
+                store.stop()
+                self.log.info("embedded.stopped", data_dir=str(settings.data_dir))
+        return self._status
+
+    def _on_stop(self, _signum: int, _frame: FrameType | None) -> None:
+        self._stopping = True
+
+    def _start(self, settings: Settings, index: int) -> None:
+        worker = dataclasses.replace(settings, node_id=f"{settings.node_id}-{index}")
+        pid = os.fork()
+        if pid == 0:  # the worker
+            status = 1
+            try:
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    signal.signal(sig, signal.SIG_DFL)
+                _die_with_parent()
+                status = self.serve(worker)
+            except BaseException:  # logged here: os._exit below skips the interpreter's own report
+                self.log.exception("serve.worker_failed", worker=index)
+            finally:
+                os._exit(status)
+        self.pids[pid] = index
+
+    def _watch(self, settings: Settings) -> None:
+        """Wait for worker deaths until asked to stop; start a replacement for each."""
+        while not self._stopping:
+            ended = self._ended()
+            if ended is None:
+                time.sleep(0.1)
+                continue
+            pid, status = ended
+            index = self.pids.pop(pid)
+            code = os.waitstatus_to_exitcode(status)
+            self.log.warning("serve.worker_exited", pid=pid, worker=index, status=code)
+            if code > 0:  # it ended by itself (refused its settings, failed): so would the others
+                self._status, self._stopping = code, True
+                return
+            deadline = time.monotonic() + RESTART_DELAY
+            while not self._stopping and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if not self._stopping:
+                self._start(settings, index)
+                self.log.info("serve.worker_restarted", worker=index, pids=sorted(self.pids))
+
+    def _ended(self) -> tuple[int, int] | None:
+        """A worker that ended and its wait status (only workers: the store is a child too)."""
+        for pid in self.pids:
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                return pid, 0
+            if done == pid:
+                return pid, status
+        return None
+
+    def _stop_workers(self) -> None:
+        for pid in self.pids:
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE
+        while self.pids and time.monotonic() < deadline:
+            ended = self._ended()
+            if ended is None:
+                time.sleep(0.05)
+            else:
+                del self.pids[ended[0]]
+        for pid in list(self.pids):
+            _signal(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+            del self.pids[pid]
+
+
+def _signal(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)

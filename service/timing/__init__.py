@@ -1,0 +1,1 @@
+"""Time: the turn clocks' keeper and who is away."""
