@@ -27,7 +27,7 @@ __all__ = ["ENGINE", "OPTIONS", "CarcassonneBoardRules", "CarcassonneEngine", "b
 Command = dict[str, Any]
 
 
-class CarcassonneEngine(EngineBase):
+class CarcassonneEngine(EngineBase[State]):
     """Implements :class:`games.base.Engine` for Carcassonne."""
 
     name = "carcassonne"

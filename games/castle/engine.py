@@ -36,7 +36,7 @@ __all__ = ["FOLLOWER_KINDS", "LABELS", "ROLES", "SCORED_KINDS", "CastleEngine"]
 Command = dict[str, Any]
 
 
-class CastleEngine(EngineBase):
+class CastleEngine(EngineBase[CastleState]):
     """Carcassonne: The Castle (game id ``castle``) over one :class:`Dataset`."""
 
     name = "castle"

@@ -43,7 +43,7 @@ OPTIONS: Mapping[str, OptionSpec] = {
 assert tuple(OPTIONS) == OPTION_NAMES
 
 
-class CastlePanicEngine(EngineBase):
+class CastlePanicEngine(EngineBase[State]):
     """Castle Panic (Fireside Games): co-op with Master Slayer, solitaire, Overlord.
 
     The catalog entry and the option checks come from :class:`games.base.EngineBase`; the game

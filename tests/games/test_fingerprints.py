@@ -99,7 +99,7 @@ def _json(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr).encode()
 
 
-def _event(event: Event) -> Any:
+def _event(event: Event | None) -> Any:
     return None if event is None else [event.type, event.payload]
 
 
@@ -138,10 +138,11 @@ def trace(game: str, seats: int, options: dict[str, Any], seed: int, scheme: str
                 yield ["split", engine.public_view(state), engine.private_view(state, viewer)]  # type: ignore[attr-defined]
         for seat in range(seats):
             yield ["legal", seat, engine.legal_moves(state, seat)]
-        seat = owing_seat(engine, state, seats)
-        if seat is None:
+        owing = owing_seat(engine, state, seats)
+        if owing is None:
             yield ["end", step, engine.is_terminal(state)]
             return
+        seat = owing
         cmd = players[seat].choose(state, seat, rng.stream(f"bot:{seat}", counted))
         other = (seat + 1) % seats
         yield ["command", seat, cmd, _refusal(engine, state, other, cmd, rng) if other != seat else None,
