@@ -107,9 +107,9 @@ from games.base.errors import (
     UnknownEvent,
     check_accepting,
 )
-from games.base.options import OptionSpec, check_seats, fill_options
+from games.base.options import OptionSpec, check_seats, fill_options, public_options
 from games.base.play import fold, owing_seat, play_out, play_steps
-from games.base.rng import Rng, derive_dealer, derive_rng
+from games.base.rng import Rng, dealt_rest, derive_dealer, derive_rng
 from games.base.secret import SECRET_SALT, redact_secrets, secret_digest, secret_fields
 from games.base.values import SPECTATOR, Command, Event, Viewer
 
@@ -138,6 +138,7 @@ __all__ = [
     "check_engine",
     "check_seats",
     "command",
+    "dealt_rest",
     "derive_dealer",
     "derive_rng",
     "fill_options",
@@ -150,6 +151,7 @@ __all__ = [
     "ArgKind",
     "play_out",
     "play_steps",
+    "public_options",
     "redact_secrets",
     "secret_digest",
     "secret_fields",

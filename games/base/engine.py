@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
-from games.base.options import OptionSpec, check_seats, fill_options
+from games.base.options import OptionSpec, check_seats, fill_options, public_options
 from games.base.rng import Rng
 from games.base.values import Command, Event, Viewer
 
@@ -219,4 +219,4 @@ class EngineBase(Generic[S]):
 
     def public_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """``options`` without the secret ones: what a view or a public event may show."""
-        return {name: value for name, value in options.items() if name not in self.secret_options}
+        return public_options(options, self.secret_options)

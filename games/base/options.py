@@ -8,7 +8,7 @@ from typing import Any
 
 from games.base.errors import BadOptions
 
-__all__ = ["OptionSpec", "check_seats", "fill_options"]
+__all__ = ["OptionSpec", "check_seats", "fill_options", "public_options"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,3 +100,8 @@ def check_seats(game: str, seats: Any, low: int, high: int, *, qualified: bool =
             raise BadOptions(f"{game} is played by exactly {low} players, not {seats!r}")
         raise BadOptions(f"{game} takes {low} to {high} players{' with these options' if qualified else ''}, "
                          f"got {seats!r}")
+
+
+def public_options(options: Mapping[str, Any], secret: frozenset[str]) -> dict[str, Any]:
+    """``options`` without the ``secret`` ones: what a view or a public event may show."""
+    return {name: value for name, value in options.items() if name not in secret}

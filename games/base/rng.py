@@ -7,7 +7,7 @@ from typing import Any, Protocol, TypeVar
 
 from games.draw import Dealer, DealMemo, Draw, DrawKey, derive_draw
 
-__all__ = ["Rng", "derive_dealer", "derive_rng"]
+__all__ = ["Rng", "dealt_rest", "derive_dealer", "derive_rng"]
 
 T = TypeVar("T")
 
@@ -64,3 +64,13 @@ def derive_rng(seed: bytes, game_id: str, version: int) -> Draw:
     every decision and check that each random outcome in the log is the one the seed gives.
     """
     return derive_draw(seed, game_id, version)
+
+
+def dealt_rest(rng: Rng, deck: str, number: int, contents: Sequence[T], left: int) -> Sequence[T] | None:
+    """What is still to be drawn of the ``number``-th deal of ``deck`` when ``left`` of its
+    ``contents`` are left (the deal's order from position ``len(contents) - left`` on), or ``None``
+    when ``rng`` deals nothing (``donjon-draw-1``, the legacy scheme: draw item by item)."""
+    order = rng.deal(deck, number, contents)
+    if order is None:
+        return None
+    return order[len(contents) - left :]

@@ -9,16 +9,14 @@ hold a (face-down) wall tile, never which tiles those are.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from games.base import Event, Viewer, redact_secrets
+from games.base import Event, Viewer, public_options, redact_secrets
 from games.castle.rules import ROLES, completed_feature, legal_moves, scoring_choices, usable_wall_tiles
 from games.castle.scoring import scorers
 from games.castle.state import CastleState, Phase
+from games.castle.tables import CastleTables
 from games.tileboard import segment_name
-
-if TYPE_CHECKING:
-    from games.castle.engine import CastleEngine
 
 __all__ = ["LABELS", "private_view", "public_view", "redact", "summary", "view"]
 
@@ -51,18 +49,18 @@ def _interior_rows(cells: frozenset[tuple[int, int]]) -> list[str]:
     return ["".join("#" if (x, y) in cells else "." for x in range(width)) for y in range(height)]
 
 
-def view(engine: CastleEngine, state: CastleState, viewer: Viewer) -> dict[str, Any]:
+def view(engine: CastleTables, state: CastleState, viewer: Viewer) -> dict[str, Any]:
     """The game as ``viewer`` sees it: :func:`public_view` and :func:`private_view` together."""
     return {**public_view(engine, state), **private_view(engine, state, viewer)}
 
 
-def private_view(engine: CastleEngine, state: CastleState, viewer: Viewer) -> dict[str, Any]:
+def private_view(engine: CastleTables, state: CastleState, viewer: Viewer) -> dict[str, Any]:
     """The one field that differs between viewers: ``legal`` (empty but for the seat to play)."""
     started = state.phase is not Phase.NOT_STARTED and state.board is not None
     return {"legal": legal_moves(engine, state, viewer) if started and isinstance(viewer, int) else []}
 
 
-def public_view(engine: CastleEngine, state: CastleState) -> dict[str, Any]:
+def public_view(engine: CastleTables, state: CastleState) -> dict[str, Any]:
     """Every field but ``legal``: the same for both seats and the spectators (nothing is hidden)."""
     if state.phase is Phase.NOT_STARTED or state.board is None:
         return {"game": engine.name, "phase": state.phase.value}
@@ -114,7 +112,7 @@ def public_view(engine: CastleEngine, state: CastleState) -> dict[str, Any]:
     out: dict[str, Any] = {
         "game": engine.name,
         "dataset": state.dataset,
-        "options": engine.public_options(state.options.as_dict()),
+        "options": public_options(state.options.as_dict(), engine.secret_options),
         "phase": state.phase.value,
         "active": None if state.phase is Phase.OVER else state.active,
         "turn": state.turn,
@@ -143,7 +141,7 @@ def public_view(engine: CastleEngine, state: CastleState) -> dict[str, Any]:
     return out
 
 
-def redact(engine: CastleEngine, event: Event, viewer: Viewer) -> Event | None:
+def redact(engine: CastleTables, event: Event, viewer: Viewer) -> Event | None:
     """Events are public: draws are recorded when they happen (the log holds no future), the
     drawn castle tile is shown to both players, and a wall tile is turned face up when
     taken. The one exception is a scripted ``tile_order``, the future by definition: the

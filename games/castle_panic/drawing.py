@@ -6,13 +6,13 @@ from __future__ import annotations
 from games.base import (
     Rng,
 )
+from games.base.rng import dealt_rest
 from games.castle_panic.data import (
     CARD_KIND,
     CardCategory,
 )
 from games.castle_panic.run import CARDS, DIE, TOKENS, Run, hands_hidden
 from games.castle_panic.state import State, Tokens
-from games.draw import dealt_rest
 
 # --- drawing ----------------------------------------------------------------------------------
 
