@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from games.base import Event, Viewer, public_options, redact_secrets
-from games.castle.rules import ROLES, completed_feature, legal_moves, scoring_choices, usable_wall_tiles
-from games.castle.scoring import scorers
+from games.castle.legal import ROLES, legal_moves, scoring_choices, usable_wall_tiles
+from games.castle.scoring import completed_feature, scorers
 from games.castle.state import CastleState, Phase
 from games.castle.tables import CastleTables
 from games.tileboard import segment_name

@@ -20,7 +20,8 @@ from typing import Any
 
 from games.base import Event
 from games.castle_panic.data import ARC_COLOUR, FORTIFY_TOKENS, Ring
-from games.castle_panic.rules import acting_seat, legal_moves, living_castle_seats, waiting_for
+from games.castle_panic.legal import legal_moves
+from games.castle_panic.run import acting_seat, living_castle_seats, waiting_for
 from games.castle_panic.scoring import seat_scores
 from games.castle_panic.state import State
 
