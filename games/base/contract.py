@@ -18,7 +18,7 @@ from typing import Any
 from games.base.engine import Engine
 from games.base.options import OptionSpec
 
-__all__ = ["ATTRIBUTES", "HOOKS", "EngineRefused", "check_engine"]
+__all__ = ["ATTRIBUTES", "HOOKS", "SPLIT_HOOKS", "EngineRefused", "check_engine"]
 
 
 def _is_count(value: Any) -> bool:
@@ -63,6 +63,10 @@ HOOKS: Mapping[str, int] = {
     "summary": 1,
 }
 """The methods of :class:`Engine` and how many arguments each is called with (``self`` aside)."""
+
+
+SPLIT_HOOKS: Mapping[str, int] = {"public_view": 1, "private_view": 2}
+"""The optional pair of :class:`~games.base.engine.SplitViews`: an engine has both or neither."""
 
 
 class EngineRefused(TypeError):
@@ -110,5 +114,13 @@ def check_engine(game: str, engine: Any) -> Engine[Any]:
             raise EngineRefused(game, hook, f"must be a method, got {method!r}")
         if not _takes(method, count):
             raise EngineRefused(game, hook, f"must take {count} argument(s), has {inspect.signature(method)}")
+    split = [hook for hook in SPLIT_HOOKS if getattr(engine, hook, None) is not None]
+    if split and len(split) < len(SPLIT_HOOKS):
+        missing = next(hook for hook in SPLIT_HOOKS if hook not in split)
+        raise EngineRefused(game, missing, f"is missing: an engine with {split[0]}() splits its views and needs both "
+                                           f"of {' and '.join(SPLIT_HOOKS)}")
+    for hook in split:
+        if not callable(getattr(engine, hook)) or not _takes(getattr(engine, hook), SPLIT_HOOKS[hook]):
+            raise EngineRefused(game, hook, f"must be a method taking {SPLIT_HOOKS[hook]} argument(s)")
     checked: Engine[Any] = engine
     return checked

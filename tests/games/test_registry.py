@@ -54,3 +54,11 @@ def test_a_hook_of_the_wrong_type_is_refused(attribute: str, value: Any, message
     setattr(engine, attribute, value.__get__(engine) if callable(value) else value)
     with pytest.raises(EngineRefused, match=f"game 'tiny': {message}"):
         check_engine("tiny", engine)
+
+
+def test_an_engine_with_half_of_the_split_views_is_refused() -> None:
+    engine = _Wrong()
+    engine.public_view = lambda state: {}  # type: ignore[attr-defined]
+    with pytest.raises(EngineRefused, match=r"game 'tiny': hook 'private_view' is missing: an engine with "
+                                            r"public_view\(\) splits its views and needs both"):
+        check_engine("tiny", engine)
