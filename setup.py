@@ -4,8 +4,9 @@ the tile board is compiled.
 ``clients/js/src/`` (the client's ES modules, served to the web app at ``/app/client/``) becomes the
 package data of ``service.web.client`` in the wheel, without a second copy in the repository.
 
-``games/tileboard/board.py`` is compiled to a C extension by mypyc when the package is built to
-install (``pip install .``): every placement of a tile game runs through it, and compiled a fold of
+``games/tileboard/board.py`` (with the modules it is built from: ``fit.py``, ``features.py``,
+``settling.py``) is compiled to C extensions by mypyc when the package is built to install
+(``pip install .``): every placement of a tile game runs through it, and compiled a fold of
 The Castle runs ~30 % faster. The source ships beside it, and the install goes on with the pure
 module when nothing can compile (no C compiler), or with ``DONJON_PURE_PYTHON=1``. Editable
 installs (``pip install -e``) never compile it, so that an edited ``board.py`` is what runs.
@@ -19,7 +20,12 @@ from setuptools.command.build_ext import build_ext
 
 PACKAGES = ["service*", "events*", "projections*", "games*", "bench*"]
 CLIENT = {"service.web.client": "clients/js/src"}
-COMPILED = ["games/tileboard/board.py"]
+COMPILED = [
+    "games/tileboard/board.py",
+    "games/tileboard/fit.py",
+    "games/tileboard/features.py",
+    "games/tileboard/settling.py",
+]
 
 
 class build_compiled(build_ext):

@@ -40,7 +40,7 @@ def games_per_second(games: int, **options: Any) -> float:
 def board_of(tiles: int, seed: int = 1) -> State:
     """A state in a random I&C game whose board holds ``tiles`` tiles, at a tile-placing step."""
     for state, _, _ in play_steps(ENGINE, 2, {"inns_cathedrals": True}, RANDOM, seed):
-        if len(state.board) >= tiles and state.phase.value == "place_tile":
+        if state.board is not None and len(state.board) >= tiles and state.phase.value == "place_tile":
             return state
     raise RuntimeError("the game ended before the board was big enough")
 

@@ -36,10 +36,7 @@ import hashlib
 import hmac
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, MutableSequence, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
-
-if TYPE_CHECKING:
-    from games.base import Rng
+from typing import Any, TypeVar
 
 __all__ = [
     "DEAL_VERSION",
@@ -50,7 +47,6 @@ __all__ = [
     "DrawKey",
     "PerDecisionDraw",
     "canonical",
-    "dealt_rest",
     "derive_draw",
 ]
 
@@ -280,16 +276,6 @@ def canonical(pool: Iterable[tuple[str, int]]) -> tuple[str, ...]:
     ('a', 'a', 'b')
     """
     return tuple(item for name, count in sorted(pool) for item in (name,) * count)
-
-
-def dealt_rest(rng: Rng, deck: str, number: int, contents: Sequence[T], left: int) -> Sequence[T] | None:
-    """What is still to be drawn of the ``number``-th deal of ``deck`` when ``left`` of its
-    ``contents`` are left (the deal's order from position ``len(contents) - left`` on), or ``None``
-    when ``rng`` deals nothing (``donjon-draw-1``, the legacy scheme: draw item by item)."""
-    order = rng.deal(deck, number, contents)
-    if order is None:
-        return None
-    return order[len(contents) - left :]
 
 
 def derive_draw(seed: bytes | DrawKey, label: str, version: int) -> Draw:

@@ -153,7 +153,7 @@ class GameProjection(Record):
     """A game folded up to ``version``. Never mutated: :meth:`apply` returns a new one."""
 
     game_id: str
-    engine: Engine = field(repr=False, compare=False)
+    engine: Engine[Any] = field(repr=False, compare=False)
     version: int = 0
     status: Status = Status.OPEN
     game: str = ""
@@ -199,11 +199,11 @@ class GameProjection(Record):
     """The game this one is the rematch of (``game.created``'s ``rematch_of``)."""
 
     @classmethod
-    def empty(cls, game_id: str, engine: Engine) -> GameProjection:
+    def empty(cls, game_id: str, engine: Engine[Any]) -> GameProjection:
         return cls(game_id=game_id, engine=engine, state=engine.initial_state())
 
     @classmethod
-    def fold(cls, game_id: str, engine: Engine, envelopes: Iterable[EnvelopeLike]) -> GameProjection:
+    def fold(cls, game_id: str, engine: Engine[Any], envelopes: Iterable[EnvelopeLike]) -> GameProjection:
         return cls.empty(game_id, engine).apply_all(envelopes)
 
     # --- folding -----------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def _started(projection: GameProjection) -> bool:
     return projection.status is not Status.OPEN and bool(projection.engine_events)
 
 
-def _split(engine: Any) -> SplitViews | None:
+def _split(engine: Any) -> SplitViews[Any] | None:
     """The engine, when it splits its views into a public and a private part."""
     return engine if hasattr(engine, "public_view") and hasattr(engine, "private_view") else None
 

@@ -37,7 +37,7 @@ from games.base import (
     UnknownCommand,
     command,
 )
-from games.draw import dealt_rest
+from games.base.rng import dealt_rest
 
 PILE: tuple[int, ...] = (1, 1, 2, 2, 3, 3, 4, 4)
 HAND_LIMIT = 3

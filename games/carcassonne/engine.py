@@ -1,11 +1,14 @@
-"""The Carcassonne engine object: the :class:`games.base.Engine` surface over the rules modules.
+"""The Carcassonne engine: a small class, :class:`CarcassonneEngine`, that is the
+:class:`games.base.Engine` of :class:`~games.carcassonne.state.State`.
 
-Carcassonne (base game C2 with farmers, optional Inns & Cathedrals). Where things are:
-:mod:`~games.carcassonne.rules` (setup, ``decide``, legal moves, the commands),
-:mod:`~games.carcassonne.evolve` (the events), :mod:`~games.carcassonne.scoring` (points),
-:mod:`~games.carcassonne.views` (views, redaction, summary), :mod:`~games.carcassonne.state`
-(state and options), :mod:`~games.carcassonne.board` (placement hook, start board),
-:mod:`~games.carcassonne.tiles` (the tile data), :mod:`~games.carcassonne.bots`.
+Carcassonne (base game C2 with farmers, optional Inns & Cathedrals). The class holds the catalog
+and the options; its hooks are the rules modules' functions themselves, so no method forwards to
+another. The modules import one way: :mod:`~games.carcassonne.tiles` (the tile data),
+:mod:`~games.carcassonne.board` (placement hook, start board), :mod:`~games.carcassonne.state`
+(state and options), :mod:`~games.carcassonne.scoring` (points), :mod:`~games.carcassonne.evolve`
+(the events), :mod:`~games.carcassonne.legal` (legal moves), :mod:`~games.carcassonne.rules`
+(setup, ``decide``, the commands), :mod:`~games.carcassonne.views` (views, redaction, summary),
+this module, then :mod:`~games.carcassonne.bots`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from games.base import EngineBase, Event, OptionSpec, Rng
-from games.carcassonne import rules, views
+from games.carcassonne import legal, rules, views
 from games.carcassonne.assets import assets as tile_assets
 from games.carcassonne.board import CarcassonneBoardRules, board_rules, start_board
 from games.carcassonne.evolve import evolve
@@ -27,7 +30,7 @@ __all__ = ["ENGINE", "OPTIONS", "CarcassonneBoardRules", "CarcassonneEngine", "b
 Command = dict[str, Any]
 
 
-class CarcassonneEngine(EngineBase):
+class CarcassonneEngine(EngineBase[State]):
     """Implements :class:`games.base.Engine` for Carcassonne."""
 
     name = "carcassonne"
@@ -54,7 +57,7 @@ class CarcassonneEngine(EngineBase):
     def _options(self, options: Mapping[str, Any], seats: int) -> Options:
         return options_from(self.normalize_options(options, seats))
 
-    # --- the decider ------------------------------------------------------------------------
+    # --- the hooks: the rules modules' functions themselves --------------------------------
 
     def initial_state(self) -> State:
         return State()
@@ -63,37 +66,18 @@ class CarcassonneEngine(EngineBase):
         return rules.setup(self._options(options, seats), seats, rng)
 
     evolve = staticmethod(evolve)
-
-    def decide(self, state: State, seat: int, cmd: Command, rng: Rng) -> list[Event]:
-        """:raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move."""
-        return rules.decide(state, seat, cmd, rng)
-
-    def waiting_for(self, state: State) -> list[int]:
-        return rules.waiting_for(state)
-
-    def clock_seat(self, state: State) -> int | None:
-        """The one seat ``waiting_for`` names, without making the list (a timed fold asks after every event)."""
-        return rules.owing_seat(state)
-
-    def legal_moves(self, state: State, seat: int) -> list[Command]:
-        return rules.legal_moves(state, seat)
-
-    def follower_moves(self, state: State, seat: int) -> list[Command]:
-        return rules.follower_moves(state, seat)
-
-    # --- views --------------------------------------------------------------------------------
-
-    def view(self, state: State, viewer: int | None) -> dict[str, Any]:
-        return views.view(state, viewer)
-
-    def public_view(self, state: State) -> dict[str, Any]:
-        return views.public_view(state)
-
-    def private_view(self, state: State, viewer: int | None) -> dict[str, Any]:
-        return views.private_view(state, viewer)
-
-    def redact(self, event: Event, viewer: int | None) -> Event | None:
-        return views.redact(event, viewer)
+    decide = staticmethod(rules.decide)
+    """:raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move."""
+    legal_moves = staticmethod(legal.legal_moves)
+    follower_moves = staticmethod(legal.follower_moves)
+    waiting_for = staticmethod(legal.waiting_for)
+    clock_seat = staticmethod(legal.owing_seat)
+    """The one seat ``waiting_for`` names, without making the list (a timed fold asks after every event)."""
+    view = staticmethod(views.view)
+    public_view = staticmethod(views.public_view)
+    private_view = staticmethod(views.private_view)
+    redact = staticmethod(views.redact)
+    summary = staticmethod(views.summary)
 
     def is_terminal(self, state: State) -> bool:
         return state.phase is Phase.OVER
@@ -101,9 +85,6 @@ class CarcassonneEngine(EngineBase):
     def assets(self) -> dict[str, Any]:
         """The tile designs clients draw (``GET /games/catalog/carcassonne/assets``)."""
         return tile_assets()
-
-    def summary(self, state: State) -> dict[str, Any]:
-        return views.summary(state)
 
 
 ENGINE = CarcassonneEngine()

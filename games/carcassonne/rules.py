@@ -1,4 +1,4 @@
-"""Carcassonne's rules: setup, ``decide`` and the legal moves.
+"""Carcassonne's rules: setup and ``decide`` (the legal moves are :mod:`games.carcassonne.legal`).
 
 Turn flow: the tile to place is always drawn already (``view["tile"]``). ``place_tile`` puts it
 down; then ``place_follower`` or ``pass`` ends the turn: the features the tile completed are
@@ -35,14 +35,13 @@ from games.base import (
     secret_fields,
 )
 from games.carcassonne.evolve import evolve
+from games.carcassonne.legal import Command, allowed_kind, follower_moves, legal_moves, owing_seat, waiting_for
 from games.carcassonne.scoring import INNER_FIELD, completed_scorings, final_scorings, segment_at, spot_name
 from games.carcassonne.state import SECRET_OPTIONS, FollowerKind, Options, Phase, State
 from games.carcassonne.tiles import FIELD, MONASTERY, START_TILE
-from games.tileboard import PORT_NAMES, ROTATIONS, draw_sequence, draw_until_placeable, free_spots
+from games.tileboard import PORT_NAMES, ROTATIONS, draw_sequence, draw_until_placeable
 
-__all__ = ["decide", "follower_moves", "legal_moves", "owing_seat", "setup", "waiting_for"]
-
-Command = dict[str, Any]
+__all__ = ["ARGS", "decide", "follower_moves", "legal_moves", "owing_seat", "setup", "waiting_for"]
 
 ARGS: dict[str, dict[str, Arg]] = {
     "place_tile": {"x": Arg("int"), "y": Arg("int"), "rotation": Arg("int")},
@@ -117,7 +116,7 @@ def _decide_follower(state: State, seat: int, args: dict[str, Any], rng: Rng) ->
     segment = segment_at(placed, at)
     if segment is None:
         raise IllegalMove(f"place_follower: tile {placed.tile.id} has no {at!r}")
-    if not _allowed_kind(state, seat, kind):
+    if not allowed_kind(state, seat, kind):
         raise IllegalMove(f"place_follower: seat {seat} has no {kind} follower to place")
     if placed.tile.segments[segment].kind == FIELD and not state.options.farmers:
         raise IllegalMove(f"place_follower: farmers are off in this game; {at!r} is a field")
@@ -126,10 +125,6 @@ def _decide_follower(state: State, seat: int, args: dict[str, Any], rng: Rng) ->
     event = Event("follower_placed", {"seat": seat, "x": x, "y": y, "at": spot_name(placed, segment), "kind": kind})
     return _end_turn(state, event, rng)
 
-
-def _allowed_kind(state: State, seat: int, kind: str) -> bool:
-    normal, large = state.supply[seat]
-    return normal > 0 if kind == FollowerKind.NORMAL.value else large > 0
 
 
 def _end_turn(state: State, first: Event, rng: Rng) -> list[Event]:
@@ -167,45 +162,3 @@ def _draw(state: State, seat: int, rng: Rng) -> tuple[list[Event], State]:
                                  "winners": [s for s, v in enumerate(state.scores) if v == best]})
     events.append(ended)
     return events, evolve(state, ended)
-
-
-# --- legal moves ----------------------------------------------------------------------------
-
-
-def owing_seat(state: State) -> int | None:
-    """The seat that owes a command: only ever the current one (the tile, then the follower
-    step); ``None`` between and after."""
-    return state.current if state.phase in (Phase.PLACE_TILE, Phase.PLACE_FOLLOWER) else None
-
-
-def waiting_for(state: State) -> list[int]:
-    seat = owing_seat(state)
-    return [] if seat is None else [seat]
-
-
-def legal_moves(state: State, seat: int | None) -> list[Command]:
-    if seat != state.current:
-        return []
-    if state.phase is Phase.PLACE_TILE:
-        tile = state.options.tiles.tiles[state.tile_to_place]
-        return [{"type": "place_tile", "args": {"x": x, "y": y, "rotation": r}}
-                for x, y, r in state.table.legal_placements(tile)]
-    if state.phase is Phase.PLACE_FOLLOWER:
-        return [*follower_moves(state, seat), {"type": "pass", "args": {}}]
-    return []
-
-
-def follower_moves(state: State, seat: int) -> list[Command]:
-    """One place_follower per free segment of the placed tile and allowed kind."""
-    kinds = [k.value for k in FollowerKind if _allowed_kind(state, seat, k.value)]
-    if not kinds:
-        return []
-    x, y = state.placed_at
-    farmers = state.options.farmers
-    out: list[Command] = []
-    for spot in free_spots(state.table, x, y, middle_first=True):
-        if not farmers and spot.feature.kind == FIELD:
-            continue
-        out.extend({"type": "place_follower", "args": {"at": spot.at, "kind": k}} for k in kinds)
-    return out
-

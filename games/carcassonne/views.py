@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from games.base import SPECTATOR, Event, redact_secrets
-from games.carcassonne.rules import legal_moves
+from games.carcassonne.legal import legal_moves
 from games.carcassonne.scoring import spot_name
 from games.carcassonne.state import SECRET_OPTIONS, Phase, State
 

@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from games.base import Bot, Rng
-from games.castle.rules import completed_feature, placed_tile
-from games.castle.scoring import PRINCE_FACTOR, controllers, feature_points
+from games.castle.legal import placed_tile
+from games.castle.scoring import PRINCE_FACTOR, completed_feature, controllers, feature_points
 from games.castle.state import CastleState, Phase
 from games.tileboard import Feature, feature_at
 

@@ -9,24 +9,22 @@ docs/games/castle.md.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from games.base import Event, UnknownEvent
 from games.castle.data import WallEffect
 from games.castle.scoring import completed_by_placement
 from games.castle.state import CastleState, HeldWallTile, Keep, Options, Phase, SeatState, with_seat
+from games.castle.tables import CastleTables
 from games.castle.track import Marker
 from games.tileboard import Board, Follower, feature_at, find_segment, take
-
-if TYPE_CHECKING:
-    from games.castle.engine import CastleEngine
 
 __all__ = ["evolve"]
 
 Payload = dict[str, Any]
 
 
-def evolve(engine: CastleEngine, state: CastleState, event: Event) -> CastleState:
+def evolve(engine: CastleTables, state: CastleState, event: Event) -> CastleState:
     """Apply one event; never mutates ``state``. :class:`UnknownEvent` for a type it does not know."""
     handler = _HANDLERS.get(event.type)
     if handler is None:
@@ -34,7 +32,7 @@ def evolve(engine: CastleEngine, state: CastleState, event: Event) -> CastleStat
     return handler(engine, state, event.payload)
 
 
-def _game_started(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _game_started(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     o = p["options"]
     order = p.get("tile_order")
     opts = Options(o["falcon"], o["ties"], o["halt_at_gates"], None if order is None else tuple(order))
@@ -60,26 +58,26 @@ def _game_started(engine: CastleEngine, state: CastleState, p: Payload) -> Castl
     )
 
 
-def _tile_drawn(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _tile_drawn(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     return state.but(
         tile=p["tile"], stack=take(state.stack, p["tile"]), remaining=state.remaining - 1,
         active=p["seat"], phase=Phase.PLACE_TILE,
     )
 
 
-def _tile_set_aside(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _tile_set_aside(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     return state.but(
         stack=take(state.stack, p["tile"]), remaining=state.remaining - 1, set_aside=(*state.set_aside, p["tile"])
     )
 
 
-def _tile_placed(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _tile_placed(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     assert state.board is not None
     board = state.board.place(engine.dataset.tile(p["tile"]), p["x"], p["y"], p["rotation"], check=False)
     return state.but(board=board, placed=(p["x"], p["y"]), tile=None, phase=Phase.PLACE_FOLLOWER)
 
 
-def _follower_placed(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _follower_placed(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     board, seat, kind = state.board, p["seat"], p["kind"]
     assert board is not None
     seg = find_segment(board.cells[(p["x"], p["y"])], p["at"])
@@ -96,7 +94,7 @@ def _follower_placed(engine: CastleEngine, state: CastleState, p: Payload) -> Ca
     return _enter_scoring(state, board, seats=seats)
 
 
-def _follower_passed(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _follower_passed(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     assert state.board is not None
     return _enter_scoring(state, state.board)
 
@@ -110,7 +108,7 @@ def _enter_scoring(state: CastleState, board: Board, **changes: Any) -> CastleSt
     return state.but(board=board, completed=completed, scored=(), doubled=(), phase=phase, **changes)
 
 
-def _feature_scored(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _feature_scored(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     scored = (*state.scored, (p["x"], p["y"], p["feature"]))
     # In one copy: once nothing is pending (``CastleState.pending`` of the copy), on to the turn's end.
     if all(at in scored for at in state.completed):
@@ -118,11 +116,11 @@ def _feature_scored(engine: CastleEngine, state: CastleState, p: Payload) -> Cas
     return state.but(scored=scored)
 
 
-def _marker_moved(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _marker_moved(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     return with_seat(state, p["seat"], marker=Marker(p["to"], p["gate"]))
 
 
-def _wall_tile_taken(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _wall_tile_taken(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     towers = list(state.towers)
     towers[p["tower"]] = False
     held = (*state.seats[p["seat"]].wall_tiles, HeldWallTile(p["tile"], state.turn))
@@ -130,7 +128,7 @@ def _wall_tile_taken(engine: CastleEngine, state: CastleState, p: Payload) -> Ca
     return state.but(towers=tuple(towers), wall_pool=take(state.wall_pool, p["tile"]))
 
 
-def _wall_tile_used(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _wall_tile_used(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     held = list(state.seats[p["seat"]].wall_tiles)
     for i, h in enumerate(held):
         if h.kind == p["tile"] and h.taken_turn < state.turn:
@@ -144,28 +142,28 @@ def _wall_tile_used(engine: CastleEngine, state: CastleState, p: Payload) -> Cas
     return state.but(doubled=(*state.doubled, (p.get("x", x), p.get("y", y), p["target"])))
 
 
-def _aeries_returned(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _aeries_returned(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     for seat in (0, 1):
         state = with_seat(state, seat, aeries=state.seats[seat].aeries - p["each"])
     return _aerie_supply_left(engine, state)
 
 
-def _aeries_taken(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _aeries_taken(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     state = with_seat(state, p["seat"], aeries=state.seats[p["seat"]].aeries + p["count"])
     return _aerie_supply_left(engine, state)
 
 
-def _aerie_supply_left(engine: CastleEngine, state: CastleState) -> CastleState:
+def _aerie_supply_left(engine: CastleTables, state: CastleState) -> CastleState:
     """The tokens on the table that nobody holds (none once the held count passes the 12)."""
     return state.but(aerie_supply=max(0, engine.dataset.aerie_tokens - sum(s.aeries for s in state.seats)))
 
 
-def _keep_moved(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _keep_moved(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     cells = tuple((x, y) for x, y in p["tiles"])
     return with_seat(state, p["seat"], keep=Keep(p["size"], cells))
 
 
-def _followers_returned(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _followers_returned(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     board = state.board
     assert board is not None
     fids = set()
@@ -184,7 +182,7 @@ def _followers_returned(engine: CastleEngine, state: CastleState, p: Payload) ->
     return state.but(board=board.without_followers(fids), seats=tuple(seats))
 
 
-def _turn_ended(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _turn_ended(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     return state.but(
         active=p["next"],
         turn=state.turn + 1,
@@ -198,15 +196,15 @@ def _turn_ended(engine: CastleEngine, state: CastleState, p: Payload) -> CastleS
     )
 
 
-def _final_scored(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _final_scored(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     return state.but(final=(*state.final, dict(p)))
 
 
-def _game_ended(engine: CastleEngine, state: CastleState, p: Payload) -> CastleState:
+def _game_ended(engine: CastleTables, state: CastleState, p: Payload) -> CastleState:
     return state.but(phase=Phase.OVER, tile=None, winners=tuple(p["winners"]))
 
 
-_HANDLERS: dict[str, Callable[[CastleEngine, CastleState, Payload], CastleState]] = {
+_HANDLERS: dict[str, Callable[[CastleTables, CastleState, Payload], CastleState]] = {
     "game_started": _game_started,
     "tile_drawn": _tile_drawn,
     "tile_set_aside": _tile_set_aside,

@@ -21,14 +21,17 @@ found on a tower) is written into an event when it happens: under ``donjon-draw-
 of its pile's deal (the castle tiles and the wall tiles are each dealt once, as the game starts),
 under the older schemes a draw of the service's rng of that decision.
 
-Every function takes the engine first: it holds the dataset and what is derived from it (the
+Where things are: the legal moves and the queries behind them (which ``decide`` checks with too)
+are in :mod:`games.castle.legal`; here are the running :class:`Emit`, setup, ``decide``, the
+commands and the automatic steps. Every function takes the engine's
+:class:`~games.castle.tables.CastleTables` first: the dataset and what is derived from it (the
 boards, the wall, the wall-tile kinds).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from games.base import (
     Arg,
@@ -40,34 +43,51 @@ from games.base import (
     UnknownCommand,
     check_accepting,
     check_args,
-    command,
     int_arg,
     parse_command,
+    public_options,
     secret_fields,
     str_arg,
 )
 from games.castle.data import WallEffect
-from games.castle.scoring import SCORED_KINDS, completed_feature, doubling, final_scoring, score_feature, scorers
+from games.castle.evolve import evolve
+from games.castle.legal import (
+    COMMANDS,
+    FOLLOWER_KINDS,
+    ROLES,
+    Command,
+    doubling_options,
+    extra_turn_tiles,
+    follower_spots,
+    legal_moves,
+    naming_args,
+    owing_seat,
+    placed_tile,
+    ref_text,
+    scoring_choices,
+    tile_placements,
+    usable_wall_tiles,
+    waiting_for,
+)
+from games.castle.scoring import completed_feature, final_scoring, score_feature
 from games.castle.state import CastleState, FeatureRef, Phase
+from games.castle.tables import CastleTables
 from games.tileboard import (
     ROTATIONS,
     Board,
     Feature,
-    Placed,
     draw_sequence,
     draw_until_placeable,
     find_segment,
     follower_record,
-    free_spots,
     segment_name,
 )
 
-if TYPE_CHECKING:
-    from games.castle.engine import CastleEngine
-
 __all__ = [
+    "COMMANDS",
     "FOLLOWER_KINDS",
     "ROLES",
+    "ARGS",
     "Emit",
     "completed_feature",
     "decide",
@@ -85,21 +105,6 @@ __all__ = [
     "waiting_for",
 ]
 
-Command = dict[str, Any]
-
-ROLES: Mapping[str, str] = {
-    "path": "herald",
-    "house": "squire",
-    "tower": "knight",
-    "court": "merchant",
-    "chapel": "preacher",
-}
-"""A follower's role follows the feature it stands on (original names)."""
-
-FOLLOWER_KINDS = ("normal", "prince", "falconer")
-
-COMMANDS = ("place_tile", "place_follower", "pass", "score", "use_wall_tile", "end_turn")
-
 
 class Emit:
     """Collects a command's events and folds them into the running state, so later decisions
@@ -109,7 +114,7 @@ class Emit:
 
     __slots__ = ("_state", "_unfolded", "engine", "events", "rng")
 
-    def __init__(self, engine: CastleEngine, state: CastleState, rng: Rng) -> None:
+    def __init__(self, engine: CastleTables, state: CastleState, rng: Rng) -> None:
         self.engine, self._state, self._unfolded, self.rng = engine, state, 0, rng
         self.events: list[Event] = []
 
@@ -120,9 +125,9 @@ class Emit:
     @property
     def state(self) -> CastleState:
         if self._unfolded:
-            evolve = self.engine.evolve
+            engine = self.engine
             for event in self.events[len(self.events) - self._unfolded :]:
-                self._state = evolve(self._state, event)
+                self._state = evolve(engine, self._state, event)
             self._unfolded = 0
         return self._state
 
@@ -130,18 +135,18 @@ class Emit:
 # --- setup and decide ------------------------------------------------------------------------------
 
 
-def setup(engine: CastleEngine, options: Mapping[str, Any], rng: Rng) -> list[Event]:
+def setup(engine: CastleTables, options: Mapping[str, Any], rng: Rng) -> list[Event]:
     """``game_started`` (a scripted ``tile_order`` only as its commitment) and the first draw."""
     em = Emit(engine, CastleState(), rng)
     order = options["tile_order"]
     total = len(order) if order else sum(engine.dataset.counts[t.id] for t in engine.tile_set(options["falcon"]))
-    em("game_started", seats=2, options=engine.public_options(options), dataset=engine.dataset.name, tiles=total,
-       **secret_fields(engine.secret_options, options, rng))
+    em("game_started", seats=2, options=public_options(options, engine.secret_options), dataset=engine.dataset.name,
+       tiles=total, **secret_fields(engine.secret_options, options, rng))
     _draw_next(em, 0)
     return em.events
 
 
-def decide(engine: CastleEngine, state: CastleState, seat: int, cmd: Command, rng: Rng) -> list[Event]:
+def decide(engine: CastleTables, state: CastleState, seat: int, cmd: Command, rng: Rng) -> list[Event]:
     """Events for ``cmd`` by ``seat``, checked in the order :mod:`games.base` documents.
 
     :raises RuleError: ``game_over``, ``bad_command`` (malformed args), ``unknown_command``,
@@ -158,150 +163,6 @@ def decide(engine: CastleEngine, state: CastleState, seat: int, cmd: Command, rn
     em = Emit(engine, state, rng)
     handler(em, seat, args)
     return em.events
-
-
-# --- legal moves and the queries behind them ---------------------------------------------------------
-
-
-def owing_seat(state: CastleState) -> int | None:
-    """The seat that owes a command: only ever the active one (wall tiles too are used on
-    one's own turn); ``None`` before the start and after the end."""
-    return None if state.phase in (Phase.NOT_STARTED, Phase.OVER) else state.active
-
-
-def waiting_for(state: CastleState) -> list[int]:
-    seat = owing_seat(state)
-    return [] if seat is None else [seat]
-
-
-def legal_moves(engine: CastleEngine, state: CastleState, seat: int | None) -> list[Command]:
-    """Every command ``decide`` accepts from ``seat`` now; empty when it owes nothing."""
-    if seat != state.active or state.phase in (Phase.NOT_STARTED, Phase.OVER):
-        return []
-    if state.phase is Phase.PLACE_TILE:
-        return tile_placements(engine, state)
-    if state.phase is Phase.PLACE_FOLLOWER:
-        spots = [
-            command("place_follower", at=at, kind=kind, role=role)
-            for at, kind, role, _ in follower_spots(engine, state, seat)
-        ]
-        return [*spots, command("pass")]
-    if state.phase is Phase.SCORE:
-        moves = [command("score", **naming_args(state, ref)) for ref in scoring_choices(engine, state)]
-        moves += [
-            command("use_wall_tile", tile=kind, **naming_args(state, ref, "target"))
-            for kind, ref in doubling_options(engine, state)
-        ]
-        return moves
-    moves = [command("use_wall_tile", tile=kind) for kind in extra_turn_tiles(engine, state)]
-    return [*moves, command("end_turn")]
-
-
-def tile_placements(engine: CastleEngine, state: CastleState) -> list[Command]:
-    """``place_tile`` commands for the drawn tile (every rotation a client may send)."""
-    if state.tile is None or state.board is None:
-        return []
-    tile = engine.dataset.tile(state.tile)
-    return [command("place_tile", x=x, y=y, rotation=r) for x, y, r in state.board.legal_placements(tile)]
-
-
-def placed_tile(state: CastleState) -> Placed:
-    """The tile placed this turn."""
-    assert state.board is not None and state.placed is not None
-    return state.board.cells[state.placed]
-
-
-def follower_spots(engine: CastleEngine, state: CastleState, seat: int) -> list[tuple[str, str, str, Feature]]:
-    """(at, follower kind, role, feature) for every follower ``seat`` may place now."""
-    if state.phase is not Phase.PLACE_FOLLOWER or state.board is None:
-        return []
-    supply = state.seats[seat]
-    kinds = []
-    if supply.followers > 0:
-        kinds.append("normal")
-    if state.options.falcon:
-        if supply.prince:
-            kinds.append("prince")
-        if supply.falconer:
-            kinds.append("falconer")
-    if not kinds:
-        return []
-    placed = placed_tile(state)
-    out = []
-    for spot in free_spots(state.board, placed.x, placed.y, one_per_feature=True):
-        feature = spot.feature
-        scored_now = feature.complete and feature.kind in SCORED_KINDS
-        for kind in kinds:
-            # Neither special follower may go where its own tile scores at once (Falcon).
-            if kind != "normal" and scored_now:
-                continue
-            out.append((spot.at, kind, ROLES[feature.kind], feature))
-    return out
-
-
-def scoring_choices(engine: CastleEngine, state: CastleState) -> list[FeatureRef]:
-    """Features the active seat may score next: its own first, then the opponent's."""
-    if state.phase is not Phase.SCORE:
-        return []
-    own: list[FeatureRef] = []
-    other: list[FeatureRef] = []
-    for ref in state.pending:
-        winners = scorers(state, completed_feature(state, ref))
-        if not winners:
-            return [ref]
-        (own if state.active in winners else other).append(ref)
-    return own or other
-
-
-def doubling_options(engine: CastleEngine, state: CastleState) -> list[tuple[str, FeatureRef]]:
-    """(wall tile kind, feature) pairs: a doubling tile the active seat may play now."""
-    if state.phase is not Phase.SCORE:
-        return []
-    seat = state.active
-    kinds = [k for k in usable_wall_tiles(state, seat) if engine.wall_tile_kind(k).effect is WallEffect.DOUBLE]
-    if not kinds:
-        return []
-    out = []
-    for ref in scoring_choices(engine, state):
-        if ref in state.doubled:
-            continue
-        feature = completed_feature(state, ref)
-        if seat not in scorers(state, feature):
-            continue
-        if doubling(feature, seat) is not None:
-            continue  # a feature is doubled at most once; the prince already does it
-        for kind in kinds:
-            if engine.wall_tile_kind(kind).feature == feature.kind:
-                out.append((kind, ref))
-    return out
-
-
-def extra_turn_tiles(engine: CastleEngine, state: CastleState) -> list[str]:
-    if state.phase is not Phase.END_TURN or state.remaining == 0:
-        return []
-    usable = usable_wall_tiles(state, state.active)
-    return [k for k in usable if engine.wall_tile_kind(k).effect is WallEffect.EXTRA_TURN]
-
-
-def usable_wall_tiles(state: CastleState, seat: int) -> list[str]:
-    """Distinct kinds of wall tiles ``seat`` holds that were taken before this turn."""
-    out: list[str] = []
-    for held in state.seats[seat].wall_tiles:
-        if held.taken_turn < state.turn and held.kind not in out:
-            out.append(held.kind)
-    return out
-
-
-def naming_args(state: CastleState, ref: FeatureRef, key: str = "feature") -> dict[str, Any]:
-    """Command args naming a completed feature: ``{key: at}``, plus ``x`` and ``y`` when it is
-    named on a tile other than the one just placed (a building that tile closed)."""
-    x, y, at = ref
-    return {key: at} if (x, y) == state.placed else {key: at, "x": x, "y": y}
-
-
-def _ref_text(state: CastleState, ref: FeatureRef) -> str:
-    x, y, at = ref
-    return at if (x, y) == state.placed else f"{at} at ({x}, {y})"
 
 
 # --- commands -----------------------------------------------------------------------------------------
@@ -392,8 +253,8 @@ def _score(em: Emit, seat: int, args: dict[str, Any]) -> None:
     target = _completed_named(state, args, "feature", "score")
     if target not in choices:
         raise IllegalMove(
-            f"feature {_ref_text(state, target)!r} cannot be scored now: the placing player's own features "
-            f"come first (next: {', '.join(_ref_text(state, r) for r in choices)})"
+            f"feature {ref_text(state, target)!r} cannot be scored now: the placing player's own features "
+            f"come first (next: {', '.join(ref_text(state, r) for r in choices)})"
         )
     score_feature(em, target)
     _continue(em)
@@ -415,7 +276,7 @@ def _completed_named(state: CastleState, args: dict[str, Any], key: str, command
         for ref in state.pending:
             if completed_feature(state, ref).id == fid:
                 return ref
-    waiting = ", ".join(_ref_text(state, r) for r in state.pending) or "none"
+    waiting = ", ".join(ref_text(state, r) for r in state.pending) or "none"
     raise IllegalMove(
         f"{command}: {at!r} at ({x}, {y}) is not a feature completed this turn and waiting to be scored "
         f"(waiting: {waiting})"
@@ -443,7 +304,7 @@ def _use_wall_tile(em: Emit, seat: int, args: dict[str, Any]) -> None:
         target = _completed_named(state, args, "target", "use_wall_tile")
         if (kind_name, target) not in doubling_options(engine, state):
             raise IllegalMove(
-                f"use_wall_tile: {kind_name!r} cannot double {_ref_text(state, target)!r} (it must be a {kind.feature} "
+                f"use_wall_tile: {kind_name!r} cannot double {ref_text(state, target)!r} (it must be a {kind.feature} "
                 "you score next, not already doubled, without your prince)"
             )
         em("wall_tile_used", seat=seat, tile=kind_name, **naming_args(state, target, "target"))

@@ -14,15 +14,13 @@ tower taken by the first scoring is empty for the second).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from games.base import Rng
 from games.castle.data import WallEffect, WallTileKind
 from games.castle.state import CastleState, FeatureRef
+from games.castle.tables import CastleTables
 from games.tileboard import Board, Feature, Follower, Ties, draw, feature_at, majority, segment_name
-
-if TYPE_CHECKING:
-    from games.castle.engine import CastleEngine
 
 __all__ = [
     "WALL_TILES",
@@ -165,7 +163,7 @@ def completed_by_placement(board: Board, x: int, y: int) -> tuple[FeatureRef, ..
 class Emitter(Protocol):
     """What the scoring steps need from the running command."""
 
-    engine: CastleEngine
+    engine: CastleTables
     rng: Rng
 
     @property

@@ -9,16 +9,14 @@ hold a (face-down) wall tile, never which tiles those are.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from games.base import Event, Viewer, redact_secrets
-from games.castle.rules import ROLES, completed_feature, legal_moves, scoring_choices, usable_wall_tiles
-from games.castle.scoring import scorers
+from games.base import Event, Viewer, public_options, redact_secrets
+from games.castle.legal import ROLES, legal_moves, scoring_choices, usable_wall_tiles
+from games.castle.scoring import completed_feature, scorers
 from games.castle.state import CastleState, Phase
-from games.tileboard import segment_name
-
-if TYPE_CHECKING:
-    from games.castle.engine import CastleEngine
+from games.castle.tables import CastleTables
+from games.tileboard import Board, segment_name
 
 __all__ = ["LABELS", "private_view", "public_view", "redact", "summary", "view"]
 
@@ -51,24 +49,57 @@ def _interior_rows(cells: frozenset[tuple[int, int]]) -> list[str]:
     return ["".join("#" if (x, y) in cells else "." for x in range(width)) for y in range(height)]
 
 
-def view(engine: CastleEngine, state: CastleState, viewer: Viewer) -> dict[str, Any]:
+def view(engine: CastleTables, state: CastleState, viewer: Viewer) -> dict[str, Any]:
     """The game as ``viewer`` sees it: :func:`public_view` and :func:`private_view` together."""
     return {**public_view(engine, state), **private_view(engine, state, viewer)}
 
 
-def private_view(engine: CastleEngine, state: CastleState, viewer: Viewer) -> dict[str, Any]:
+def private_view(engine: CastleTables, state: CastleState, viewer: Viewer) -> dict[str, Any]:
     """The one field that differs between viewers: ``legal`` (empty but for the seat to play)."""
     started = state.phase is not Phase.NOT_STARTED and state.board is not None
     return {"legal": legal_moves(engine, state, viewer) if started and isinstance(viewer, int) else []}
 
 
-def public_view(engine: CastleEngine, state: CastleState) -> dict[str, Any]:
+def public_view(engine: CastleTables, state: CastleState) -> dict[str, Any]:
     """Every field but ``legal``: the same for both seats and the spectators (nothing is hidden)."""
     if state.phase is Phase.NOT_STARTED or state.board is None:
         return {"game": engine.name, "phase": state.phase.value}
-    board = state.board
     falcon = state.options.falcon
     rules = engine.board_rules(falcon)
+    out: dict[str, Any] = {
+        "game": engine.name,
+        "dataset": state.dataset,
+        "options": public_options(state.options.as_dict(), engine.secret_options),
+        "phase": state.phase.value,
+        "active": None if state.phase is Phase.OVER else state.active,
+        "turn": state.turn,
+        "tile": state.tile,
+        "placed": None if state.placed is None else list(state.placed),
+        "remaining": state.remaining,
+        "set_aside": list(state.set_aside),
+        "interior": _interior_rows(rules.interior),
+        "start_spaces": [{"id": s.id, "x": s.x, "y": s.y, "gate": s.gate} for s in rules.shape.start_spaces],
+        "board": _tiles(state.board),
+        "scores": [s.marker.score for s in state.seats],
+        "seats": _seats(engine, state),
+        "towers": [
+            {"spaces": list(t.spaces), "wall_tile": state.towers[t.index]} for t in engine.dataset.track.towers
+        ],
+        "wall_tiles_on_towers": sum(state.towers),
+        "gates": [list(g) for g in engine.dataset.track.gates] if falcon else [],
+        "pending": _pending(engine, state),
+        "extra_turns": state.extra_turns,
+    }
+    if falcon:
+        out["aerie_supply"] = state.aerie_supply
+    if state.phase is Phase.OVER:
+        out["final"] = [dict(item) for item in state.final]
+        out["winners"] = list(state.winners)
+    return out
+
+
+def _tiles(board: Board) -> list[dict[str, Any]]:
+    """The placed tiles (the start spaces aside), each with the followers standing on it."""
     tiles = []
     for (x, y), placed in board.cells.items():
         if placed.fixed:
@@ -81,6 +112,12 @@ def public_view(engine: CastleEngine, state: CastleState) -> dict[str, Any]:
                     followers.append({"at": segment_name(placed, seg), "seat": f.owner, "kind": f.kind,
                                       "role": ROLES[kind], "role_pl": LABELS[kind]["role_pl"]})
         tiles.append({"x": x, "y": y, "tile": placed.tile.id, "rotation": placed.rotation, "followers": followers})
+    return tiles
+
+
+def _seats(engine: CastleTables, state: CastleState) -> list[dict[str, Any]]:
+    """Each seat's marker on the wall, supply, wall tiles (which are usable now), keep and aeries."""
+    falcon = state.options.falcon
     wall = engine.wall(state)
     seats = []
     for seat, s in enumerate(state.seats):
@@ -102,6 +139,11 @@ def public_view(engine: CastleEngine, state: CastleState) -> dict[str, Any]:
             "keep": None if s.keep is None else {"size": s.keep.size, "tiles": [list(c) for c in s.keep.cells]},
             **({"aeries": s.aeries} if falcon else {}),
         })
+    return seats
+
+
+def _pending(engine: CastleTables, state: CastleState) -> list[dict[str, Any]]:
+    """The completed features still to score, and which of them may be scored next."""
     pending = []
     if state.phase is Phase.SCORE:
         choices = scoring_choices(engine, state)
@@ -111,39 +153,10 @@ def public_view(engine: CastleEngine, state: CastleState) -> dict[str, Any]:
             pending.append({"feature": at, "x": x, "y": y, "kind": feature.kind, "tiles": feature.tile_count,
                             "scorers": list(scorers(state, feature)), "next": ref in choices,
                             "doubled": ref in state.doubled})
-    out: dict[str, Any] = {
-        "game": engine.name,
-        "dataset": state.dataset,
-        "options": engine.public_options(state.options.as_dict()),
-        "phase": state.phase.value,
-        "active": None if state.phase is Phase.OVER else state.active,
-        "turn": state.turn,
-        "tile": state.tile,
-        "placed": None if state.placed is None else list(state.placed),
-        "remaining": state.remaining,
-        "set_aside": list(state.set_aside),
-        "interior": _interior_rows(rules.interior),
-        "start_spaces": [{"id": s.id, "x": s.x, "y": s.y, "gate": s.gate} for s in rules.shape.start_spaces],
-        "board": tiles,
-        "scores": [s.marker.score for s in state.seats],
-        "seats": seats,
-        "towers": [
-            {"spaces": list(t.spaces), "wall_tile": state.towers[t.index]} for t in engine.dataset.track.towers
-        ],
-        "wall_tiles_on_towers": sum(state.towers),
-        "gates": [list(g) for g in engine.dataset.track.gates] if falcon else [],
-        "pending": pending,
-        "extra_turns": state.extra_turns,
-    }
-    if falcon:
-        out["aerie_supply"] = state.aerie_supply
-    if state.phase is Phase.OVER:
-        out["final"] = [dict(item) for item in state.final]
-        out["winners"] = list(state.winners)
-    return out
+    return pending
 
 
-def redact(engine: CastleEngine, event: Event, viewer: Viewer) -> Event | None:
+def redact(engine: CastleTables, event: Event, viewer: Viewer) -> Event | None:
     """Events are public: draws are recorded when they happen (the log holds no future), the
     drawn castle tile is shown to both players, and a wall tile is turned face up when
     taken. The one exception is a scripted ``tile_order``, the future by definition: the

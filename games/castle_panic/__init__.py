@@ -3,8 +3,9 @@
 ``ENGINE`` is the :class:`games.base.Engine` the service serves as game id ``castle_panic``.
 Modules, in the order a reader wants them: :mod:`.data` (board and components as data),
 :mod:`.state` (frozen values), :mod:`.evolve` (events -> state), :mod:`.rules` (setup, decide,
-legal moves), :mod:`.views` (per-viewer views and redaction), :mod:`.bots` (random and heuristic
-players). Rules and open questions: docs/games/castle_panic.md.
+the commands; its steps in :mod:`.run`, :mod:`.drawing`, :mod:`.monsters`, :mod:`.turns`,
+:mod:`.phases`, :mod:`.cards`), :mod:`.legal` (legal moves), :mod:`.views` (per-viewer views and
+redaction), :mod:`.bots` (random and heuristic players). Rules and open questions: docs/games/castle_panic.md.
 
     >>> from games.draw import Draw
     >>> from games.base import fold

@@ -20,7 +20,7 @@ from typing import Any
 
 from games.base import Bot, Rng
 from games.castle_panic.data import ARC_COLOUR, CARD_KIND, CLOCKWISE, TOKEN_KIND, CardCategory, Ring, step
-from games.castle_panic.rules import legal_moves
+from games.castle_panic.legal import legal_moves
 from games.castle_panic.state import Monster, State
 
 __all__ = [

@@ -1,4 +1,17 @@
-"""The Castle Panic engine object: the :class:`games.base.Engine` surface over the rules modules."""
+"""The Castle Panic engine: a small class, :class:`CastlePanicEngine`, that is the
+:class:`games.base.Engine` of :class:`~games.castle_panic.state.State`.
+
+The class holds the catalog and the options; its hooks are the rules modules' functions
+themselves (a method only where the engine decides something: reveals, the clock's seat, who
+wins together). The modules import one way: :mod:`~games.castle_panic.data`,
+:mod:`~games.castle_panic.state`, :mod:`~games.castle_panic.scoring`,
+:mod:`~games.castle_panic.evolve`, the steps of ``decide`` (:mod:`~games.castle_panic.run`,
+:mod:`~games.castle_panic.drawing`, :mod:`~games.castle_panic.monsters`,
+:mod:`~games.castle_panic.turns`, :mod:`~games.castle_panic.phases`,
+:mod:`~games.castle_panic.cards`), :mod:`~games.castle_panic.legal`,
+:mod:`~games.castle_panic.rules`, :mod:`~games.castle_panic.views`, this module, then
+:mod:`~games.castle_panic.bots`.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from games.base import BadOptions, EngineBase, Event, OptionSpec, Rng
-from games.castle_panic import rules, views
+from games.castle_panic import legal, rules, run, views
 from games.castle_panic.evolve import evolve
 from games.castle_panic.state import OPTION_NAMES, State
 
@@ -43,7 +56,7 @@ OPTIONS: Mapping[str, OptionSpec] = {
 assert tuple(OPTIONS) == OPTION_NAMES
 
 
-class CastlePanicEngine(EngineBase):
+class CastlePanicEngine(EngineBase[State]):
     """Castle Panic (Fireside Games): co-op with Master Slayer, solitaire, Overlord.
 
     The catalog entry and the option checks come from :class:`games.base.EngineBase`; the game
@@ -73,6 +86,8 @@ class CastlePanicEngine(EngineBase):
             raise BadOptions("option 'overlord' needs at least 2 seats (castle players plus the Overlord)")
         return options
 
+    # --- the hooks: the rules modules' functions themselves --------------------------------
+
     def initial_state(self) -> State:
         return State()
 
@@ -81,31 +96,23 @@ class CastlePanicEngine(EngineBase):
 
     evolve = staticmethod(evolve)
     """The module's function itself: a fold calls it once per event, with no method in between."""
-
-    def decide(self, state: State, seat: int, cmd: dict[str, Any], rng: Rng) -> list[Event]:
-        """:raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move."""
-        return rules.decide(state, seat, cmd, rng)
-
-    def legal_moves(self, state: State, seat: int) -> list[dict[str, Any]]:
-        return rules.legal_moves(state, seat)
-
-    def view(self, state: State, viewer: int | None) -> dict[str, Any]:
-        return views.view(state, viewer)
-
-    def public_view(self, state: State) -> dict[str, Any]:
-        return views.public_view(state)
-
-    def private_view(self, state: State, viewer: int | None) -> dict[str, Any]:
-        return views.private_view(state, viewer)
-
-    def redact(self, event: Event, viewer: int | None) -> Event | None:
-        return views.redact(event, viewer)
+    decide = staticmethod(rules.decide)
+    """:raises: game_over, bad_command, unknown_command, not_your_turn, illegal_move."""
+    legal_moves = staticmethod(legal.legal_moves)
+    waiting_for = staticmethod(run.waiting_for)
+    """Seats that owe a command now (the service may use it to drive bots)."""
+    timeout_answer = staticmethod(legal.timeout_answer)
+    """A trade offer to ``seat`` is declined when its time runs out: accepting would choose for
+    it, and declining changes nothing but the offer. Discards and damage are owed (``on_timeout``
+    applies to them, as to a move of the seat's turn)."""
+    view = staticmethod(views.view)
+    public_view = staticmethod(views.public_view)
+    private_view = staticmethod(views.private_view)
+    redact = staticmethod(views.redact)
+    summary = staticmethod(views.summary)
 
     def is_terminal(self, state: State) -> bool:
         return state.result is not None
-
-    def summary(self, state: State) -> dict[str, Any]:
-        return views.summary(state)
 
     def reveals(self, state: State, event: Event) -> bool:
         """Draws, rolls and trade offers always; with hidden hands also a card played or
@@ -119,19 +126,9 @@ class CastlePanicEngine(EngineBase):
         """The turn's player while it alone owes a command (the rule of games recorded before
         every owing seat ran a clock: trades, discards and damage owed by another seat paused
         every clock)."""
-        waiting = rules.waiting_for(state)
-        return waiting[0] if waiting and waiting == [rules.acting_seat(state)] else None
-
-    def timeout_answer(self, state: State, seat: int) -> dict[str, Any] | None:
-        """A trade offer to ``seat`` is declined when its time runs out: accepting would choose
-        for it, and declining changes nothing but the offer. Discards and damage are owed
-        (``on_timeout`` applies to them, as to a move of the seat's turn)."""
-        return rules.timeout_answer(state, seat)
+        waiting = run.waiting_for(state)
+        return waiting[0] if waiting and waiting == [run.acting_seat(state)] else None
 
     def cooperative(self, options: Mapping[str, Any]) -> bool:
         """Castle players win or lose together, except against the Overlord."""
         return not options.get("overlord", False)
-
-    def waiting_for(self, state: State) -> list[int]:
-        """Seats that owe a command now (the service may use it to drive bots)."""
-        return rules.waiting_for(state)

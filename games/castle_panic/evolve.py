@@ -1,6 +1,6 @@
 """Castle Panic ``evolve``: fold one event into the state. Dull on purpose.
 
-Every check and every random outcome lives in :mod:`games.castle_panic.rules`; here an event only
+Every check and every random outcome lives in :mod:`games.castle_panic.rules` and its steps; here an event only
 moves ids between zones, sets a number or flips a flag. One function per event type, found by a
 dict lookup. An unknown event type is a bug and raises :class:`games.base.UnknownEvent`.
 """

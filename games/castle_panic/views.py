@@ -20,9 +20,10 @@ from typing import Any
 
 from games.base import Event
 from games.castle_panic.data import ARC_COLOUR, FORTIFY_TOKENS, Ring
-from games.castle_panic.rules import acting_seat, legal_moves, living_castle_seats, waiting_for
+from games.castle_panic.legal import legal_moves
+from games.castle_panic.run import acting_seat, living_castle_seats, waiting_for
 from games.castle_panic.scoring import seat_scores
-from games.castle_panic.state import State
+from games.castle_panic.state import Board, State
 
 __all__ = ["view", "public_view", "private_view", "redact", "summary"]
 
@@ -86,6 +87,45 @@ def _hands(state: State, viewer: int | None) -> list[list[str] | None]:
     return [list(hand) if not hidden or viewer == seat else None for seat, hand in enumerate(state.cards.hands)]
 
 
+def _board_view(board: Board) -> dict[str, Any]:
+    return {
+        "monsters": [_monster_view(board.tar, m) for m in board.monsters],
+        "walls": sorted(board.walls),
+        "fortified": sorted(board.fortified),
+        "fortify_tokens_left": FORTIFY_TOKENS - len(board.fortified),
+        "towers": sorted(board.towers),
+        "tar": board.tar,
+    }
+
+
+def _turn_state(state: State) -> dict[str, Any]:
+    """What the turn has used of its limits (discards, trades, proposals, plays, draws)."""
+    turn, config = state.turn, state.config
+    assert config is not None
+    return {
+        "discards_used": turn.discards,
+        "discard_limit": config.discard_limit,
+        "trades_used": turn.trades,
+        "trades_per_turn": config.trades_per_turn,
+        "proposals_refused": turn.proposals,
+        "plays": turn.plays,
+        "missing_played": turn.missing,
+        "draws_left": turn.draws_left,
+    }
+
+
+def _pending_view(state: State) -> dict[str, Any]:
+    """The choices the game waits on: damage to assign and discards owed."""
+    return {
+        "damage": [
+            {"seat": c.seat, "arc": c.arc, "structure": c.structure, "candidates": list(c.candidates)}
+            for c in state.pending.damage
+        ],
+        "discards": sorted(state.pending.discards),
+        "discard_reason": state.pending.discard_reason if state.pending.discards else None,
+    }
+
+
 def public_view(state: State) -> dict[str, Any]:
     """Every field the same for every viewer: the board, counts, discards, scores, the turn."""
     config = state.config
@@ -107,14 +147,7 @@ def public_view(state: State) -> dict[str, Any]:
         "phase": turn.phase.value,
         "waiting_for": waiting_for(state),
         "hand_size": house.hand_size,
-        "board": {
-            "monsters": [_monster_view(board.tar, m) for m in board.monsters],
-            "walls": sorted(board.walls),
-            "fortified": sorted(board.fortified),
-            "fortify_tokens_left": FORTIFY_TOKENS - len(board.fortified),
-            "towers": sorted(board.towers),
-            "tar": board.tar,
-        },
+        "board": _board_view(board),
         "hand_counts": [len(hand) for hand in cards.hands],
         "deck_size": len(cards.deck),
         "discard": list(cards.discard),
@@ -124,24 +157,8 @@ def public_view(state: State) -> dict[str, Any]:
         "removed_tokens": list(tokens.removed),
         "trophies": [list(t) for t in tokens.trophies],
         "scores": scores,
-        "turn_state": {
-            "discards_used": turn.discards,
-            "discard_limit": config.discard_limit,
-            "trades_used": turn.trades,
-            "trades_per_turn": config.trades_per_turn,
-            "proposals_refused": turn.proposals,
-            "plays": turn.plays,
-            "missing_played": turn.missing,
-            "draws_left": turn.draws_left,
-        },
-        "pending": {
-            "damage": [
-                {"seat": c.seat, "arc": c.arc, "structure": c.structure, "candidates": list(c.candidates)}
-                for c in state.pending.damage
-            ],
-            "discards": sorted(state.pending.discards),
-            "discard_reason": state.pending.discard_reason if state.pending.discards else None,
-        },
+        "turn_state": _turn_state(state),
+        "pending": _pending_view(state),
         "result": None if state.result is None else _result(state),
     }
     if not options.hidden_hands:

@@ -29,7 +29,7 @@ from operator import itemgetter
 from typing import Any
 
 from games.base import BadOptions, Rng
-from games.draw import dealt_rest
+from games.base.rng import dealt_rest
 from games.tileboard.board import Board
 from games.tileboard.tiles import Tile
 

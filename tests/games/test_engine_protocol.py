@@ -10,11 +10,14 @@ from games import default_engines
 from games.base import Bot, Engine, SplitViews, play_steps
 from games.carcassonne import bots as carcassonne_bots
 from games.carcassonne.engine import CarcassonneEngine
+from games.carcassonne.state import State as CarcassonneState
 from games.castle import ENGINE as CASTLE
 from games.castle import bots as castle_bots
 from games.castle.engine import CastleEngine
+from games.castle.state import CastleState
 from games.castle_panic import bots as castle_panic_bots
 from games.castle_panic.engine import CastlePanicEngine
+from games.castle_panic.state import State as CastlePanicState
 from projections.live import Subscriber
 from service.edge.ws import Connection
 from tests.tinygame import TINY
@@ -22,6 +25,15 @@ from tests.tinygame import TINY
 ENGINES: tuple[Engine, ...] = (CarcassonneEngine(), CastleEngine(CASTLE.dataset), CastlePanicEngine(), TINY)
 SPLIT: tuple[SplitViews, ...] = (CarcassonneEngine(), CastleEngine(CASTLE.dataset), CastlePanicEngine())
 BOTS: tuple[Mapping[str, Bot], ...] = (carcassonne_bots.BOTS, castle_bots.BOTS, castle_panic_bots.BOTS)
+
+
+CARCASSONNE: Engine[CarcassonneState] = CarcassonneEngine()
+CASTLE_ENGINE: Engine[CastleState] = CASTLE
+CASTLE_PANIC: Engine[CastlePanicState] = CastlePanicEngine()
+"""Each engine is the Engine of its own state type (mypy refuses these lines if a hook's state
+type drifts from the one its evolve returns)."""
+SPLIT_TYPED: tuple[SplitViews[CarcassonneState], SplitViews[CastleState], SplitViews[CastlePanicState]] = (
+    CarcassonneEngine(), CASTLE, CastlePanicEngine())
 
 
 def _connection_is_a_subscriber(conn: Connection) -> Subscriber[bytes]:

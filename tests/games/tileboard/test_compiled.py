@@ -19,7 +19,11 @@ SUITES = ["tests/games/tileboard", "tests/games/carcassonne", "tests/games/castl
 DRIVER = """
 import sys
 import games.tileboard.board as board
-assert board.__file__.endswith(".so"), board.__file__  # the compiled module, not the source
+import games.tileboard.features as features
+import games.tileboard.fit as fit
+import games.tileboard.settling as settling
+for module in (board, fit, features, settling):  # every module of setup.py's COMPILED
+    assert module.__file__.endswith(".so"), module.__file__  # the compiled module, not the source
 import pytest
 sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "--import-mode=append", f"--ignore={sys.argv[1]}", *sys.argv[2:]]))
 """
@@ -34,7 +38,8 @@ def test_the_tile_games_pass_their_tests_on_the_compiled_board(tmp_path):
     )
     assert build.returncode == 0, build.stderr[-2000:]
     assert "as plain Python" not in build.stderr, build.stderr[-2000:]
-    assert list((tmp_path / "games" / "tileboard").glob("board.*.so"))
+    for name in ("board", "fit", "features", "settling"):
+        assert list((tmp_path / "games" / "tileboard").glob(f"{name}.*.so")), name
 
     # -P: the driver's folder is not put first on the path, so ``games`` is the compiled copy.
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path), "HOME": str(tmp_path)}

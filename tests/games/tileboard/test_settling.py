@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from games import find_engine
 from games.base import fold, owing_seat
 from games.tileboard import Board, Follower
-from games.tileboard.board import _MAX_PENDING
+from games.tileboard.settling import MAX_PENDING as _MAX_PENDING
 from service.fairness.draw_schemes import LegacyRandom
 
 GAMES = st.sampled_from([("carcassonne", "inns_cathedrals"), ("castle", "falcon")])
