@@ -264,10 +264,12 @@ def test_workers_that_refuse_their_settings_stop_the_supervisor_with_status_2(tm
 async def test_every_scrape_shows_the_whole_server(served: Served, session: aiohttp.ClientSession) -> None:
     created = 0
     for _ in range(6):
-        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as one:
-            async with one.post(f"{served.base}/games", json={"game": "tiny", "seats": 2}) as response:
-                assert response.status == 201
-                created += 1
+        async with (
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as one,
+            one.post(f"{served.base}/games", json={"game": "tiny", "seats": 2}) as response,
+        ):
+            assert response.status == 201
+            created += 1
     for _ in range(12):  # fresh connections: the kernel picks either worker to answer
         async with (
             aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as one,
