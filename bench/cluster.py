@@ -53,10 +53,11 @@ def serve_node(url: str, port: int, node_id: str) -> None:
 
     configure_logging("json", "warning", stream=open(os.devnull, "w"))  # noqa: SIM115 - the process's lifetime
     settings = Settings(
-        redis_url=Secret(url), ws_rate=1e9, ws_burst=1e9, ws_outbox=100_000, log_level="warning", node_id=node_id
+        redis_url=Secret(url), ws_rate=1e9, ws_burst=1e9, ws_outbox=100_000, log_level="warning", node_id=node_id,
+        drain_ms=0,
     )
     engines: dict[str, Any] = {"bench": BENCH}
-    serve_app(create_app(settings, engines=engines), host="127.0.0.1", port=port, print=None)
+    serve_app(create_app(settings, engines=engines), host="127.0.0.1", port=port)
 
 
 def _cpu_seconds(pids: list[int]) -> float:

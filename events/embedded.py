@@ -182,6 +182,24 @@ class EmbeddedServer:
         return self._process.pid if self._process is not None else None
 
     @property
+    def exited(self) -> int | None:
+        """The exit status of a server this object started and that has ended since (killed,
+        crashed), else None: the process is checked, no command is sent."""
+        process = self._process
+        return None if process is None else process.poll()
+
+    def restart(self) -> EmbeddedServer:
+        """Start a server this object started again on the same folder, after it ended by itself:
+        the same url (the folder's socket, or the port it had), so clients reconnect by themselves."""
+        self._process, self.url, self.owned = None, "", False
+        return self.start()
+
+    async def restart_async(self) -> EmbeddedServer:
+        """:meth:`restart` without blocking the event loop while the server loads its data."""
+        self._process, self.url, self.owned = None, "", False
+        return await self.start_async()
+
+    @property
     def running(self) -> bool:
         """True when started or attached and the server answers PING."""
         return bool(self.url) and _ping(self.url)

@@ -59,6 +59,9 @@ class ErrorCode(str, enum.Enum):
     """More frames than the per-connection rate limit allows."""
     STORE_UNAVAILABLE = "store_unavailable"
     """The event store cannot be reached now; retry later (the service recovers by itself)."""
+    DRAINING = "draining"
+    """The node is shutting down: it takes no new game, seat or socket; retry (another node
+    answers behind a load balancer, or this one once restarted)."""
     ORIGIN_NOT_ALLOWED = "origin_not_allowed"
     """A browser page of an origin ``DONJON_CORS_ORIGINS`` does not allow (HTTP or websocket)."""
     NOT_FOUND = "not_found"
@@ -97,6 +100,7 @@ _HTTP_STATUS = {
     ErrorCode.FRAME_TOO_LARGE: 413,
     ErrorCode.RATE_LIMITED: 429,
     ErrorCode.STORE_UNAVAILABLE: 503,
+    ErrorCode.DRAINING: 503,
     ErrorCode.INTERNAL: 500,
 }
 

@@ -88,6 +88,13 @@ class BotScheduler:
         for task in tasks:
             await stop_task(task)  # cancels again while redis-py swallows it (events.tasks)
 
+    async def release(self) -> list[str]:
+        """Stop every bot task and start no more (a draining node); the games whose bots this
+        node drove or watched, for the caller to hand over."""
+        games = list(self._tasks)
+        await self.close()
+        return games
+
     def forget(self, game_id: str) -> None:
         """The cache forgot the game: so does the record of its failed bot."""
         self._failed.pop(game_id, None)
@@ -96,6 +103,11 @@ class BotScheduler:
         """True while this node drives or watches the game's bots (the cache keeps such a game)."""
         entry = self._tasks.get(game_id)
         return entry is not None and not entry.task.done()
+
+    def driving(self, game_id: str) -> bool:
+        """True while this node drives the game's bots (not only watches them)."""
+        entry = self._tasks.get(game_id)
+        return entry is not None and entry.driving and not entry.task.done()
 
     def watch(self, projection: GameProjection) -> None:
         """A bot of this game may owe a move that another node should make: make it here if it

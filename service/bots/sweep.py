@@ -11,6 +11,8 @@ number at a time, and for each that no bot task of this node already has:
   list a game before every append whose lobby write must follow, :mod:`service.play.listings`), and is
   unlisted, unless someone listed it again meanwhile;
 * a game whose bot move is overdue gets this node's takeover watch, which makes the move;
+* a game a draining node handed over (listed since :data:`HANDED_OVER`, the epoch) gets a
+  driver at once, whether or not this node was watching it, and an ordinary listing again;
 * any other game (it moved recently, or its bot cannot move here) has its listing moved to
   now, so it is looked at again later and the oldest listings never starve the rest.
 
@@ -34,7 +36,11 @@ from service.ops.metrics import Metrics
 from service.play.cache import GameCache
 from service.play.listings import Listings
 
-__all__ = ["DueBotsSweep"]
+__all__ = ["HANDED_OVER", "DueBotsSweep"]
+
+HANDED_OVER = 0.0
+"""The listing time of a game whose driver drained (:meth:`GameService.release_duty`): the
+next sweep of any node drives it at once, without waiting for the takeover delay."""
 
 SWEEP_LIMIT = 200
 """Listings looked at per sweep, so one sweep's work stays bounded however many games wait."""
@@ -90,13 +96,15 @@ class DueBotsSweep:
         takeover_ms = int(self.scheduler.takeover * 1000)
         resumed = 0
         for game_id, since in await self.due.due(self.clock() - takeover_ms, self.limit):
-            if self.scheduler.busy(game_id):
+            handed_over = since == HANDED_OVER
+            if self.scheduler.driving(game_id) or (self.scheduler.busy(game_id) and not handed_over):
                 continue
             resumed += await self._look(game_id, since)
         return resumed
 
     async def _look(self, game_id: str, since: float) -> int:
-        """Resume, unlist or postpone one listed game; 1 when it got a watch."""
+        """Resume, unlist or postpone one listed game; 1 when it got a watch (or, for a game a
+        draining node handed over, a driver at once)."""
         try:
             meta = await self.cache.meta(game_id)
             if meta.game not in self.cache.engines:
@@ -108,6 +116,11 @@ class DueBotsSweep:
                     await self.listings.repair(projection)
                     await self.due.drop(game_id, since)
                     return 0
+                if since == HANDED_OVER:
+                    self.scheduler.kick(projection, now=True)
+                    await self.due.bump(game_id, self.clock())  # taken: an ordinary listing again
+                    self.log.info("bots.taken_over", game_id=game_id, version=projection.version)
+                    return 1
                 if self.scheduler.overdue(projection):
                     self.scheduler.watch(projection)
                     if self.scheduler.busy(game_id):

@@ -22,13 +22,14 @@ from events.errors import StoreError, StoreUnavailable
 from projections import lobby
 from projections.game import Status
 from projections.views import events_for, view_for
-from service.edge.keys import ENGINES, METRICS, NODE, SERVICE, SETTINGS, SIGNING_KEY, STORE
+from service.edge.keys import ENGINES, LIFECYCLE, METRICS, NODE, SERVICE, SETTINGS, SIGNING_KEY, STORE, WORKER
 from service.edge.wire import decode_json, refuse_unknown_fields
 from service.edge.ws import websocket_handler
 from service.errors import ErrorCode, ServiceError
 from service.fairness.export import signed_export
 from service.ops.logs import get_logger
 from service.ops.metrics import CONTENT_TYPE
+from service.ops.scrape import gather
 from service.play.features import FEATURE_FIELDS, catalog_features
 from service.timing.presence import away_seats
 
@@ -180,8 +181,11 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    """Ready: the event store answers a PING now (within ``DONJON_READY_TIMEOUT_MS``), and the
-    node's stream reader is not failing."""
+    """Ready: the node is not draining, the event store answers a PING now (within
+    ``DONJON_READY_TIMEOUT_MS``), and the node's stream reader is not failing."""
+    if request.app[LIFECYCLE].draining:
+        error = {"code": ErrorCode.DRAINING.value, "message": "this node is shutting down"}
+        return _json({"status": "draining", "error": error}, status=503)
     try:
         await request.app[STORE].ping(request.app[SETTINGS].ready_timeout_ms / 1000)
     except StoreError as exc:
@@ -201,7 +205,11 @@ def _unready(message: str) -> web.Response:
 
 
 async def metrics(request: web.Request) -> web.Response:
-    return web.Response(body=request.app[METRICS].render(), headers={"Content-Type": CONTENT_TYPE})
+    """This node's series; of a worker of several, the whole server's (``?scope=worker``: its own)."""
+    body = request.app[METRICS].render()
+    if WORKER in request.app and request.query.get("scope") != "worker":
+        body = await gather(request.app[WORKER], body)
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
 
 # --- games -------------------------------------------------------------------------------------

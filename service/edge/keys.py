@@ -13,12 +13,15 @@ from games.base import Engine
 from service.edge.reader import Node
 from service.fairness.seed_vault import SeedVault
 from service.fairness.signing import NodeKey
+from service.ops.lifecycle import Lifecycle
 from service.ops.metrics import Metrics
+from service.ops.scrape import WorkerPlace
 from service.ops.settings import Settings
 from service.play.game_service import GameService
 
 __all__ = [
-    "SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS", "CLOCK", "VAULT", "SIGNING_KEY"
+    "SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS", "CLOCK", "VAULT",
+    "SIGNING_KEY", "LIFECYCLE", "WORKER",
 ]
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -37,4 +40,8 @@ CLOCK: web.AppKey[Callable[[], int]] = web.AppKey("clock")
 VAULT = web.AppKey("vault", SeedVault)
 """Seals game seeds at rest with the node key (:mod:`service.fairness.seed_vault`)."""
 SIGNING_KEY = web.AppKey("signing_key", NodeKey)
+LIFECYCLE = web.AppKey("lifecycle", Lifecycle)
+WORKER = web.AppKey("worker", WorkerPlace)
+"""This worker's place among a ``donjon serve --workers N``'s, else absent (:mod:`service.ops.scrape`)."""
+"""Whether the node drains, and why and with which status it stops (:mod:`service.run.drain`)."""
 """The node's Ed25519 key that signs exports; ``GET /keys`` lists its public half."""

@@ -54,6 +54,10 @@ variable                       default                     meaning
 ``DONJON_AWAY_MS``             ``120000``                  how long a seat has no socket open
                                                            before it is shown as away
 ``DONJON_WORKERS``             ``0`` (one per core)        ``donjon serve`` processes on one port
+``DONJON_DRAIN_MS``            ``2000``                    on SIGTERM, how long the node refuses
+                                                           new games and sockets (``/readyz`` 503)
+                                                           before it closes its sockets, so that
+                                                           a load balancer stops sending it more
 =============================  ==========================  =====================================
 
 ``DONJON_CASTLE_DATA`` names a corrected dataset file for The Castle (``games.castle.DATA_ENV``).
@@ -196,6 +200,8 @@ class Settings:
     away_ms: int = field(default=120_000, metadata={"cast": int})
     workers: int = field(default=0, metadata={"cast": int})
     """``donjon serve`` processes on the one port (``service.run.workers``); 0: one per core."""
+    drain_ms: int = field(default=2000, metadata={"cast": int})
+    """On SIGTERM, how long the node says it is draining before it closes its sockets (``service.run.drain``)."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -243,6 +249,8 @@ class Settings:
             raise SettingsError(f"{PREFIX}BOT_SWEEP_MS must be 0 or more, not {self.bot_sweep_ms!r}")
         if self.bot_takeover_ms < 1:
             raise SettingsError(f"{PREFIX}BOT_TAKEOVER_MS must be at least 1, not {self.bot_takeover_ms!r}")
+        if self.drain_ms < 0:
+            raise SettingsError(f"{PREFIX}DRAIN_MS must be 0 or more, not {self.drain_ms!r}")
         if self.away_ms < 1:
             raise SettingsError(f"{PREFIX}AWAY_MS must be at least 1, not {self.away_ms!r}")
 

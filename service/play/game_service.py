@@ -29,14 +29,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from events.errors import StoreError
 from events.protocol import Store
 from games.base import Bot, Command, Engine
 from projections.game import GameProjection
 from service.bots import bots_for
 from service.bots.scheduler import BotScheduler
-from service.bots.sweep import DueBotsSweep
+from service.bots.sweep import HANDED_OVER, DueBotsSweep
 from service.fairness.sealing import Sealer
 from service.fairness.seed_vault import SeedVault
+from service.ops.logs import get_logger
 from service.ops.metrics import Metrics
 from service.play.auth import authenticate
 from service.play.cache import CACHE_BYTES, CACHE_GAMES, GameCache
@@ -50,6 +52,8 @@ from service.play.sight import Sight
 from service.timing.clocks import ClockKeeper
 
 __all__ = ["GameService", "now_ms"]
+
+log = get_logger()
 
 
 def now_ms() -> int:
@@ -138,6 +142,21 @@ class GameService:
         (both need a running event loop)."""
         self.sweep.start()
         self.clocks.start()
+
+    async def release_duty(self) -> int:
+        """Hand this node's background duty to the other nodes before it stops: no more sweeps,
+        bot moves or timeouts fired here, and every game whose bots it drove listed as overdue
+        at once, so the next sweep of another node takes it (instead of after the takeover
+        delay). How many games were handed over."""
+        await self.sweep.stop()
+        await self.clocks.stop_firing()
+        games = await self.bot_scheduler.release()
+        for game_id in games:
+            try:
+                await self.listings.due.mark(game_id, int(HANDED_OVER))
+            except StoreError as exc:  # the takeover delay hands it over all the same
+                log.warning("bots.handover_failed", game_id=game_id, error=str(exc))
+        return len(games)
 
     async def close(self) -> None:
         """Stop the sweep, the bot tasks and the clock keeper."""

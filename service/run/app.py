@@ -22,19 +22,22 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 
-from aiohttp import WSCloseCode, web
+from aiohttp import web
 
 from events.embedded import EmbeddedServer
 from events.errors import StoreUnavailable
 from events.store import EventStore
+from events.tasks import stop_task
 from games.base import Engine
 from games.tileboard import BOARD_COMPILED
 from service.bots import bots_for
+from service.edge.draining import refuse_new_work_while_draining
 from service.edge.http import HANDLER_ARGS, error_middleware, setup_routes
 from service.edge.keys import (
     CLOCK,
     EMBEDDED,
     ENGINES,
+    LIFECYCLE,
     METRICS,
     NODE,
     SERVICE,
@@ -43,17 +46,22 @@ from service.edge.keys import (
     SOCKETS,
     STORE,
     VAULT,
+    WORKER,
 )
 from service.edge.origins import add_cors_headers, origin_middleware
 from service.edge.reader import Node
 from service.edge.ws import websocket_handler
 from service.fairness.seed_vault import SeedVault, load_or_create_key
 from service.fairness.signing import NodeKey, load_or_create_signing_key
+from service.ops.lifecycle import Lifecycle
 from service.ops.logs import get_logger
 from service.ops.metrics import Metrics
+from service.ops.scrape import WorkerPlace
 from service.ops.settings import Settings, SettingsError
 from service.play.game_service import GameService, now_ms
+from service.run.drain import close_sockets
 from service.run.served import served_engines
+from service.run.supervise import watch_embedded
 from service.web import setup_web
 
 __all__ = ["create_app"]
@@ -66,14 +74,16 @@ def create_app(
     settings: Settings | None = None,
     engines: Mapping[str, Engine] | None = None,
     clock: Callable[[], int] | None = None,
+    worker: WorkerPlace | None = None,
 ) -> web.Application:
     """The service as an aiohttp app. ``engines`` defaults to :func:`games.default_engines`;
     ``clock`` (ms since the epoch; the wall clock by default) stamps events and drives the turn
-    clocks, so tests can move time; :class:`~service.ops.settings.SettingsError` when an operator
-    dataset cannot be used."""
+    clocks, so tests can move time; ``worker`` places a worker of ``donjon serve --workers N``
+    among the others (its ``/metrics`` shows them all); :class:`~service.ops.settings.SettingsError`
+    when an operator dataset cannot be used."""
     settings = settings or Settings.from_env()
     app = web.Application(
-        middlewares=[error_middleware, origin_middleware],
+        middlewares=[error_middleware, origin_middleware, refuse_new_work_while_draining],
         client_max_size=settings.http_max_body,
         handler_args=HANDLER_ARGS,
     )
@@ -85,6 +95,9 @@ def create_app(
     app[CLOCK] = clock or now_ms
     app[VAULT] = node_vault(settings)
     app[SIGNING_KEY] = node_signing_key(settings)
+    app[LIFECYCLE] = Lifecycle()
+    if worker is not None:
+        app[WORKER] = worker
     if settings.embedded:
         app.cleanup_ctx.append(_embedded_server)
     app.cleanup_ctx.append(_event_store)
@@ -132,9 +145,11 @@ async def _embedded_server(app: web.Application) -> AsyncIterator[None]:
     await server.start_async()
     app[EMBEDDED] = server
     log.info("embedded.started", data_dir=str(data_dir), fsync=settings.fsync)
+    watch = asyncio.create_task(watch_embedded(server, app[LIFECYCLE]), name="donjon-embedded-watch")
     try:
         yield
     finally:
+        await stop_task(watch)
         await _stop_embedded(server)
         log.info("embedded.stopped", data_dir=str(data_dir))
 
@@ -204,8 +219,5 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _close_sockets(app: web.Application) -> None:
-    """Close every socket at once, GOING_AWAY; a client that never answers costs at most 2 s."""
-    sockets = app[SOCKETS]  # not inside list(): mypy would infer the key's type from list's argument
-    closing = [ws.close(code=WSCloseCode.GOING_AWAY, message=b"server shutting down") for ws in list(sockets)]
-    if closing:
-        await asyncio.wait([asyncio.ensure_future(c) for c in closing], timeout=2.0)
+    """Sockets a drain left open (or all of them, when the app stops without one)."""
+    await close_sockets(app, b"server shutting down")

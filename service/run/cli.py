@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from games.base import Engine
+from service.ops.scrape import WorkerPlace
 from service.run.console import out
 from service.run.serving import run, serve_app
 
@@ -144,13 +145,17 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
         return _serve_one(settings, engines)
     configure_logging(settings.log_format, settings.log_level, node_id=settings.node_id)
     try:
-        return Supervisor(settings, workers, lambda worker: _serve_one(worker, engines, reuse_port=True)).run()
+        return Supervisor(
+            settings, workers, lambda worker, place: _serve_one(worker, engines, reuse_port=True, place=place)
+        ).run()
     except DataDirInUse:
         _data_dir_in_use(settings)
         return 2
 
 
-def _serve_one(settings: Any, engines: Mapping[str, Engine] | None, *, reuse_port: bool = False) -> int:
+def _serve_one(
+    settings: Any, engines: Mapping[str, Engine] | None, *, reuse_port: bool = False, place: WorkerPlace | None = None
+) -> int:
     from events.errors import DataDirInUse
     from service.ops.logs import configure_logging, get_logger
     from service.ops.settings import SettingsError
@@ -158,13 +163,13 @@ def _serve_one(settings: Any, engines: Mapping[str, Engine] | None, *, reuse_por
 
     configure_logging(settings.log_format, settings.log_level, node_id=settings.node_id)
     try:
-        app = create_app(settings, engines)
+        app = create_app(settings, engines, worker=place)
     except SettingsError as exc:  # an operator dataset that cannot be used: refuse to start
         sys.stderr.write(f"donjon: {exc}\n")
         return 2
     log = get_logger()
 
-    def announce(_banner: str) -> None:  # run_app calls it once the socket is bound
+    def announce() -> None:  # once the socket is bound
         log.info(
             "serve.listening",
             url=f"http://{settings.host}:{settings.port}",
@@ -172,14 +177,13 @@ def _serve_one(settings: Any, engines: Mapping[str, Engine] | None, *, reuse_por
         )
 
     try:
-        serve_app(app, host=settings.host, port=settings.port, print=announce, reuse_port=reuse_port or None)
+        return serve_app(app, host=settings.host, port=settings.port, announce=announce, reuse_port=reuse_port or None)
     except DataDirInUse:
         _data_dir_in_use(settings)
         return 2
     except OSError as exc:
         log.error("serve.failed", error=str(exc))
         return 1
-    return 0
 
 
 def _data_dir_in_use(settings: Any) -> None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Coroutine
+import signal
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import uvloop
@@ -34,13 +35,54 @@ def run(main: Coroutine[Any, Any, T]) -> T:
         return runner.run(main)
 
 
-def serve_app(app: Any, **run_app_args: Any) -> None:
-    """Serve the aiohttp ``app`` as ``donjon serve`` does, until stopped: on uvloop, no access
-    log, the collector settled once every resource has started (the bench's cluster nodes too)."""
+STOP_BOUND = 5.0
+"""Seconds aiohttp's shutdown waits for requests and commands in flight once the sockets are
+closed (the drain comes first, :mod:`service.run.drain`)."""
+
+
+def serve_app(
+    app: Any,
+    *,
+    host: str,
+    port: int,
+    announce: Callable[[], None] | None = None,
+    reuse_port: bool | None = None,
+) -> int:
+    """Serve the aiohttp ``app`` as ``donjon serve`` does, until stopped; the exit status.
+
+    On uvloop, no access log, the collector settled once every resource has started (the bench's
+    cluster nodes too). SIGTERM and SIGINT, or a part of the node that cannot go on, ask the app's
+    :class:`~service.ops.lifecycle.Lifecycle` to stop: the node drains, then stops."""
+    app.on_startup.append(_settle_gc_on_startup)  # after the cleanup contexts: every resource has started
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(_serve(app, host, port, announce, reuse_port))
+
+
+async def _serve(
+    app: Any, host: str, port: int, announce: Callable[[], None] | None, reuse_port: bool | None
+) -> int:
     from aiohttp import web
 
-    app.on_startup.append(_settle_gc_on_startup)  # after the cleanup contexts: every resource has started
-    web.run_app(app, access_log=None, loop=uvloop.new_event_loop(), **run_app_args)
+    from service.edge.keys import LIFECYCLE, WORKER
+    from service.run.drain import drain
+
+    life = app[LIFECYCLE]
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, life.stop, 0, signal.Signals(sig).name)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=STOP_BOUND)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port, reuse_port=reuse_port).start()
+        if WORKER in app:  # where the other workers ask for this one's series
+            await web.UnixSite(runner, str(app[WORKER].own_socket)).start()
+        if announce is not None:
+            announce()
+        await life.stopped()
+        await drain(app)
+    finally:
+        await runner.cleanup()
+    return int(life.status)
 
 
 async def _settle_gc_on_startup(_app: Any) -> None:

@@ -29,21 +29,28 @@ import contextlib
 import ctypes
 import dataclasses
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 
 from events.embedded import EmbeddedServer
+from events.errors import StoreUnavailable
 from service.ops.logs import get_logger
+from service.ops.scrape import WorkerPlace
 from service.ops.settings import Secret, Settings
+from service.run.supervise import GAVE_UP, RestartBudget
 
 __all__ = ["RESTART_DELAY", "STOP_GRACE", "Supervisor", "default_workers"]
 
 STOP_GRACE = 10.0
-"""Seconds the workers have to close their sockets after SIGTERM before they are killed."""
+"""Seconds the workers have, on top of their drain (``DONJON_DRAIN_MS``), to close their sockets
+and stop after SIGTERM before they are killed."""
 RESTART_DELAY = 1.0
 """Seconds between a worker's death and its replacement, so a worker that cannot start does
 not spin."""
@@ -77,11 +84,13 @@ def _reserve(host: str, port: int) -> socket.socket:
 class Supervisor:
     """Starts the store once and keeps ``workers`` worker processes running until told to stop."""
 
-    def __init__(self, settings: Settings, workers: int, serve: Callable[[Settings], int]) -> None:
+    def __init__(self, settings: Settings, workers: int, serve: Callable[[Settings, WorkerPlace], int]) -> None:
         self.settings = settings
         self.workers = workers
         self.serve = serve
         """Runs one worker's node (``donjon serve`` with one worker) and returns its exit status."""
+        self.sockets = Path(tempfile.mkdtemp(prefix="donjon-workers-"))
+        """Where each worker answers the others' scrapes (:mod:`service.ops.scrape`)."""
         self.log = get_logger()
         self.pids: dict[int, int] = {}
         """Worker pid -> its index (the index names its node: ``<node_id>-<index>``)."""
@@ -104,12 +113,13 @@ class Supervisor:
             for index in range(self.workers):
                 self._start(settings, index)
             self.log.info("serve.workers", workers=self.workers, pids=sorted(self.pids), port=port)
-            self._watch(settings)
+            self._watch(settings, store)
         finally:
             self._stop_workers()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             keeper.close()
+            shutil.rmtree(self.sockets, ignore_errors=True)
             if store is not None:
                 store.stop()
                 self.log.info("embedded.stopped", data_dir=str(settings.data_dir))
@@ -127,16 +137,20 @@ class Supervisor:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     signal.signal(sig, signal.SIG_DFL)
                 _die_with_parent()
-                status = self.serve(worker)
-            except BaseException:  # logged here: os._exit below skips the interpreter's own report
+                status = self.serve(worker, WorkerPlace(index, self.workers, self.sockets))
+            except Exception:  # logged here: os._exit below skips the interpreter's own report
                 self.log.exception("serve.worker_failed", worker=index)
             finally:
                 os._exit(status)
         self.pids[pid] = index
 
-    def _watch(self, settings: Settings) -> None:
-        """Wait for worker deaths until asked to stop; start a replacement for each."""
+    def _watch(self, settings: Settings, store: EmbeddedServer | None) -> None:
+        """Wait for worker deaths until asked to stop; start a replacement for each. Keep the
+        embedded store alive too (:mod:`service.run.supervise`)."""
+        budget = RestartBudget()
         while not self._stopping:
+            if store is not None and not self._keep_alive(store, budget):
+                return
             ended = self._ended()
             if ended is None:
                 time.sleep(0.1)
@@ -155,6 +169,26 @@ class Supervisor:
                 self._start(settings, index)
                 self.log.info("serve.worker_restarted", worker=index, pids=sorted(self.pids))
 
+    def _keep_alive(self, store: EmbeddedServer, budget: RestartBudget) -> bool:
+        """Start the store again if it died; False (and the status :data:`GAVE_UP`) when it
+        keeps dying or does not start."""
+        status = store.exited
+        if status is None:
+            return True
+        self.log.warning("embedded.died", status=status, data_dir=str(store.data_dir))
+        reason = f"the embedded store died {budget.max_restarts + 1} times in {budget.window:.0f} s"
+        if budget.died(time.monotonic()):
+            try:
+                store.restart()
+            except (StoreUnavailable, OSError) as exc:
+                reason = f"the embedded store did not start again: {exc}"
+            else:
+                self.log.info("embedded.restarted", data_dir=str(store.data_dir), pid=store.pid)
+                return True
+        self.log.error("embedded.gave_up", reason=reason, status=GAVE_UP)
+        self._status, self._stopping = GAVE_UP, True
+        return False
+
     def _ended(self) -> tuple[int, int] | None:
         """A worker that ended and its wait status (only workers: the store is a child too)."""
         for pid in self.pids:
@@ -169,7 +203,7 @@ class Supervisor:
     def _stop_workers(self) -> None:
         for pid in self.pids:
             _signal(pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE
+        deadline = time.monotonic() + self.settings.drain_ms / 1000 + STOP_GRACE
         while self.pids and time.monotonic() < deadline:
             ended = self._ended()
             if ended is None:

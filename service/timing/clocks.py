@@ -67,6 +67,12 @@ class ClockKeeper:
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name="donjon-clock-keeper")
 
+    async def stop_firing(self) -> None:
+        """Fire no more timeouts here (a draining node): other nodes fire them, since every node
+        reads the store's deadline index; this one still records the deadlines of its last appends."""
+        task, self._task = self._task, None
+        await stop_task(task)
+
     async def close(self) -> None:
         # The flag, not only the cancel: a cancel that lands inside a store call may come back
         # as a store error, which the loop would otherwise sleep off and go on.

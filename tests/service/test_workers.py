@@ -24,6 +24,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.service.test_crash_recovery import LAUNCH, ROOT, env, free_port, group_gone, new_started_game, wait_ready
 
@@ -146,10 +147,11 @@ async def session(served: Served) -> AsyncIterator[aiohttp.ClientSession]:
 
 
 async def _node_of_fresh_connection(base: str) -> str:
-    """The ``node`` label of ``/metrics`` answered over a connection of its own."""
+    """The ``node`` label of the worker's own series (``/metrics?scope=worker``) answered over a
+    connection of its own."""
     async with (
         aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as one,
-        one.get(f"{base}/metrics") as response,
+        one.get(f"{base}/metrics", params={"scope": "worker"}) as response,
     ):
         assert response.status == 200
         text = await response.text()
@@ -256,3 +258,27 @@ def test_workers_that_refuse_their_settings_stop_the_supervisor_with_status_2(tm
     )
     assert done.returncode == 2
     assert b"no-such-dataset" in done.stderr
+
+
+@pytest.mark.timeout(120)
+async def test_every_scrape_shows_the_whole_server(served: Served, session: aiohttp.ClientSession) -> None:
+    created = 0
+    for _ in range(6):
+        async with (
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as one,
+            one.post(f"{served.base}/games", json={"game": "tiny", "seats": 2}) as response,
+        ):
+            assert response.status == 201
+            created += 1
+    for _ in range(12):  # fresh connections: the kernel picks either worker to answer
+        async with (
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as one,
+            one.get(f"{served.base}/metrics") as response,
+        ):
+            text = await response.text()
+        families = {family.name: family for family in text_string_to_metric_families(text)}
+        workers = {sample.labels["worker"] for sample in families["donjon_build_info"].samples}
+        assert workers == {"0", "1"}
+        games = sum(sample.value for sample in families["donjon_games_created"].samples if sample.name.endswith("_total"))
+        assert games == created, "a scrape must count every worker's games"
+        assert [sample.value for sample in families["donjon_scrape_workers"].samples] == [2.0]

@@ -68,7 +68,7 @@ export type ErrorCode =
   | "bad_json" | "bad_frame" | "unknown_frame" | "hello_required" | "bad_request" | "unknown_command"
   | "bad_command" | "not_your_turn" | "illegal_move" | "game_over" | "not_started" | "bad_options"
   | "unknown_game" | "game_full" | "unauthorized" | "spectator" | "conflict" | "frame_too_large"
-  | "rate_limited" | "store_unavailable" | "not_found" | "internal" | "rule_violation"
+  | "rate_limited" | "store_unavailable" | "draining" | "not_found" | "internal" | "rule_violation"
   | "origin_not_allowed" | "not_finished" | "undo_refused" | "not_over" | "clock_expired"
   | ClientErrorCode
   | (string & {});
@@ -251,10 +251,10 @@ export interface HealthBody {
   status: "ok";
 }
 
-/** `GET /readyz`: ready (200), or the store does not answer (503) */
+/** `GET /readyz`: ready (200), or the store does not answer or the node drains (503) */
 export type ReadyBody =
   | { status: "ready"; error?: undefined }
-  | { status: "unavailable"; error: { code: "store_unavailable"; message: string } };
+  | { status: "unavailable" | "draining"; error: { code: "store_unavailable" | "draining"; message: string } };
 
 /** One tile as printed (rotation 0): the segment at each of its 12 ports (`null`: none), and its segments. */
 export interface TileDesign {
