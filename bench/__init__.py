@@ -49,7 +49,9 @@ from typing import Any
 
 __all__ = ["run_bench", "SECTIONS", "machine_figures", "reference_loop_ns", "spread"]
 
-SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory", "cluster", "peers")
+SECTIONS = (
+    "service", "workers", "replay", "bots", "store", "durability", "engines", "games", "memory", "cluster", "peers"
+)
 DEFAULT_SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory")
 """What ``donjon bench`` runs without ``--only`` (``cluster`` and ``peers`` take minutes each)."""
 
@@ -226,6 +228,10 @@ async def _run_sections(
             part = await bot_figures(engines, quick)
         elif section == "store":
             part = await _store_figures(quick)
+        elif section == "durability":
+            from bench.durability import durability_figures
+
+            part = await durability_figures(quick)
         elif section == "engines":
             part = await asyncio.to_thread(engine_figures, engines, quick)
         elif section == "memory":

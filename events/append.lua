@@ -21,6 +21,9 @@ local command_id = ARGV[2]
 if command_id ~= "" then
   local done = redis.call("HGET", KEYS[2], command_id)
   if done then
+    -- Written again, unchanged: a write that replicates after the original append, so that a
+    -- WAIT after this reply (DONJON_DURABILITY=replica) covers the append it reports too.
+    redis.call("HSET", KEYS[2], command_id, done)
     local comma = string.find(done, ",", 1, true)
     return {"dup", tonumber(string.sub(done, 1, comma - 1)), tonumber(string.sub(done, comma + 1))}
   end

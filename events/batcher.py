@@ -52,7 +52,13 @@ import redis.asyncio as aioredis
 import redis.exceptions as rexc
 from redis.commands.core import AsyncScript
 
-__all__ = ["AppendBatcher", "BatchStats"]
+__all__ = ["AppendBatcher", "BatchStats", "NotReplicated"]
+
+
+class NotReplicated(rexc.TimeoutError):
+    """The server took the batch but fewer replicas than asked confirmed it in time (``WAIT``):
+    no ack may say it is safe from a failover. Each waiter gets it as
+    :class:`~events.errors.StoreUnavailable` and resends with the same command id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +93,8 @@ class AppendBatcher:
         max_batch: int,
         translate: Callable[[BaseException], BaseException],
         timeout: float | None = None,
+        replicas: int = 0,
+        replica_timeout_ms: int = 1000,
     ) -> None:
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch!r}")
@@ -95,6 +103,9 @@ class AppendBatcher:
         self._max_batch = max_batch
         self._translate = translate
         self._timeout = timeout
+        self.replicas = replicas
+        """Replicas that must confirm each batch (``WAIT``) before its replies count; 0: none."""
+        self.replica_timeout_ms = replica_timeout_ms
         self._queue: list[_Call] = []
         self._sending: set[asyncio.Task[None]] = set()
         self._stats = BatchStats()
@@ -156,7 +167,7 @@ class AppendBatcher:
     async def _run(self, batch: list[_Call]) -> list[Any]:
         """One reply per call: the script's result, or the exception that call got."""
         pool = getattr(self._redis, "connection_pool", None)  # one server; a cluster has a pool per node
-        if pool is None and len(batch) == 1:  # AsyncScript itself reloads a flushed script
+        if pool is None and len(batch) == 1 and not self.replicas:  # AsyncScript itself reloads a flushed script
             return [await self._script(keys=batch[0].keys, args=batch[0].args)]
         send = self._pipeline if pool is None else functools.partial(self._exchange, pool)
         replies = await send(batch)
@@ -180,17 +191,20 @@ class AppendBatcher:
         read_timeout = math.inf if self._timeout is not None else None
         connection = await pool.get_connection()
         try:
-            packed = connection.pack_commands([("EVALSHA", sha, len(c.keys), *c.keys, *c.args) for c in calls])
+            commands: list[tuple[Any, ...]] = [("EVALSHA", sha, len(c.keys), *c.keys, *c.args) for c in calls]
+            if self.replicas:  # on the same connection, after the batch: WAIT counts its writes
+                commands.append(("WAIT", self.replicas, self.replica_timeout_ms))
+            packed = connection.pack_commands(commands)
 
             async def send_and_read() -> list[Any]:
                 await connection.send_packed_command(packed, check_health=False)
                 replies: list[Any] = []
-                for _ in calls:
+                for _ in commands:
                     try:
                         replies.append(await connection.read_response(timeout=read_timeout))
                     except rexc.ResponseError as exc:  # this call's error; the others keep their replies
                         replies.append(exc)
-                return replies
+                return replies if not self.replicas else self._confirmed(replies[:-1], replies[-1])
 
             async def reconnect(_error: Exception) -> None:
                 await connection.disconnect()
@@ -201,7 +215,47 @@ class AppendBatcher:
             await pool.release(connection)
 
     async def _pipeline(self, calls: list[_Call]) -> list[Any]:
+        if self.replicas:
+            return await self._confirmed_pipeline(calls)
         async with self._redis.pipeline(transaction=False) as pipe:
             for call in calls:
                 pipe.execute_command("EVALSHA", self._script.sha, len(call.keys), *call.keys, *call.args)
             return await pipe.execute(raise_on_error=False)
+
+    async def _confirmed_pipeline(self, calls: list[_Call]) -> list[Any]:
+        """The cluster's pipeline with a ``WAIT`` after the calls of each master, which redis-py
+        sends on that master's one connection after them. A call that the pipeline had to send
+        elsewhere (its slot moved meanwhile) was not covered by that WAIT: it fails as
+        :class:`NotReplicated`, and its resend (a duplicate, written again) is confirmed where
+        the slot is now."""
+        cluster: Any = self._redis  # redis-py's RedisCluster: its node lookups are untyped here
+        nodes = [cluster.get_node_from_key(call.keys[0]) for call in calls]
+        by_node: dict[str, list[int]] = {}
+        for index, node in enumerate(nodes):
+            by_node.setdefault(node.name, []).append(index)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for call in calls:
+                pipe.execute_command("EVALSHA", self._script.sha, len(call.keys), *call.keys, *call.args)
+            for indexes in by_node.values():
+                pipe.execute_command("WAIT", self.replicas, self.replica_timeout_ms, target_nodes=nodes[indexes[0]])
+            replies = await pipe.execute(raise_on_error=False)
+        confirmed = dict(zip(by_node, replies[len(calls):]))
+        result = list(replies[: len(calls)])
+        for index, (call, node) in enumerate(zip(calls, nodes)):
+            moved = cluster.get_node_from_key(call.keys[0]).name != node.name
+            if moved:
+                result[index] = NotReplicated("the slot moved during the append: resend it")
+            else:
+                result[index] = self._confirmed([result[index]], confirmed[node.name])[0]
+        return result
+
+    def _confirmed(self, replies: list[Any], waited: Any) -> list[Any]:
+        """``replies`` as they are when ``WAIT`` says enough replicas have them, else each call
+        that the server ran (an error reply ran nothing) fails as :class:`NotReplicated`."""
+        if isinstance(waited, int) and waited >= self.replicas:
+            return replies
+        why = NotReplicated(
+            f"the append is on {waited if isinstance(waited, int) else 'no'} of {self.replicas} replicas"
+            f" after {self.replica_timeout_ms} ms"
+        )
+        return [reply if isinstance(reply, Exception) else why for reply in replies]

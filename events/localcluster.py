@@ -29,7 +29,7 @@ import redis
 from events.embedded import AOF_REWRITE_ARGS, _die_with_parent, valkey_binary
 from events.errors import StoreUnavailable
 
-__all__ = ["SLOTS", "ClusterMaster", "LocalCluster"]
+__all__ = ["SLOTS", "ClusterMaster", "LocalCluster", "LocalReplicaPair"]
 
 SLOTS = 16384
 _HOST = "127.0.0.1"
@@ -69,12 +69,24 @@ class LocalCluster:
     """``masters`` Valkey masters sharing the 16,384 slots, in folders under ``base_dir``."""
 
     def __init__(
-        self, base_dir: Path | str, masters: int = 3, *, fsync: str | None = None, startup_timeout: float = 20.0
+        self,
+        base_dir: Path | str,
+        masters: int = 3,
+        *,
+        fsync: str | None = None,
+        startup_timeout: float = 20.0,
+        replicas: int = 0,
+        node_timeout_ms: int = 5000,
     ) -> None:
         if masters < 1:
             raise ValueError(f"a cluster needs at least one master, not {masters!r}")
         self.base_dir = Path(base_dir)
         self.count = masters
+        self.replicas_per_master = replicas
+        self.node_timeout_ms = node_timeout_ms
+        """``cluster-node-timeout``: how long a master may not answer before its replica takes over."""
+        self.replicas: list[ClusterMaster] = []
+        """The replicas, ``replicas`` per master in the masters' order (a promoted one stays here)."""
         self.fsync = fsync
         """``None``: no persistence; ``always`` / ``everysec``: an append-only file so fsynced."""
         self.startup_timeout = startup_timeout
@@ -88,7 +100,7 @@ class LocalCluster:
 
     @property
     def pids(self) -> list[int]:
-        return [master.process.pid for master in self.masters]
+        return [node.process.pid for node in self.masters + self.replicas]
 
     def start(self) -> LocalCluster:
         try:
@@ -97,6 +109,8 @@ class LocalCluster:
             self._wait(lambda m: m.client().ping(), "answer")
             self._assign_slots()
             self._wait(self._sees_a_whole_cluster, "agree on the cluster")
+            if self.replicas_per_master:
+                self._add_replicas()
         except BaseException:
             self.stop()
             raise
@@ -116,7 +130,7 @@ class LocalCluster:
             "--cluster-enabled", "yes",
             "--cluster-port", str(bus_port),
             "--cluster-config-file", "nodes.conf",
-            "--cluster-node-timeout", "5000",
+            "--cluster-node-timeout", str(self.node_timeout_ms),
             "--dir", str(folder),
             *(
                 ["--appendonly", "no"]
@@ -150,6 +164,38 @@ class LocalCluster:
             for other in self.masters[1:]:
                 first_client.execute_command("CLUSTER", "MEET", _HOST, other.port, other.bus_port)
 
+    def _add_replicas(self) -> None:
+        """Start ``replicas`` nodes per master, introduce them and make each replicate its master."""
+        masters = list(self.masters)
+        for master in masters:
+            with master.client() as client:
+                master_id = client.execute_command("CLUSTER", "MYID")
+            for _ in range(self.replicas_per_master):
+                replica = self._spawn(len(masters) + len(self.replicas))
+                self.replicas.append(replica)
+                self._wait_for([replica], lambda node: node.client().ping(), "answer")
+                with masters[0].client() as first_client:
+                    first_client.execute_command("CLUSTER", "MEET", _HOST, replica.port, replica.bus_port)
+                self._wait_for([replica], lambda node, known=master_id: self._knows(node, known), "meet")
+                with replica.client() as client:
+                    client.execute_command("CLUSTER", "REPLICATE", master_id)
+        self._wait_for(self.replicas, self._replicates, "replicate its master")
+        self._wait_for(masters + self.replicas, self._sees_a_whole_cluster, "agree on the cluster with replicas")
+
+    @staticmethod
+    def _knows(node: ClusterMaster, node_id: bytes | str) -> bool:
+        """True once ``node`` has heard of the node ``node_id`` (gossip after a MEET)."""
+        wanted = node_id.decode() if isinstance(node_id, bytes) else node_id
+        with node.client() as client:
+            listing = client.execute_command("CLUSTER", "NODES")
+        return wanted in (listing.decode() if isinstance(listing, bytes) else str(listing))
+
+    @staticmethod
+    def _replicates(replica: ClusterMaster) -> bool:
+        with replica.client() as client:
+            info = client.info("replication")
+            return bool(info.get("role") == "slave" and info.get("master_link_status") == "up")
+
     def _sees_a_whole_cluster(self, master: ClusterMaster) -> bool:
         with master.client() as client:
             info = client.execute_command("CLUSTER", "INFO")
@@ -157,11 +203,14 @@ class LocalCluster:
                 info = info.decode()
             fields = dict(line.split(":", 1) for line in str(info).split() if ":" in line)
             known = int(fields.get("cluster_known_nodes", "0"))
-            return fields.get("cluster_state") == "ok" and known == self.count
+            return fields.get("cluster_state") == "ok" and known == self.count + len(self.replicas)
 
     def _wait(self, ready: object, what: str) -> None:
+        self._wait_for(self.masters, ready, what)
+
+    def _wait_for(self, nodes: list[ClusterMaster], ready: object, what: str) -> None:
         deadline = time.monotonic() + self.startup_timeout
-        pending = list(self.masters)
+        pending = list(nodes)
         while pending:
             for master in list(pending):
                 if master.process.poll() is not None:
@@ -178,17 +227,19 @@ class LocalCluster:
                 time.sleep(0.05)
 
     def master_of_slot(self, slot: int) -> ClusterMaster:
-        """The master that serves ``slot`` now (asked of the cluster, so it follows a reshard)."""
-        with self.masters[0].client() as client:
+        """The master that serves ``slot`` now (asked of the cluster, so it follows a reshard and
+        a failover: of the first node still running)."""
+        alive = next(node for node in self.masters + self.replicas if node.process.poll() is None)
+        with alive.client() as client:
             for start, end, primary, *_replicas in client.execute_command("CLUSTER", "SLOTS"):
                 if start <= slot <= end:
                     port = int(primary[1])
-                    return next(m for m in self.masters if m.port == port)
+                    return next(m for m in self.masters + self.replicas if m.port == port)
         raise LookupError(f"no master serves slot {slot}")
 
     def stop(self) -> None:
-        """SIGTERM every master this object started (SIGKILL after 10 s), by pid."""
-        masters, self.masters = self.masters, []
+        """SIGTERM every node this object started (SIGKILL after 10 s), by pid."""
+        masters, self.masters, self.replicas = self.masters + self.replicas, [], []
         for master in masters:
             if master.process.poll() is None:
                 master.process.terminate()
@@ -200,6 +251,83 @@ class LocalCluster:
                 master.process.wait()
 
     def __enter__(self) -> LocalCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class LocalReplicaPair:
+    """A throwaway master and one replica of it (plain replication, no cluster) on loopback
+    ports, in folders under ``base_dir``: what ``DONJON_DURABILITY=replica`` is tested and
+    measured on. ``fsync`` as for :class:`LocalCluster` (on both servers)."""
+
+    def __init__(self, base_dir: Path | str, *, fsync: str | None = None, startup_timeout: float = 20.0) -> None:
+        self.base_dir = Path(base_dir)
+        self.fsync = fsync
+        self.startup_timeout = startup_timeout
+        self.master: ClusterMaster | None = None
+        self.replica: ClusterMaster | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.master is not None, "start() first"
+        return f"redis://{self.master.address}/0"
+
+    def start(self) -> LocalReplicaPair:
+        try:
+            self.master = self._spawn("master")
+            self.replica = self._spawn("replica", "--replicaof", _HOST, str(self.master.port))
+            self._wait(lambda: self._client(self.replica).info("replication").get("master_link_status") == "up")
+            self._wait(lambda: self._client(self.master).info("replication").get("connected_slaves") == 1)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    @staticmethod
+    def _client(node: ClusterMaster | None) -> redis.Redis:
+        assert node is not None
+        return node.client()
+
+    def _spawn(self, name: str, *extra: str) -> ClusterMaster:
+        port, _ = _free_port_pair()
+        folder = self.base_dir / name
+        folder.mkdir(parents=True, exist_ok=True)
+        persistence = ["--appendonly", "no"]
+        if self.fsync is not None:
+            persistence = ["--appendonly", "yes", "--appendfsync", self.fsync]
+        args = [str(valkey_binary()), "--port", str(port), "--bind", _HOST, "--dir", str(folder), "--save", "",
+                *persistence, "--daemonize", "no", "--logfile", "", *extra]
+        in_main_thread = threading.current_thread() is threading.main_thread()
+        with open(folder / "valkey.log", "ab") as log:
+            process = subprocess.Popen(
+                args, cwd=folder, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent if in_main_thread and sys.platform == "linux" else None,
+            )
+        return ClusterMaster(port, 0, process)
+
+    def _wait(self, ready: object) -> None:
+        deadline = time.monotonic() + self.startup_timeout
+        while True:
+            try:
+                if ready():  # type: ignore[operator]
+                    return
+            except (redis.RedisError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise StoreUnavailable("the local master and replica did not connect in time")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        """SIGKILL both servers this object started, by pid (their data is throwaway)."""
+        for node in (self.master, self.replica):
+            if node is not None and node.process.poll() is None:
+                node.process.kill()
+            if node is not None:
+                node.process.wait()
+
+    def __enter__(self) -> LocalReplicaPair:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -38,6 +38,7 @@ __all__ = [
     "Server",
     "connection_settings",
     "detect_cluster",
+    "every_master_has_a_replica",
     "is_cluster",
     "open_client",
     "translated",
@@ -109,6 +110,19 @@ async def detect_cluster(url: str, *, connect_timeout: float = 3.0) -> bool:
         with contextlib.suppress(Exception):
             await probe.aclose()
     return int(info.get("cluster_enabled", 0)) == 1
+
+
+async def every_master_has_a_replica(server: Server) -> bool:
+    """True when every master of the server (the one server, or each master of a cluster) has
+    a replica connected now (``INFO replication``, ``connected_slaves``)."""
+    redis: Any = server.redis
+    async with server.call():
+        if isinstance(redis, RedisCluster):
+            replies = await redis.info("replication", target_nodes=RedisCluster.PRIMARIES)
+            infos = list(replies.values()) if isinstance(replies, dict) and "role" not in replies else [replies]
+        else:
+            infos = [await redis.info("replication")]
+    return bool(infos) and all(int(info.get("connected_slaves", 0)) >= 1 for info in infos)
 
 
 async def open_client(

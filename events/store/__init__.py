@@ -35,6 +35,7 @@ and other :mod:`events.errors` classes for the store's own refusals; never redis
 from __future__ import annotations
 
 import contextlib
+from typing import Literal
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
@@ -57,7 +58,15 @@ from events.keys import (
     meta_key,
 )
 from events.protocol import Hook
-from events.server import Server, connection_settings, detect_cluster, is_cluster, open_client, translated
+from events.server import (
+    Server,
+    connection_settings,
+    detect_cluster,
+    every_master_has_a_replica,
+    is_cluster,
+    open_client,
+    translated,
+)
 from events.sharded import ShardedIndex
 from events.store.append import APPEND_LUA, Appending
 from events.store.lobby import FILE_STATUS_LUA, Lobby
@@ -66,6 +75,8 @@ from events.store.read import Reading, block_cap_ms
 
 __all__ = [
     "DEFAULT_MAX_APPEND_BATCH",
+    "DEFAULT_REPLICA_TIMEOUT_MS",
+    "Durability",
     "DEFAULT_TIMEOUT",
     "LOBBY_SHARDS",
     "AppendResult",
@@ -87,6 +98,11 @@ __all__ = [
 
 DEFAULT_MAX_APPEND_BATCH = 128
 """Most appends sent in one pipeline; a longer burst in one loop turn becomes several batches."""
+
+DEFAULT_REPLICA_TIMEOUT_MS = 1000
+"""How long an append waits for a replica's confirmation at ``replica`` durability."""
+
+Durability = Literal["local", "replica", "auto"]
 
 DEFAULT_TIMEOUT = 2.0
 """Seconds one call waits for the server's reply before :class:`StoreUnavailable`."""
@@ -117,6 +133,8 @@ class EventStore(Appending, Reading, Metadata, Lobby):
         batch_appends: bool = True,
         max_append_batch: int = DEFAULT_MAX_APPEND_BATCH,
         call_timeout: float | None = None,
+        replicas: int = 0,
+        replica_timeout_ms: int = DEFAULT_REPLICA_TIMEOUT_MS,
     ) -> None:
         self.server = Server(redis, timeout=call_timeout)
         """The client and its call budget: the seam the indexes beside the store use."""
@@ -132,9 +150,15 @@ class EventStore(Appending, Reading, Metadata, Lobby):
         self._lobbies: dict[str, ShardedIndex] = {}
         self._batcher = (
             AppendBatcher(
-                redis, self._append_script.inner, max_batch=max_append_batch, translate=translated, timeout=call_timeout
+                redis,
+                self._append_script.inner,
+                max_batch=max_append_batch,
+                translate=translated,
+                timeout=call_timeout,
+                replicas=replicas,
+                replica_timeout_ms=replica_timeout_ms,
             )
-            if batch_appends
+            if batch_appends or replicas  # the replicas' confirmation rides on the batcher's connection
             else None
         )
         self._due_bots = DueBots(self.server)
@@ -152,6 +176,8 @@ class EventStore(Appending, Reading, Metadata, Lobby):
         max_append_batch: int = DEFAULT_MAX_APPEND_BATCH,
         cluster: bool | None = False,
         client_name: str | None = None,
+        durability: Durability = "local",
+        replica_timeout_ms: int = DEFAULT_REPLICA_TIMEOUT_MS,
     ) -> EventStore:
         """A store on its own connection pool to ``url`` (``redis://``, ``rediss://``, ``unix://``).
 
@@ -169,12 +195,20 @@ class EventStore(Appending, Reading, Metadata, Lobby):
         Redis Cluster. On a cluster, ``url`` is any one node; the client learns the slot map at
         once, finds the other masters and keeps up to ``max_connections`` per master (a call
         beyond that fails as :class:`StoreUnavailable`).
+
+        ``durability``: ``local`` acknowledges an append once the server has it (fsynced, as
+        the server's ``appendfsync`` says); ``replica`` only once one replica has it too
+        (``WAIT 1``, at most ``replica_timeout_ms``, else :class:`StoreUnavailable`);
+        ``auto`` is ``replica`` when every master has a replica connected now, else ``local``.
         """
         if cluster is None:
             cluster = await detect_cluster(url, connect_timeout=call_timeout)
         client = await open_client(
             url, cluster=cluster, max_connections=max_connections, call_timeout=call_timeout, client_name=client_name
         )
+        if durability == "auto":
+            replicated = await every_master_has_a_replica(Server(client, timeout=call_timeout))
+            durability = "replica" if replicated else "local"
         return cls(
             client,
             owns_client=True,
@@ -182,7 +216,15 @@ class EventStore(Appending, Reading, Metadata, Lobby):
             upcasters=upcasters,
             batch_appends=batch_appends,
             max_append_batch=max_append_batch,
+            replicas=1 if durability == "replica" else 0,
+            replica_timeout_ms=replica_timeout_ms,
         )
+
+    @property
+    def durability(self) -> Literal["local", "replica"]:
+        """What an acknowledged append is safe from: ``local`` (the server's own disk), or
+        ``replica`` (a replica has it too: a failover keeps it)."""
+        return "replica" if self._batcher is not None and self._batcher.replicas else "local"
 
     @property
     def cluster(self) -> bool:

@@ -39,6 +39,14 @@ variable                       default                     meaning
                                                            ``store_unavailable`` after that
 ``DONJON_READY_TIMEOUT_MS``    ``1000``                    how long ``/readyz`` waits for the
                                                            store's PING
+``DONJON_DURABILITY``          ``auto``                    ``local``: an ack means the store's
+                                                           server has the append; ``replica``: a
+                                                           replica has it too (``WAIT``); ``auto``:
+                                                           ``replica`` when every master has a
+                                                           replica at start, else ``local``
+``DONJON_REPLICA_TIMEOUT_MS``  ``1000``                    at ``replica``, how long an ack waits
+                                                           for the replica before the command
+                                                           fails with ``store_unavailable``
 ``DONJON_SEED_KEY``           (unset: ``seed.key`` in     64 hex digits: the node key that seals
                                the data folder)            game seeds at rest; the same on every
                                                            node sharing a store
@@ -190,6 +198,9 @@ class Settings:
     bot_delay_ms: int = field(default=0, metadata={"cast": int})
     bot_takeover_ms: int = field(default=3000, metadata={"cast": int})
     store_timeout_ms: int = field(default=2000, metadata={"cast": int})
+    durability: str = field(default="auto", metadata={"cast": _choice("auto", "local", "replica")})
+    """What an ack promises (``events.store.EventStore.connect``): the server's disk, or a replica too."""
+    replica_timeout_ms: int = field(default=1000, metadata={"cast": int})
     ready_timeout_ms: int = field(default=1000, metadata={"cast": int})
     seed_key: Secret | None = field(default=None, metadata={"cast": _node_key, "secret": True})
     signing_key: Secret | None = field(default=None, metadata={"cast": _node_key, "secret": True})
@@ -236,7 +247,7 @@ class Settings:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be positive, not {getattr(self, name)!r}")
         if not 0 <= self.port <= 65535:
             raise SettingsError(f"{PREFIX}PORT must be 0-65535, not {self.port!r}")
-        for name in ("store_timeout_ms", "ready_timeout_ms"):
+        for name in ("store_timeout_ms", "ready_timeout_ms", "replica_timeout_ms"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be at least 1, not {getattr(self, name)!r}")
         if self.read_block_ms < 1:

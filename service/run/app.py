@@ -21,12 +21,13 @@ import asyncio
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
+from typing import cast
 
 from aiohttp import web
 
 from events.embedded import EmbeddedServer
 from events.errors import StoreUnavailable
-from events.store import EventStore
+from events.store import Durability, EventStore
 from events.tasks import stop_task
 from games.base import Engine
 from games.tileboard import BOARD_COMPILED
@@ -162,7 +163,7 @@ async def _event_store(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     url = app[EMBEDDED].url if settings.embedded else settings.redis_url.reveal()  # type: ignore[union-attr]
     cluster = False if settings.embedded else settings.cluster
-    store = await _connect(url, cluster, f"donjon-{settings.node_id}", settings.store_timeout_ms / 1000)
+    store = await _connect(url, cluster, f"donjon-{settings.node_id}", settings)
     app[STORE] = store
     try:
         yield
@@ -170,21 +171,28 @@ async def _event_store(app: web.Application) -> AsyncIterator[None]:
         await store.close()
 
 
-async def _connect(url: str, cluster: bool | None, client_name: str, call_timeout: float) -> EventStore:
+async def _connect(url: str, cluster: bool | None, client_name: str, settings: Settings) -> EventStore:
     """The store; with ``DONJON_REDIS_CLUSTER=auto`` the server is asked what it is, again and
     again for up to :data:`_DETECT_FOR` seconds while it does not answer (a store starting
     alongside the service), then the start fails with the store's message."""
     deadline = asyncio.get_running_loop().time() + _DETECT_FOR
     while True:
         try:
-            store = await EventStore.connect(url, call_timeout=call_timeout, cluster=cluster, client_name=client_name)
+            store = await EventStore.connect(
+                url,
+                call_timeout=settings.store_timeout_ms / 1000,
+                cluster=cluster,
+                client_name=client_name,
+                durability=cast(Durability, settings.durability),
+                replica_timeout_ms=settings.replica_timeout_ms,
+            )
         except StoreUnavailable as exc:
             if asyncio.get_running_loop().time() > deadline:
                 raise
             log.warning("store.connect_failed", error=str(exc))
             await asyncio.sleep(0.5)
             continue
-        log.info("store.connected", cluster=store.cluster)
+        log.info("store.connected", cluster=store.cluster, durability=store.durability)
         return store
 
 
