@@ -1,6 +1,7 @@
 #!/bin/sh
-# Joins the masters named on the command line into one cluster, once: a cluster that is up
-# already is left as it is (a restart of the stack).
+# Joins the nodes named on the command line into one cluster with one replica per master
+# (DONJON_REPLICAS to change it), once: a cluster that is up already is left as it is (a restart
+# of the stack).
 set -eu
 first="$1"
 until valkey-cli -h "$first" ping >/dev/null 2>&1; do sleep 0.5; done
@@ -14,6 +15,6 @@ for host in "$@"; do
   addresses="$addresses $(getent hosts "$host" | cut -d' ' -f1):6379"
 done
 # shellcheck disable=SC2086
-valkey-cli --cluster create $addresses --cluster-replicas 0 --cluster-yes
+valkey-cli --cluster create $addresses --cluster-replicas "${DONJON_REPLICAS:-1}" --cluster-yes
 until valkey-cli -h "$first" cluster info | grep -q '^cluster_state:ok'; do sleep 0.5; done
-echo "cluster-init: cluster of $# masters is up"
+echo "cluster-init: cluster of $# nodes is up"

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import math
 import os
 import shutil
 import signal
@@ -46,7 +47,7 @@ from service.ops.scrape import WorkerPlace
 from service.ops.settings import Secret, Settings
 from service.run.supervise import GAVE_UP, RestartBudget
 
-__all__ = ["RESTART_DELAY", "STOP_GRACE", "Supervisor", "default_workers"]
+__all__ = ["RESTART_DELAY", "STOP_GRACE", "Supervisor", "cgroup_cpu_quota", "default_workers"]
 
 STOP_GRACE = 10.0
 """Seconds the workers have, on top of their drain (``DONJON_DRAIN_MS``), to close their sockets
@@ -57,12 +58,46 @@ not spin."""
 _PR_SET_PDEATHSIG = 1
 
 
-def default_workers() -> int:
-    """One worker per core this process may run on."""
+def default_workers(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
+    """One worker per core this process may use: the cores it may run on, capped by the cgroup's
+    CPU quota (a container limited to 2 CPUs on a 64-core host gets 2 workers, not 64)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    quota = cgroup_cpu_quota(cgroup)
+    if quota is not None:
+        cores = min(cores, math.ceil(quota))
+    return max(1, cores)
+
+
+def cgroup_cpu_quota(cgroup: Path) -> float | None:
+    """The CPUs the cgroup's quota allows (cgroup v2 ``cpu.max``, else v1 ``cpu.cfs_quota_us`` over
+    ``cpu.cfs_period_us``), or None when there is no quota or no cgroup file to read.
+
+    >>> import tempfile; folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "cpu.max").write_text("150000 100000")
+    >>> cgroup_cpu_quota(folder)
+    1.5
+    >>> _ = (folder / "cpu.max").write_text("max 100000")
+    >>> cgroup_cpu_quota(folder) is None
+    True
+    """
+    try:
+        quota, period = (cgroup / "cpu.max").read_text().split()[:2]
+    except (OSError, ValueError):
+        try:
+            quota = (cgroup / "cpu" / "cpu.cfs_quota_us").read_text().strip()
+            period = (cgroup / "cpu" / "cpu.cfs_period_us").read_text().strip()
+        except OSError:
+            return None
+    if quota in ("max", "-1"):
+        return None
+    try:
+        cpus = int(quota) / int(period)
+    except (ValueError, ZeroDivisionError):
+        return None
+    return cpus if cpus > 0 else None
 
 
 def _die_with_parent() -> None:
