@@ -12,12 +12,17 @@ trouble is :class:`~events.errors.StoreUnavailable`), never redis-py's exception
 'StoreError'
 >>> translated(rexc.ResponseError("CLUSTERDOWN The cluster is down")).__class__.__name__
 'StoreUnavailable'
+>>> translated(RuntimeError("unable to perform operation on <TCPTransport closed=True>")).__class__.__name__
+'StoreUnavailable'
+>>> translated(RuntimeError("a bug of ours")).__class__.__name__
+'RuntimeError'
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
@@ -40,6 +45,7 @@ __all__ = [
     "detect_cluster",
     "every_master_has_a_replica",
     "is_cluster",
+    "lost_connection",
     "open_client",
     "translated",
 ]
@@ -67,13 +73,30 @@ _UNAVAILABLE_ERRORS = (
 )
 
 
+def lost_connection(exc: BaseException) -> bool:
+    """True for what redis-py raises, as other classes than its own, when a connection it was
+    using is torn down under it (a master killed or failed over mid-call): ``RuntimeError`` from
+    a closed transport, ``AttributeError`` from a connection whose writer is already gone. Only
+    when raised inside redis-py or the transport, so a bug of ours is never taken for one."""
+    if not isinstance(exc, RuntimeError | AttributeError):
+        return False
+    if isinstance(exc, RuntimeError) and "closed" in str(exc) and "ransport" in str(exc):
+        return True
+    frame = exc.__traceback__
+    innermost = None
+    while frame is not None:
+        innermost, frame = frame, frame.tb_next
+    where = innermost.tb_frame.f_code.co_filename if innermost is not None else ""
+    return f"{os.sep}redis{os.sep}" in where and isinstance(exc, AttributeError) and "NoneType" in str(exc)
+
+
 def translated(exc: BaseException) -> BaseException:
     """The store's own (PEP 249-like) error for a redis-py or socket exception, caused by it.
 
     The message starts with the exception's class name (``MovedError``, ``ClusterDownError``...),
     so a log line says what really happened."""
     what = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, _UNAVAILABLE_ERRORS):
+    if isinstance(exc, _UNAVAILABLE_ERRORS) or lost_connection(exc):
         error: StoreError = StoreUnavailable(f"event store unavailable: {what}")
     elif isinstance(exc, rexc.ResponseError) and str(exc).startswith(_UNAVAILABLE_PREFIXES):
         error = StoreUnavailable(f"event store cannot serve now: {what}")
@@ -187,7 +210,7 @@ class Call:
                 await self._deadline.__aexit__(kind, error, traceback)
             except TimeoutError as exc:  # the budget ran out, not one of redis-py's timeouts
                 raise StoreUnavailable(f"event store did not answer within {self._budget:g} s") from exc
-        if isinstance(error, CLIENT_ERRORS):
+        if isinstance(error, CLIENT_ERRORS) or (error is not None and lost_connection(error)):
             raise translated(error) from error
 
 
