@@ -104,8 +104,9 @@ async def _nodes(url: str, count: int) -> AsyncIterator[tuple[list[str], list[in
                 process.wait()
 
 
-async def _spread_load(bases: list[str], seconds: float) -> dict[str, Any]:
-    """Closed loop over :data:`_GAMES` games spread over the nodes, one spectator each elsewhere."""
+async def _spread_load(bases: list[str], seconds: float, *, routed: bool = False) -> dict[str, Any]:
+    """Closed loop over :data:`_GAMES` games spread over the nodes, one spectator each elsewhere
+    (``routed``: on the player's node, as a balancer routing by game puts every socket of a game)."""
     import aiohttp
 
     from bench.service import _new_game, _socket
@@ -114,7 +115,8 @@ async def _spread_load(bases: list[str], seconds: float) -> dict[str, Any]:
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         games = [await _new_game(session, bases[i % len(bases)]) for i in range(_GAMES)]
         players = [await _socket(session, bases[i % len(bases)], g, t) for i, (g, t) in enumerate(games)]
-        watchers = [await _socket(session, bases[(i + 1) % len(bases)], g) for i, (g, _) in enumerate(games)]
+        apart = 0 if routed else 1
+        watchers = [await _socket(session, bases[(i + apart) % len(bases)], g) for i, (g, _) in enumerate(games)]
         sent: dict[tuple[int, int], float] = {}
         latencies: list[float] = []
         acked = [3] * _GAMES  # the last version each player was acked
@@ -166,15 +168,22 @@ async def _spread_load(bases: list[str], seconds: float) -> dict[str, Any]:
     return {"acks": acks, "seconds": ended - started, "p50": p50, "p99": p99, "missing": missing}
 
 
+async def _measured(url: str, count: int, server_pids: list[int], seconds: float, routed: bool) -> tuple[Any, ...]:
+    """One load on ``count`` fresh nodes: the load's result, the nodes' and the servers' CPU seconds."""
+    async with _nodes(url, count) as (bases, pids):
+        await _spread_load(bases, 0.5, routed=routed)  # warm up
+        nodes_before, servers_before = _cpu_seconds(pids), _cpu_seconds(server_pids)
+        result = await _spread_load(bases, seconds, routed=routed)
+        return result, _cpu_seconds(pids) - nodes_before, _cpu_seconds(server_pids) - servers_before
+
+
 async def _throughput_rows(label: str, url: str, server_pids: list[int], seconds: float) -> dict[str, str]:
     figures: dict[str, str] = {}
+    per_command: dict[int, float] = {}
     for count in (1, 2, 3):
-        async with _nodes(url, count) as (bases, pids):
-            await _spread_load(bases, 0.5)  # warm up
-            nodes_before, servers_before = _cpu_seconds(pids), _cpu_seconds(server_pids)
-            result = await _spread_load(bases, seconds)
-            nodes_cpu, servers_cpu = _cpu_seconds(pids) - nodes_before, _cpu_seconds(server_pids) - servers_before
+        result, nodes_cpu, servers_cpu = await _measured(url, count, server_pids, seconds, routed=False)
         acks = max(1, result["acks"])
+        per_command[count] = nodes_cpu / acks
         figures[f"cluster: {label}, {count} node(s): accepted commands/s; update p50 / p99"] = (
             f"{result['acks'] / result['seconds']:,.0f}; {result['p50'] * 1e3:.1f} / {result['p99'] * 1e3:.1f} ms"
             + (f" ({result['missing']} updates never shown within 10 s)" if result["missing"] else "")
@@ -182,6 +191,14 @@ async def _throughput_rows(label: str, url: str, server_pids: list[int], seconds
         figures[f"cluster: {label}, {count} node(s): CPU per command, nodes + store"] = (
             f"{nodes_cpu / acks * 1e6:,.0f} + {servers_cpu / acks * 1e6:,.0f} us"
         )
+    # Every socket of a game on one node, as deploy/haproxy.cfg routes them: no node folds a
+    # game another node appends to, so 3 nodes should cost what 1 does per command.
+    result, nodes_cpu, _ = await _measured(url, 3, server_pids, seconds, routed=True)
+    routed = nodes_cpu / max(1, result["acks"])
+    figures[f"cluster: {label}, 3 nodes routed by game: nodes' CPU per command, / 1 node"] = (
+        f"{routed * 1e6:,.0f} us = {routed / per_command[1]:.2f}"
+        f" (crossing nodes: {per_command[3] / per_command[1]:.2f})"
+    )
     return figures
 
 
