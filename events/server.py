@@ -78,16 +78,15 @@ def lost_connection(exc: BaseException) -> bool:
     using is torn down under it (a master killed or failed over mid-call): ``RuntimeError`` from
     a closed transport, ``AttributeError`` from a connection whose writer is already gone. Only
     when raised inside redis-py or the transport, so a bug of ours is never taken for one."""
-    if not isinstance(exc, RuntimeError | AttributeError):
+    if isinstance(exc, RuntimeError):
+        return "closed" in str(exc) and "ransport" in str(exc)
+    if not isinstance(exc, AttributeError) or "NoneType" not in str(exc):
         return False
-    if isinstance(exc, RuntimeError) and "closed" in str(exc) and "ransport" in str(exc):
-        return True
     frame = exc.__traceback__
     innermost = None
     while frame is not None:
         innermost, frame = frame, frame.tb_next
-    where = innermost.tb_frame.f_code.co_filename if innermost is not None else ""
-    return f"{os.sep}redis{os.sep}" in where and isinstance(exc, AttributeError) and "NoneType" in str(exc)
+    return innermost is not None and f"{os.sep}redis{os.sep}" in innermost.tb_frame.f_code.co_filename
 
 
 def translated(exc: BaseException) -> BaseException:

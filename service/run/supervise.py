@@ -55,6 +55,11 @@ class RestartBudget:
             self._deaths.popleft()
         return len(self._deaths) <= self.max_restarts
 
+    @property
+    def spent(self) -> str:
+        """Why the store is not restarted again, once :meth:`died` said no."""
+        return f"the embedded store died {self.max_restarts + 1} times in {self.window:.0f} s"
+
 
 async def watch_embedded(server: EmbeddedServer, life: Lifecycle, budget: RestartBudget | None = None) -> None:
     """Restart ``server`` each time it dies, until the budget runs out or a restart fails; then
@@ -68,7 +73,7 @@ async def watch_embedded(server: EmbeddedServer, life: Lifecycle, budget: Restar
             continue
         log.warning("embedded.died", status=status, data_dir=str(server.data_dir))
         if not budget.died(loop.time()):
-            _give_up(life, f"the embedded store died {budget.max_restarts + 1} times in {budget.window:.0f} s")
+            _give_up(life, budget.spent)
             return
         try:
             await server.restart_async()

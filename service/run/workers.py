@@ -211,7 +211,7 @@ class Supervisor:
         if status is None:
             return True
         self.log.warning("embedded.died", status=status, data_dir=str(store.data_dir))
-        reason = f"the embedded store died {budget.max_restarts + 1} times in {budget.window:.0f} s"
+        reason = budget.spent
         if budget.died(time.monotonic()):
             try:
                 store.restart()

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,20 +18,13 @@ from pathlib import Path
 import pytest
 import redis
 
-from events.embedded import valkey_binary
+from events.embedded import EmbeddedServer
 from events.errors import StoreUnavailable
 from events.localcluster import ClusterMaster, LocalCluster, LocalReplicaPair
 from events.store import EventStore, NewEvent, events_key
 
 ROUNDS = 8
 """Master kills of the plain pair; each round writes, kills right after an ack, and checks."""
-
-
-def _spawn(folder: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
-    folder.mkdir(parents=True, exist_ok=True)
-    args = [str(valkey_binary()), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
-            "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", "", *extra]
-    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _until(check: object, within: float = 20.0) -> None:
@@ -46,12 +37,6 @@ def _until(check: object, within: float = 20.0) -> None:
             pass
         assert time.monotonic() < deadline, "the servers did not get there in time"
         time.sleep(0.05)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -112,43 +97,36 @@ async def test_a_master_killed_right_after_an_ack_loses_nothing_acknowledged(tmp
             pair.stop()
 
 
-async def test_no_replica_in_time_is_store_unavailable_not_an_ack(tmp_path: Path) -> None:
-    port = free_port()
-    alone = _spawn(tmp_path / "alone", port)
-    try:
-        _until(lambda: redis.Redis(port=port).ping())
-        store = await EventStore.connect(f"redis://127.0.0.1:{port}/0", durability="replica", replica_timeout_ms=200)
-        try:
-            assert store.durability == "replica"
-            started = time.monotonic()
-            with pytest.raises(StoreUnavailable, match="NotReplicated"):
-                await store.append("g", [NewEvent("e", {})], expected_version=0, command_id="c", actor=None, ts=0)
-            assert time.monotonic() - started < 2.0
-            # The append is on the master, unconfirmed: the resend is a duplicate, refused the same
-            # way until a replica confirms it.
-            with pytest.raises(StoreUnavailable):
-                await store.append("g", [NewEvent("e", {})], expected_version=0, command_id="c", actor=None, ts=0)
-        finally:
-            await store.close()
-    finally:
-        alone.kill()
-        alone.wait()
+@pytest.fixture
+def alone(tmp_path: Path) -> Iterator[str]:
+    """A server with no replica: its url."""
+    with EmbeddedServer(tmp_path / "alone", fsync="everysec") as server:
+        yield server.url
 
 
-async def test_local_durability_never_waits(tmp_path: Path) -> None:
-    port = free_port()
-    alone = _spawn(tmp_path / "alone", port)
+async def test_no_replica_in_time_is_store_unavailable_not_an_ack(alone: str) -> None:
+    store = await EventStore.connect(alone, durability="replica", replica_timeout_ms=200)
     try:
-        _until(lambda: redis.Redis(port=port).ping())
-        store = await EventStore.connect(f"redis://127.0.0.1:{port}/0", durability="auto")
-        try:
-            assert store.durability == "local"
+        assert store.durability == "replica"
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailable, match="NotReplicated"):
             await store.append("g", [NewEvent("e", {})], expected_version=0, command_id="c", actor=None, ts=0)
-        finally:
-            await store.close()
+        assert time.monotonic() - started < 2.0
+        # The append is on the master, unconfirmed: the resend is a duplicate, refused the same
+        # way until a replica confirms it.
+        with pytest.raises(StoreUnavailable):
+            await store.append("g", [NewEvent("e", {})], expected_version=0, command_id="c", actor=None, ts=0)
     finally:
-        alone.kill()
-        alone.wait()
+        await store.close()
+
+
+async def test_local_durability_never_waits(alone: str) -> None:
+    store = await EventStore.connect(alone, durability="auto")
+    try:
+        assert store.durability == "local"
+        await store.append("g", [NewEvent("e", {})], expected_version=0, command_id="c", actor=None, ts=0)
+    finally:
+        await store.close()
 
 
 @pytest.fixture

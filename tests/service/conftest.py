@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
+from events.embedded import EmbeddedServer
 from service.fairness.seed_vault import SeedVault
 from service.ops.settings import Secret, Settings
 from service.run.app import create_app
@@ -158,3 +160,14 @@ async def command(ws: aiohttp.ClientWebSocketResponse, command_id: str, cmd: dic
 async def expect_reply(ws: aiohttp.ClientWebSocketResponse, command_id: str) -> tuple[dict[str, Any], list]:
     """The ack or error for ``command_id`` (updates before it are returned too)."""
     return await receive_until(ws, lambda f: f["type"] in ("ack", "error") and f.get("id") == command_id)
+
+
+@pytest.fixture
+def valkey(tmp_path: Path) -> Iterator[str]:
+    """A Valkey server of the test's own (fsync everysec), for tests that start ``donjon serve``
+    processes on it and kill them; its url."""
+    server = EmbeddedServer(tmp_path / "valkey", fsync="everysec").start()
+    try:
+        yield server.url
+    finally:
+        server.stop()

@@ -14,26 +14,16 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
-from events.embedded import EmbeddedServer
 from tests.service.nodes import Nodes, check_log, frames_until, human_seat, post, spectate
 
 DRAIN_MS = 1500
-
-
-@pytest.fixture
-def valkey(tmp_path: Path) -> Iterator[str]:
-    server = EmbeddedServer(tmp_path / "valkey", fsync="everysec").start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -24,14 +24,13 @@ import asyncio
 import subprocess
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 
 from events.due import due_key, shard_of
-from events.embedded import EmbeddedServer
 from events.store import EventStore
 from tests.service.nodes import (
     ENGINES,
@@ -46,15 +45,6 @@ from tests.service.nodes import (
     post,
     spectate,
 )
-
-
-@pytest.fixture
-def valkey(tmp_path: Path) -> Iterator[str]:
-    server = EmbeddedServer(tmp_path / "valkey", fsync="everysec").start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
 
 
 @pytest.fixture(params=["valkey", "cluster"])
