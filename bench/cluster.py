@@ -155,17 +155,22 @@ async def _spread_load(bases: list[str], seconds: float, *, routed: bool = False
         started = time.perf_counter()
         await asyncio.gather(*(play(i, ws) for i, ws in enumerate(players)))
         ended = time.perf_counter()
-        # The updates of the last commands, however late (a saturated node's reader lags).
-        deadline = time.perf_counter() + 10
-        while any(s < a for s, a in zip(shown, acked, strict=True)) and time.perf_counter() < deadline:  # noqa: ASYNC110
-            await asyncio.sleep(0.05)
-        missing = sum(a - s for s, a in zip(shown, acked, strict=True) if s < a)
+        missing = await _updates_missing(shown, acked)
         for task in watching:
             task.cancel()
         for ws in (*players, *watchers):
             await ws.close()
     p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
     return {"acks": acks, "seconds": ended - started, "p50": p50, "p99": p99, "missing": missing}
+
+
+async def _updates_missing(shown: list[int], acked: list[int], within: float = 10.0) -> int:
+    """Wait for the updates of the last commands, however late (a saturated node's reader lags);
+    how many versions acked were never shown within ``within`` seconds."""
+    deadline = time.perf_counter() + within
+    while any(s < a for s, a in zip(shown, acked, strict=True)) and time.perf_counter() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(0.05)
+    return sum(a - s for s, a in zip(shown, acked, strict=True) if s < a)
 
 
 async def _measured(url: str, count: int, server_pids: list[int], seconds: float, routed: bool) -> tuple[Any, ...]:
