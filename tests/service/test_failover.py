@@ -15,7 +15,9 @@ from typing import Any
 import aiohttp
 import pytest
 
+from events.errors import StoreUnavailable
 from events.localcluster import LocalCluster
+from events.store import EventStore
 from tests.service.nodes import Nodes, check_log, connect, post
 from tests.service.test_cluster import Resharder, slot_of
 
@@ -46,10 +48,23 @@ def problems(log: Path) -> list[dict[str, Any]]:
     return found
 
 
-async def finished(url: str, game_ids: list[str], within: float) -> set[str]:
-    store = await connect(url)
-    done: set[str] = set()
+async def connect_after_failover(url: str, within: float) -> EventStore:
+    """A store on the cluster once it answers again: until the replica is promoted, the cluster's
+    map still names the dead master, and a client that reaches for it is refused."""
     deadline = time.monotonic() + within
+    while True:
+        try:
+            return await connect(url)
+        except StoreUnavailable:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
+async def finished(url: str, game_ids: list[str], within: float) -> set[str]:
+    deadline = time.monotonic() + within
+    store = await connect_after_failover(url, within)
+    done: set[str] = set()
     try:
         while done != set(game_ids) and time.monotonic() < deadline:
             for game_id in set(game_ids) - done:
