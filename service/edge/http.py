@@ -22,7 +22,18 @@ from events.errors import StoreError, StoreUnavailable
 from projections import lobby
 from projections.game import Status
 from projections.views import events_for, view_for
-from service.edge.keys import ENGINES, LIFECYCLE, METRICS, NODE, SERVICE, SETTINGS, SIGNING_KEY, STORE, WORKER
+from service.edge.keys import (
+    CLOCK,
+    DEPLOYMENT_KEYS,
+    ENGINES,
+    LIFECYCLE,
+    METRICS,
+    NODE,
+    SERVICE,
+    SETTINGS,
+    STORE,
+    WORKER,
+)
 from service.edge.wire import decode_json, refuse_unknown_fields
 from service.edge.ws import websocket_handler
 from service.errors import ErrorCode, ServiceError
@@ -363,11 +374,12 @@ async def get_state(request: web.Request) -> web.Response:
 
 
 async def get_export(request: web.Request) -> web.Response:
-    """A finished game's whole log with the stored bodies and hashes, signed by the node
-    (:mod:`service.fairness.export`)."""
+    """A finished game's whole log with the stored bodies and hashes, signed by the deployment's
+    current key (:mod:`service.fairness.export`)."""
     game_id = request.match_info["id"]
     projection = await request.app[SERVICE].load(game_id)
-    return _json(await signed_export(request.app[STORE], game_id, projection.game, request.app[SIGNING_KEY]))
+    signer = await request.app[DEPLOYMENT_KEYS].signer()
+    return _json(await signed_export(request.app[STORE], game_id, projection.game, signer, request.app[CLOCK]()))
 
 
 # --- requests too large to read ----------------------------------------------------------------
@@ -399,8 +411,9 @@ _CONTRACT_FILES = web.AppKey("contract_files", dict)
 
 
 async def keys(request: web.Request) -> web.Response:
-    """The public keys this node signs game exports with (``docs/fairness.md``)."""
-    return _json({"keys": [request.app[SIGNING_KEY].describe()]})
+    """The deployment's signing keys, current and retired, and ``legacy_games_before``
+    (``docs/fairness.md``)."""
+    return _json(await request.app[DEPLOYMENT_KEYS].listing())
 
 
 def setup_routes(app: web.Application) -> None:

@@ -11,8 +11,8 @@ from events.embedded import EmbeddedServer
 from events.store import EventStore
 from games.base import Engine
 from service.edge.reader import Node
+from service.fairness.deployment_keys import DeploymentKeys
 from service.fairness.seed_vault import SeedVault
-from service.fairness.signing import NodeKey
 from service.ops.lifecycle import Lifecycle
 from service.ops.metrics import Metrics
 from service.ops.scrape import WorkerPlace
@@ -21,7 +21,7 @@ from service.play.game_service import GameService
 
 __all__ = [
     "SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS", "CLOCK", "VAULT",
-    "SIGNING_KEY", "LIFECYCLE", "WORKER",
+    "DEPLOYMENT_KEYS", "LIFECYCLE", "WORKER",
 ]
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -39,9 +39,10 @@ CLOCK: web.AppKey[Callable[[], int]] = web.AppKey("clock")
 """The node's clock, ``() -> int`` ms since the epoch (the wall clock unless a test injects one)."""
 VAULT = web.AppKey("vault", SeedVault)
 """Seals game seeds at rest with the node key (:mod:`service.fairness.seed_vault`)."""
-SIGNING_KEY = web.AppKey("signing_key", NodeKey)
+DEPLOYMENT_KEYS = web.AppKey("deployment_keys", DeploymentKeys)
+"""The deployment's keyring (:mod:`service.fairness.deployment_keys`): its current key signs
+exports, ``GET /keys`` lists it; set once the store is connected."""
 LIFECYCLE = web.AppKey("lifecycle", Lifecycle)
+"""Whether the node drains, and why and with which status it stops (:mod:`service.run.drain`)."""
 WORKER = web.AppKey("worker", WorkerPlace)
 """This worker's place among a ``donjon serve --workers N``'s, else absent (:mod:`service.ops.scrape`)."""
-"""Whether the node drains, and why and with which status it stops (:mod:`service.run.drain`)."""
-"""The node's Ed25519 key that signs exports; ``GET /keys`` lists its public half."""

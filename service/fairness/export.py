@@ -4,10 +4,15 @@ Every event comes with its stored msgpack body (base64), ``prev_hash`` and ``has
 the append script hashed (:mod:`events.chain`), so a verifier in any language re-computes the chain
 without trusting the service's decoding; ``seed`` and ``secret_options`` are copied from the log's
 ``game.finished`` body (a verifier should read them from that body, which the chain covers). The node
-signs it (:func:`signed_export`, :mod:`service.fairness.signing`): ``signature`` is one more top-level field,
+signs it with the deployment's current key (:func:`signed_export`, :mod:`service.fairness.signing`,
+:mod:`service.fairness.deployment_keys`): ``signature`` is one more top-level field,
 computed over the canonical JSON of every other field (:func:`signed_bytes`), so verifiers of the
 unsigned shape keep working. ``chain.algorithm`` and ``chain.genesis`` are the game's own (SHA-256
 for games created since v1.2, SHA-1 before; ``docs/fairness.md``).
+
+The format is ``donjon.export/2``: ``/1`` plus ``exported_at``, the time (ms since the epoch) the
+export was signed, which a pinned verifier compares with the signing key's retirement (a key
+retired before it cannot have signed it). ``/1`` files still verify.
 
 A game that has not finished is refused with ``not_finished``: before the end the seed is secret, so
 the stored bodies' sealed parts (hands, the Overlord's tokens, commands: :mod:`service.fairness.sealing`) do
@@ -34,9 +39,11 @@ class Signer(Protocol):
 
     def sign_export(self, export: dict[str, Any]) -> dict[str, Any]: ...
 
-__all__ = ["EXPORT_FORMAT", "chain_description", "export_game", "signed_bytes", "signed_export"]
+__all__ = ["EXPORT_FORMAT", "EXPORT_FORMATS", "chain_description", "export_game", "signed_bytes", "signed_export"]
 
-EXPORT_FORMAT = "donjon.export/1"
+EXPORT_FORMAT = "donjon.export/2"
+EXPORT_FORMATS = ("donjon.export/1", EXPORT_FORMAT)
+"""Every format a verifier accepts: ``/1`` files (no ``exported_at``) still verify."""
 
 
 def chain_description(algorithm: str) -> str:
@@ -44,8 +51,9 @@ def chain_description(algorithm: str) -> str:
     return f"{algorithm}(prev_hash_hex || msgpack_body)"
 
 
-async def export_game(store: Store, game_id: str, game: str) -> dict[str, Any]:
-    """The export of a finished game; :class:`ServiceError` ``not_finished`` for any other."""
+async def export_game(store: Store, game_id: str, game: str, exported_at: int = 0) -> dict[str, Any]:
+    """The export of a finished game at ``exported_at`` (ms); :class:`ServiceError`
+    ``not_finished`` for any other."""
     entries = await store.raw_entries(game_id)
     last = msgpack.unpackb(entries[-1][1], raw=False) if entries else {}
     if last.get("type") != "game.finished":
@@ -57,6 +65,7 @@ async def export_game(store: Store, game_id: str, game: str) -> dict[str, Any]:
     algorithm = chain_of_body(entries[0][1])
     export: dict[str, Any] = {
         "format": EXPORT_FORMAT,
+        "exported_at": exported_at,
         "id": game_id,
         "game": game,
         "status": "finished",
@@ -73,9 +82,9 @@ async def export_game(store: Store, game_id: str, game: str) -> dict[str, Any]:
     return export
 
 
-async def signed_export(store: Store, game_id: str, game: str, key: Signer) -> dict[str, Any]:
-    """The export of a finished game, signed with the node's ``key``."""
-    return key.sign_export(await export_game(store, game_id, game))
+async def signed_export(store: Store, game_id: str, game: str, key: Signer, exported_at: int) -> dict[str, Any]:
+    """The export of a finished game at ``exported_at`` (ms), signed with the deployment's ``key``."""
+    return key.sign_export(await export_game(store, game_id, game, exported_at))
 
 
 def signed_bytes(export: dict[str, Any]) -> bytes:

@@ -18,7 +18,10 @@ field                      purpose      plaintext
 =========================  ===========  =========================================================
 
 The key is 32 bytes: ``DONJON_SEED_KEY`` (64 hex digits; every node sharing a store needs the same
-one), else the file ``seed.key`` in the data folder, made on first use with mode 0600. Metas
+one), else the file ``seed.key`` in the keys folder (``DONJON_KEYS_DIR``, by default
+``donjon-keys`` beside the data folder, :mod:`service.fairness.key_files`), made on first use
+with mode 0600. It also seals the deployment's signing keys in the store
+(:mod:`service.fairness.deployment_keys`). Metas
 stored before sealing keep ``seed``, the full ``options`` and ``seat_key`` in clear and still
 load (:func:`opened_meta`). ``game.finished`` reveals the seed and the secret options as before,
 so nothing about verification changes (``docs/fairness.md``, "Trust model").
@@ -41,7 +44,7 @@ import msgpack
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from service.fairness.key_files import setting_or_file_key
+from service.fairness.key_files import moved_out_of_data, setting_or_file_key
 
 __all__ = [
     "KEY_FILE",
@@ -151,7 +154,10 @@ def seed_of_meta(game_id: str, meta: Mapping[str, Any], vault: SeedVault | None)
     return bytes.fromhex(clear) if isinstance(clear, str) else None
 
 
-def load_or_create_key(setting: str | None, data_dir: Path) -> bytes:
-    """The node's seed key: the setting's 64 hex digits, else ``data_dir/seed.key`` (made, mode
-    0600, when missing). :class:`ValueError` naming the problem of a bad setting or file."""
-    return setting_or_file_key(setting, "DONJON_SEED_KEY", Path(data_dir) / KEY_FILE)
+def load_or_create_key(setting: str | None, data_dir: Path, keys_dir: Path) -> bytes:
+    """The node's seed key: the setting's 64 hex digits, else ``keys_dir/seed.key`` (moved there
+    from ``data_dir``, where older versions kept it; made, mode 0600, when missing).
+    :class:`ValueError` naming the problem of a bad setting or file."""
+    if setting:
+        return setting_or_file_key(setting, "DONJON_SEED_KEY", Path(keys_dir) / KEY_FILE)
+    return setting_or_file_key(None, "DONJON_SEED_KEY", moved_out_of_data(KEY_FILE, data_dir, keys_dir))

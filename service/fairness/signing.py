@@ -1,14 +1,16 @@
-"""The node's Ed25519 key: it signs game exports, and ``GET /keys`` publishes its public half.
+"""Ed25519 signing keys: one signs game exports, and ``GET /keys`` publishes the public halves.
 
-The private key is 32 bytes: ``DONJON_SIGNING_KEY`` (64 hex digits), else the file
-``signing.key`` in the data folder, made on first use with mode 0600. Its id is the first 16 hex
-digits of ``sha256(raw public key)``. An export's ``signature`` is::
+The private key is 32 bytes, kept sealed in the store's keyring
+(:mod:`service.fairness.deployment_keys`: one key per deployment). Its id is the first 16 hex
+digits of ``sha256(raw public key)``; a signature whose ``key_id`` is not that of its
+``public_key`` is refused (a file must not borrow another key's name). An export's ``signature`` is::
 
     {"algorithm": "ed25519", "key_id": "<16 hex>", "public_key": "<64 hex>", "value": "<base64>"}
 
 over the canonical JSON of every other top-level field of the export (sorted keys, no spaces,
 UTF-8; :func:`service.fairness.export.signed_bytes`), so one byte changed anywhere in the file breaks it,
-and a verifier given the node's public key (``donjon verify --key``) refuses a file signed by any other key.
+and a verifier given the deployment's public keys (``donjon verify --key`` / ``--keys``) refuses a
+file signed by any other key.
 
 >>> key = NodeKey(bytes(32))
 >>> signed = key.sign_export({"format": "x", "events": []})
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +31,16 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from service.fairness.export import signed_bytes
-from service.fairness.key_files import setting_or_file_key
+from service.fairness.key_files import key_bytes, moved_out_of_data
 
 __all__ = [
     "ALGORITHM",
     "KEY_FILE",
     "NodeKey",
     "check_signature",
+    "strict_base64",
     "key_id",
-    "load_or_create_signing_key",
+    "old_signing_key",
 ]
 
 ALGORITHM = "ed25519"
@@ -75,26 +79,47 @@ class NodeKey:
         return {**{k: v for k, v in export.items() if k != SIGNATURE}, SIGNATURE: signature}
 
 
-def check_signature(export: dict[str, Any], pinned_key: str | None = None) -> str | None:
-    """``None`` when ``export`` carries a valid Ed25519 signature (by ``pinned_key``, 64 hex
-    digits, when given); else why not, in a few words."""
+def check_signature(export: dict[str, Any], pinned_keys: Iterable[str] | None = None) -> str | None:
+    """``None`` when ``export`` carries a valid Ed25519 signature whose ``key_id`` is its public
+    key's (by one of ``pinned_keys``, 64 hex digits each, when given); else why not, in a few words."""
     signature = export.get(SIGNATURE)
     if not isinstance(signature, dict):
         return "the file is not signed"
     if signature.get("algorithm") != ALGORITHM:
-        return f"the signature's algorithm is {signature.get('algorithm')!r}, not {ALGORITHM!r}"
+        return f"the signature's algorithm is {str(signature.get('algorithm'))[:40]!r}, not {ALGORITHM!r}"
     try:
-        public = bytes.fromhex(str(signature.get("public_key")))
-        value = base64.b64decode(str(signature.get("value")), validate=True)
+        public = bytes.fromhex(_text(signature.get("public_key")))
+        value = strict_base64(signature.get("value"))
         Ed25519PublicKey.from_public_bytes(public).verify(value, signed_bytes(export))
-    except (ValueError, InvalidSignature):
+    except (ValueError, TypeError, InvalidSignature):
         return "the signature does not match the file's contents"
-    if pinned_key is not None and public.hex() != pinned_key.strip().lower():
-        return f"the file is signed by key {key_id(public)}, not by the key given ({pinned_key[:16]}...)"
+    if signature.get("key_id") != key_id(public):
+        return f"the key_id {str(signature.get('key_id'))[:40]!r} is not {key_id(public)}, the id of the signing key"
+    if pinned_keys is not None and public.hex() not in {key.strip().lower() for key in pinned_keys}:
+        return f"the file is signed by key {key_id(public)}, which is not among the trusted keys given"
     return None
 
 
-def load_or_create_signing_key(setting: str | None, data_dir: Path) -> NodeKey:
-    """The node's key: the setting's 64 hex digits, else ``data_dir/signing.key`` (made, mode 0600,
-    when missing). :class:`ValueError` naming the problem of a bad setting or file."""
-    return NodeKey(setting_or_file_key(setting, "DONJON_SIGNING_KEY", Path(data_dir) / KEY_FILE))
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("not a string")
+    return value
+
+
+def strict_base64(text: Any) -> bytes:
+    """The bytes of ``text`` in RFC 4648 base64 (``A-Z a-z 0-9 + /``, padded with ``=`` to a
+    multiple of 4, no line breaks or spaces) written the one way those bytes encode (unused bits
+    zero); :class:`ValueError` for anything else."""
+    if not isinstance(text, str):
+        raise ValueError(f"not a base64 string: {type(text).__name__}")
+    decoded = base64.b64decode(text, validate=True)
+    if base64.b64encode(decoded).decode("ascii") != text:
+        raise ValueError("not the canonical base64 of its bytes")
+    return decoded
+
+
+def old_signing_key(data_dir: Path, keys_dir: Path) -> bytes | None:
+    """The ``signing.key`` an older version made (moved from the data folder to the keys folder),
+    which becomes the deployment's first key so its exports keep verifying; ``None`` when there is none."""
+    path = moved_out_of_data(KEY_FILE, data_dir, keys_dir)
+    return key_bytes(path.read_text(), str(path)) if path.exists() else None

@@ -47,11 +47,16 @@ variable                       default                     meaning
 ``DONJON_REPLICA_TIMEOUT_MS``  ``1000``                    at ``replica``, how long an ack waits
                                                            for the replica before the command
                                                            fails with ``store_unavailable``
+``DONJON_KEYS_DIR``           (unset: ``donjon-keys``     the folder of the node's key files
+                               beside the data folder)     (``seed.key``), never the data folder
 ``DONJON_SEED_KEY``           (unset: ``seed.key`` in     64 hex digits: the node key that seals
-                               the data folder)            game seeds at rest; the same on every
-                                                           node sharing a store
-``DONJON_SIGNING_KEY``        (unset: ``signing.key`` in  64 hex digits: the node's Ed25519
-                               the data folder)            private key that signs exports
+                               the keys folder)            game seeds and the deployment's signing
+                                                           keys at rest; the same on every node
+                                                           sharing a store
+``DONJON_SIGNING_KEY``        (unset)                     64 hex digits: an Ed25519 private key
+                                                           imported into the store's keyring as
+                                                           the deployment's current signing key
+                                                           (once: a later rotation holds)
 ``DONJON_CORS_ORIGINS``        (empty: same-origin only)   origins whose pages may call the API
                                                            and open sockets (``*``: any)
 ``DONJON_BOT_SWEEP_MS``        ``1000``                    how often a node looks in the store's
@@ -181,6 +186,8 @@ class Settings:
     redis_url: Secret | None = field(default=None, metadata={"cast": _redis_url, "secret": True})
     redis_cluster: str = field(default="auto", metadata={"cast": _choice("auto", "yes", "no")})
     data_dir: Path = field(default=Path("donjon-data"), metadata={"cast": Path})
+    keys_dir: Path | None = field(default=None, metadata={"cast": _optional_path})
+    """The node's key files; ``None``: :attr:`key_folder`, beside the data folder."""
     fsync: FsyncMode = field(default="always", metadata={"cast": _choice("always", "everysec")})
     host: str = field(default="127.0.0.1", metadata={"cast": str})
     port: int = field(default=8080, metadata={"cast": int})
@@ -269,6 +276,14 @@ class Settings:
     def cluster(self) -> bool | None:
         """``DONJON_REDIS_CLUSTER`` for :meth:`events.store.EventStore.connect`: ``None`` asks the server."""
         return {"auto": None, "yes": True, "no": False}[self.redis_cluster]
+
+    @property
+    def key_folder(self) -> Path:
+        """``DONJON_KEYS_DIR``, else the folder ``donjon-keys`` beside the data folder (a copy of
+        the data folder alone holds no key)."""
+        if self.keys_dir is not None:
+            return self.keys_dir
+        return Path(self.data_dir).absolute().parent / "donjon-keys"
 
     @property
     def embedded(self) -> bool:

@@ -4,7 +4,9 @@ Resources start in dependency order and stop in reverse, and only those that sta
 
 1. the embedded Valkey server, when ``DONJON_REDIS_URL`` is not set (in ``settings.data_dir``);
 2. the event store client;
-3. the game service (command path, cache and bot tasks) and the node's stream reader.
+3. the deployment's keyring (:mod:`service.fairness.deployment_keys`: made by the first node to
+   start on a new store, loaded by every other);
+4. the game service (command path, cache and bot tasks) and the node's stream reader.
 
 The engines are :func:`service.run.served.served_engines`: ``DONJON_CASTLE_DATA`` swaps in an
 operator's dataset for ``castle``, and an invalid one makes ``create_app`` raise
@@ -36,6 +38,7 @@ from service.edge.draining import refuse_new_work_while_draining
 from service.edge.http import HANDLER_ARGS, error_middleware, setup_routes
 from service.edge.keys import (
     CLOCK,
+    DEPLOYMENT_KEYS,
     EMBEDDED,
     ENGINES,
     LIFECYCLE,
@@ -43,7 +46,6 @@ from service.edge.keys import (
     NODE,
     SERVICE,
     SETTINGS,
-    SIGNING_KEY,
     SOCKETS,
     STORE,
     VAULT,
@@ -52,8 +54,10 @@ from service.edge.keys import (
 from service.edge.origins import add_cors_headers, origin_middleware
 from service.edge.reader import Node
 from service.edge.ws import websocket_handler
+from service.fairness.deployment_keys import DeploymentKeys, KeyringError
+from service.fairness.key_files import key_bytes
 from service.fairness.seed_vault import SeedVault, load_or_create_key
-from service.fairness.signing import NodeKey, load_or_create_signing_key
+from service.fairness.signing import old_signing_key
 from service.ops.lifecycle import Lifecycle
 from service.ops.logs import get_logger
 from service.ops.metrics import Metrics
@@ -95,13 +99,13 @@ def create_app(
     app[SOCKETS] = weakref.WeakSet()
     app[CLOCK] = clock or now_ms
     app[VAULT] = node_vault(settings)
-    app[SIGNING_KEY] = node_signing_key(settings)
     app[LIFECYCLE] = Lifecycle()
     if worker is not None:
         app[WORKER] = worker
     if settings.embedded:
         app.cleanup_ctx.append(_embedded_server)
     app.cleanup_ctx.append(_event_store)
+    app.cleanup_ctx.append(_deployment_keys)
     app.cleanup_ctx.append(_node)
     app.on_shutdown.append(_close_sockets)
     setup_routes(app)
@@ -111,23 +115,41 @@ def create_app(
 
 
 def node_vault(settings: Settings) -> SeedVault:
-    """The node's seed vault, from ``DONJON_SEED_KEY`` or the data folder's key file;
-    :class:`SettingsError` naming the problem of a bad key."""
+    """The node's seed vault, from ``DONJON_SEED_KEY`` or the keys folder's key file (moved there
+    from the data folder when an older version left it there); :class:`SettingsError` naming the
+    problem of a bad key."""
     setting = settings.seed_key.reveal() if settings.seed_key is not None else None
     try:
-        return SeedVault(load_or_create_key(setting, Path(settings.data_dir)))
+        return SeedVault(load_or_create_key(setting, Path(settings.data_dir), settings.key_folder))
     except (ValueError, OSError) as exc:
         raise SettingsError(f"seed key: {exc}") from None
 
 
-def node_signing_key(settings: Settings) -> NodeKey:
-    """The node's signing key, from ``DONJON_SIGNING_KEY`` or the data folder's key file;
-    :class:`SettingsError` naming the problem of a bad key."""
-    setting = settings.signing_key.reveal() if settings.signing_key is not None else None
+def old_signing_key_of(settings: Settings) -> bytes | None:
+    """The ``signing.key`` an older version left (in the data folder, moved to the keys folder),
+    the first key of a keyring made now; :class:`SettingsError` for a damaged file."""
     try:
-        return load_or_create_signing_key(setting, Path(settings.data_dir))
+        return old_signing_key(Path(settings.data_dir), settings.key_folder)
     except (ValueError, OSError) as exc:
         raise SettingsError(f"signing key: {exc}") from None
+
+
+async def open_deployment_keys(
+    settings: Settings, store: EventStore, vault: SeedVault, clock: Callable[[], int]
+) -> DeploymentKeys:
+    """The deployment's keyring in ``store`` (made when there is none; ``DONJON_SIGNING_KEY``
+    imported); :class:`SettingsError` when it does not open with this node's seed key."""
+    imported = settings.signing_key.reveal() if settings.signing_key is not None else None
+    try:
+        keys = await DeploymentKeys.open(
+            store.server, vault, clock, migrated=old_signing_key_of(settings),
+            imported=None if imported is None else key_bytes(imported, "DONJON_SIGNING_KEY"),
+        )
+    except KeyringError as exc:
+        raise SettingsError(f"signing key: {exc}") from None
+    signer = await keys.signer()
+    log.info("keys.loaded", key_id=signer.id)
+    return keys
 
 
 def _timed_routes(app: web.Application) -> list[tuple[str, str]]:
@@ -169,6 +191,11 @@ async def _event_store(app: web.Application) -> AsyncIterator[None]:
         yield
     finally:
         await store.close()
+
+
+async def _deployment_keys(app: web.Application) -> AsyncIterator[None]:
+    app[DEPLOYMENT_KEYS] = await open_deployment_keys(app[SETTINGS], app[STORE], app[VAULT], app[CLOCK])
+    yield
 
 
 async def _connect(url: str, cluster: bool | None, client_name: str, settings: Settings) -> EventStore:

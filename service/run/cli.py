@@ -1,4 +1,5 @@
-"""The ``donjon`` command: ``serve``, ``replay GAME_ID``, ``export GAME_ID``, ``verify FILE``, ``bench``.
+"""The ``donjon`` command: ``serve``, ``replay GAME_ID``, ``export GAME_ID``, ``verify FILE``,
+``keys list|rotate``, ``bench``.
 
 ``donjon serve`` runs the service (the embedded Valkey in ``--data-dir`` unless
 ``DONJON_REDIS_URL`` names a server); it refuses to start (exit 2) when ``DONJON_CASTLE_DATA``
@@ -13,10 +14,12 @@ or an unreachable store, 3 when the store holds no game of that id. ``donjon ben
 performance figures (the ``bench`` package beside ``service``, imported only for that command:
 the benchmark uses the service, the service never needs the benchmark).
 
-``donjon export GAME_ID`` writes the signed export of a finished game (:mod:`service.fairness.export`,
-:mod:`service.fairness.signing`; exit 1 for a game not finished, 3 for none of that id); ``donjon verify
-FILE [--key PUBKEY]`` checks one with no store and no network (:mod:`service.fairness.verify`): exit 0
-when every check passes, 1 naming the first mismatch, 2 when the file cannot be read.
+``donjon export GAME_ID`` writes the export of a finished game signed by the deployment's key
+(:mod:`service.fairness.export`, :mod:`service.fairness.deployment_keys`; exit 1 for a game not
+finished, 3 for none of that id); ``donjon verify FILE [--key PUBKEY | --keys FILE|URL]`` checks
+one with no store (:mod:`service.run.cli_verify`: exit 0 when every check passes and the signer is
+pinned, 1 naming the first mismatch, 2 when the file or the keys cannot be read, 3 when every
+check passes but the signer is unpinned); ``donjon keys list|rotate`` (:mod:`service.run.cli_keys`).
 
 The CLI writes its results to stdout through :func:`service.run.console.out`; the service itself
 only logs. It runs its commands, and serves, as :mod:`service.run.serving` says (uvloop, the
@@ -35,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 from games.base import Engine
 from service.ops.scrape import WorkerPlace
+from service.run.cli_keys import add_keys_parser, keys_command
+from service.run.cli_verify import verify_command
 from service.run.console import out
 from service.run.serving import run, serve_app
 
@@ -81,8 +86,10 @@ def _parser() -> argparse.ArgumentParser:
 
     verify = sub.add_parser("verify", help="check a game export offline: signature, chain, seed, every draw")
     verify.add_argument("file", type=Path)
-    verify.add_argument("--key", help="the node's public key (64 hex digits, GET /keys) the file must be signed by")
+    verify.add_argument("--key", help="a public key (64 hex digits, from GET /keys) the file must be signed by")
+    verify.add_argument("--keys", help="a saved GET /keys (a file, or its http(s) URL) that must list the signer")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_keys_parser(sub)
 
     bench = sub.add_parser("bench", help="measure the service and the engines")
     bench.add_argument("--quick", action="store_true", help="small runs (a minute or less)")
@@ -123,7 +130,9 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
     if args.command == "export":
         return run(_export(settings, args.game_id, args.output))
     if args.command == "verify":
-        return _verify(args.file, args.key, args.json, engines)
+        return verify_command(args.file, args.key, args.keys, args.json, engines)
+    if args.command == "keys":
+        return run(keys_command(settings, args, _with_store))
     if args.command == "bench":
         from bench import run_bench
 
@@ -180,6 +189,9 @@ def _serve_one(
         return serve_app(app, host=settings.host, port=settings.port, announce=announce, reuse_port=reuse_port or None)
     except DataDirInUse:
         _data_dir_in_use(settings)
+        return 2
+    except SettingsError as exc:  # the store's keyring does not open with this node's seed key
+        sys.stderr.write(f"donjon: {exc}\n")
         return 2
     except OSError as exc:
         log.error("serve.failed", error=str(exc))
@@ -257,10 +269,11 @@ async def _export(settings: Any, game_id: str, output: Path | None) -> int:
     from service.errors import ServiceError
     from service.fairness.export import signed_export
     from service.ops.settings import SettingsError
-    from service.run.app import node_signing_key
+    from service.play.game_service import now_ms
+    from service.run.app import node_vault, open_deployment_keys
 
     try:
-        key = node_signing_key(settings)
+        vault = node_vault(settings)
     except SettingsError as exc:
         sys.stderr.write(f"donjon: {exc}\n")
         return 2
@@ -271,7 +284,12 @@ async def _export(settings: Any, game_id: str, output: Path | None) -> int:
             sys.stderr.write(f"donjon: no game {game_id!r} in the store\n")
             return EXIT_NOT_FOUND
         try:
-            signed = await signed_export(store, game_id, str(meta.get("game", "")), key)
+            key = await (await open_deployment_keys(settings, store, vault, now_ms)).signer()  # type: ignore[arg-type]
+        except SettingsError as exc:
+            sys.stderr.write(f"donjon: {exc}\n")
+            return 2
+        try:
+            signed = await signed_export(store, game_id, str(meta.get("game", "")), key, now_ms())
         except ServiceError as exc:  # not_finished
             sys.stderr.write(f"donjon: {exc.message}\n")
             return 1
@@ -283,31 +301,6 @@ async def _export(settings: Any, game_id: str, output: Path | None) -> int:
         return 0
 
     return await _with_store(settings, export)
-
-
-def _verify(path: Path, key: str | None, as_json: bool, engines: Mapping[str, Engine] | None) -> int:
-    """``donjon verify``: check an export with no store and no network; 0 when every check passes."""
-    import games
-    from service.fairness.verify import parse_export, verify_export
-
-    try:
-        export = parse_export(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        sys.stderr.write(f"donjon: cannot read {str(path)!r} as JSON: {exc}\n")
-        return 2
-    report = verify_export(export, engines or games.default_engines(), key=key)
-    if as_json:
-        out(json.dumps(report.as_dict(), indent=2))
-    elif report.ok:
-        out(f"game      {report.game_id} ({report.game})   version {report.version}   batches re-run "
-            f"{report.batches_checked}")
-        out(f"summary   {json.dumps(report.summary, sort_keys=True)}")
-        pinned = "the key given" if key else "not pinned: pass --key with the node's key from GET /keys"
-        out(f"OK: signature (key {report.key_id}, {pinned}), chain, seed commitment, seat contributions, "
-            "every draw, decision and bot move")
-    else:
-        out(f"MISMATCH  {report.problems[0]}")
-    return 0 if report.ok else 1
 
 
 def _print_report(report: Any) -> None:

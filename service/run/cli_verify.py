@@ -1,0 +1,85 @@
+"""``donjon verify FILE [--key PUBKEY | --keys FILE|URL] [--json]``: the verdict on an export.
+
+Exit codes: 0 every check passes and the signer is one of the trusted keys given; 1 a mismatch
+(``MISMATCH <check>: <why>``: anything in the file, however damaged, that does not check); 2 a
+usage error, a file or key listing that cannot be read; 3 every check passes but no trusted key
+was given, so who signed is not known (the output says so). ``--json`` prints exactly one JSON
+object in every case, with ``outcome`` one of ``ok``, ``mismatch``, ``unreadable``, ``unpinned``.
+A game recorded under legacy schemes says "legacy: weaker guarantees" on every line of its verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from games.base import Engine
+from service.run.console import out
+
+__all__ = ["EXIT_UNPINNED", "verify_command"]
+
+EXIT_OK, EXIT_MISMATCH, EXIT_UNREADABLE, EXIT_UNPINNED = 0, 1, 2, 3
+
+
+def _refused_usage(message: str, as_json: bool) -> int:
+    if as_json:
+        out(json.dumps({"ok": False, "outcome": "unreadable", "problems": [message]}, indent=2))
+    sys.stderr.write(f"donjon: {message}\n")
+    return EXIT_UNREADABLE
+
+
+def verify_command(
+    path: Path, key: str | None, keys: str | None, as_json: bool, engines: Mapping[str, Engine] | None
+) -> int:
+    """``donjon verify``: check an export (no store; the network only for ``--keys URL``)."""
+    import games
+    from service.fairness.trusted_keys import TrustedKeys, TrustedKeysError
+    from service.fairness.verify import parse_export, verify_export
+
+    if key is not None and keys is not None:
+        return _refused_usage("give --key or --keys, not both", as_json)
+    try:
+        trusted = TrustedKeys.from_key(key) if key is not None else TrustedKeys.load(keys) if keys else None
+    except TrustedKeysError as exc:
+        return _refused_usage(str(exc), as_json)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return _refused_usage(f"cannot read {str(path)!r}: {exc.strerror or exc}", as_json)
+    try:
+        export: Any = parse_export(raw.decode("utf-8"))
+    except ValueError as exc:  # not UTF-8, not JSON, a key twice: a file that does not check
+        export = exc
+    if isinstance(export, ValueError):
+        from service.fairness.verify import VerifyReport
+
+        report = VerifyReport(problems=[f"format: the file is not JSON without repeated keys ({str(export)[:200]})"])
+    else:
+        report = verify_export(export, engines or games.default_engines(), trusted=trusted)
+    code = EXIT_MISMATCH if not report.ok else EXIT_OK if report.pinned else EXIT_UNPINNED
+    if as_json:
+        outcome = {EXIT_OK: "ok", EXIT_MISMATCH: "mismatch", EXIT_UNPINNED: "unpinned"}[code]
+        out(json.dumps({**report.as_dict(), "outcome": outcome}, indent=2))
+    else:
+        _print_verdict(report)
+    return code
+
+
+def _print_verdict(report: Any) -> None:
+    legacy = "   (legacy: weaker guarantees)" if report.legacy else ""
+    if not report.ok:
+        out(f"MISMATCH  {report.problems[0]}{legacy}")
+        return
+    out(f"game      {report.game_id} ({report.game})   version {report.version}   batches re-run "
+        f"{report.batches_checked}{legacy}")
+    out(f"summary   {json.dumps(report.summary, sort_keys=True)}{legacy}")
+    signer = (f"key {report.key_id}, one of the trusted keys given" if report.pinned else
+              f"key {report.key_id}, UNPINNED: who signed is not checked; pass --key or --keys with the "
+              "deployment's GET /keys")
+    out(f"OK: signature ({signer}), chain, seed commitment, seat contributions, "
+        f"every draw, decision and bot move{legacy}")
+    if not report.pinned:
+        out(f"UNPINNED  the signer is not pinned: this file verifies, but anyone could have signed it{legacy}")
