@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from typing import Any, Protocol
 
 import msgpack
@@ -51,8 +52,8 @@ def chain_description(algorithm: str) -> str:
     return f"{algorithm}(prev_hash_hex || msgpack_body)"
 
 
-async def export_game(store: Store, game_id: str, game: str, exported_at: int = 0) -> dict[str, Any]:
-    """The export of a finished game at ``exported_at`` (ms); :class:`ServiceError`
+async def export_game(store: Store, game_id: str, game: str, exported_at: int | None = None) -> dict[str, Any]:
+    """The export of a finished game at ``exported_at`` (ms; now by default); :class:`ServiceError`
     ``not_finished`` for any other."""
     entries = await store.raw_entries(game_id)
     last = msgpack.unpackb(entries[-1][1], raw=False) if entries else {}
@@ -65,7 +66,7 @@ async def export_game(store: Store, game_id: str, game: str, exported_at: int = 
     algorithm = chain_of_body(entries[0][1])
     export: dict[str, Any] = {
         "format": EXPORT_FORMAT,
-        "exported_at": exported_at,
+        "exported_at": int(time.time() * 1000) if exported_at is None else exported_at,
         "id": game_id,
         "game": game,
         "status": "finished",
@@ -82,8 +83,11 @@ async def export_game(store: Store, game_id: str, game: str, exported_at: int = 
     return export
 
 
-async def signed_export(store: Store, game_id: str, game: str, key: Signer, exported_at: int) -> dict[str, Any]:
-    """The export of a finished game at ``exported_at`` (ms), signed with the deployment's ``key``."""
+async def signed_export(
+    store: Store, game_id: str, game: str, key: Signer, exported_at: int | None = None
+) -> dict[str, Any]:
+    """The export of a finished game at ``exported_at`` (ms; now by default), signed with the
+    deployment's ``key``."""
     return key.sign_export(await export_game(store, game_id, game, exported_at))
 
 

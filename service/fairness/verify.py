@@ -117,10 +117,15 @@ def parse_export(text: str) -> Any:
     return json.loads(text, object_pairs_hook=_unique_keys)
 
 
-def verify_export(export: Any, engines: Mapping[str, Engine], *, trusted: TrustedKeys | None = None) -> VerifyReport:
+def verify_export(
+    export: Any, engines: Mapping[str, Engine], *, trusted: TrustedKeys | None = None, key: str | None = None
+) -> VerifyReport:
     """Every check of the module docstring on a parsed export, the signer pinned to ``trusted``
-    when given. Never raises: whatever goes wrong is the report's first problem."""
+    (or to the one public ``key``, 64 hex digits) when given. Never raises: whatever goes wrong
+    is the report's first problem."""
     report = VerifyReport()
+    if key is not None:
+        trusted = TrustedKeys.from_key(key)
     check = "format"
     try:
         bodies = _format(report, export)

@@ -8,7 +8,7 @@ import hashlib
 import msgpack
 
 from events.chain import genesis, verify_bodies
-from service.edge.keys import SIGNING_KEY
+from service.edge.keys import DEPLOYMENT_KEYS
 from service.fairness.export import EXPORT_FORMAT, signed_bytes
 from tests.service.conftest import started_tiny
 from tests.service.test_replay import finished_game
@@ -29,7 +29,9 @@ async def test_the_export_of_a_finished_game_verifies_chain_and_seed_commitment(
     assert bodies[0]["type"] == "game.created" and bodies[-1]["type"] == "game.finished"
     assert bodies[-1]["payload"]["seed"] == export["seed"]
     assert hashlib.sha256(bytes.fromhex(export["seed"])).hexdigest() == bodies[0]["payload"]["seed_commitment"]
-    assert export["signature"]["public_key"] == client.app[SIGNING_KEY].public_hex  # signed by the node
+    signer = await client.app[DEPLOYMENT_KEYS].signer()
+    assert export["signature"]["public_key"] == signer.public_hex  # signed by the deployment's key
+    assert isinstance(export["exported_at"], int) and export["exported_at"] > 0
     assert b'"signature"' not in signed_bytes(export)
 
 

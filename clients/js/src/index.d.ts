@@ -274,23 +274,36 @@ export interface GameAssets {
   [field: string]: unknown;
 }
 
-/** since v1.2: one public key of `GET /keys` */
+/** since v1.2: one signing key of the deployment, as `GET /keys` lists it (docs/fairness.md, Keys) */
 export interface NodeKey {
   /** the first 16 hex digits of sha256(raw public key) */
   id: string;
   algorithm: "ed25519";
   /** the raw 32-byte key, hex: what `verifyExport`'s `key` and `donjon verify --key` take */
   public_key: string;
+  /** exactly one key is current: it signs new exports */
+  status: "current" | "retired";
+  /** ms since the epoch when it became current; null for a key imported or kept from before the keyring */
+  signed_from: number | null;
+  /** ms since the epoch when it was retired; null while current */
+  signed_until: number | null;
+  [field: string]: unknown;
 }
 
-/** since v1.2: `GET /keys` */
+/** since v1.2: `GET /keys`, the current key first */
 export interface KeysBody {
   keys: NodeKey[];
+  /** ms since the epoch: only games created before it may be recorded under legacy schemes */
+  legacy_games_before: number | null;
+  [field: string]: unknown;
 }
 
 /** `GET /games/{id}/export`: a finished game's whole log, signed by the node (docs/fairness.md) */
 export interface ExportBody {
+  /** "donjon.export/2" (verifiers still accept "donjon.export/1" files, which have no exported_at) */
   format: string;
+  /** donjon.export/2: when it was signed, ms since the epoch */
+  exported_at: number;
   id: string;
   game: string;
   status: "finished";
