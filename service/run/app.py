@@ -147,8 +147,6 @@ async def open_deployment_keys(
         )
     except KeyringError as exc:
         raise SettingsError(f"signing key: {exc}") from None
-    signer = await keys.signer()
-    log.info("keys.loaded", key_id=signer.id)
     return keys
 
 
@@ -194,7 +192,9 @@ async def _event_store(app: web.Application) -> AsyncIterator[None]:
 
 
 async def _deployment_keys(app: web.Application) -> AsyncIterator[None]:
-    app[DEPLOYMENT_KEYS] = await open_deployment_keys(app[SETTINGS], app[STORE], app[VAULT], app[CLOCK])
+    keys = await open_deployment_keys(app[SETTINGS], app[STORE], app[VAULT], app[CLOCK])
+    app[DEPLOYMENT_KEYS] = keys
+    log.info("keys.loaded", key_id=(await keys.signer()).id)
     yield
 
 

@@ -36,10 +36,12 @@ def add_keys_parser(sub: Any) -> None:
 
 async def keys_command(settings: Any, args: argparse.Namespace, with_store: WithStore) -> int:
     """Run ``donjon keys <action>`` on the store (``with_store`` is the CLI's way to reach it)."""
+    from service.ops.logs import configure_logging, get_logger
     from service.ops.settings import SettingsError
     from service.play.game_service import now_ms
     from service.run.app import node_vault, open_deployment_keys
 
+    configure_logging(settings.log_format, settings.log_level)  # to stderr: stdout is the listing
     try:
         vault = node_vault(settings)
     except SettingsError as exc:
@@ -52,7 +54,11 @@ async def keys_command(settings: Any, args: argparse.Namespace, with_store: With
         except SettingsError as exc:
             sys.stderr.write(f"donjon: {exc}\n")
             return 2
-        listing = await keys.rotate() if args.action == "rotate" else await keys.listing()
+        if args.action == "rotate":
+            listing = await keys.rotate()
+            get_logger().info("keys.rotated", key_id=listing["keys"][0]["id"], retired=listing["keys"][1]["id"])
+        else:
+            listing = await keys.listing()
         out(json.dumps(listing, indent=2))
         return 0
 
