@@ -26,7 +26,7 @@ import orjson
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-__all__ = ["configure_logging", "get_logger"]
+__all__ = ["configure_logging", "get_logger", "logs_to_stderr"]
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
 
@@ -41,6 +41,14 @@ def _node_id(node_id: str) -> Processor:
         return event_dict
 
     return add
+
+
+def logs_to_stderr(settings: Any) -> None:
+    """For a CLI command whose stdout is its result: log lines go to stderr (structlog's own
+    default prints them to stdout), unless logging is configured already (a host that runs the
+    command in its own process, such as a test, keeps its own)."""
+    if not structlog.is_configured():
+        configure_logging(settings.log_format, settings.log_level)
 
 
 def configure_logging(

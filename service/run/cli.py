@@ -146,7 +146,7 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
 def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
     """One process (``--workers 1``), or a supervisor of N worker processes (:mod:`service.run.workers`)."""
     from events.errors import DataDirInUse
-    from service.ops.logs import configure_logging
+    from service.ops.logs import logs_to_stderr
     from service.run.workers import Supervisor, default_workers
 
     workers = settings.workers or default_workers()
@@ -268,12 +268,12 @@ async def _export(settings: Any, game_id: str, output: Path | None) -> int:
     """``donjon export``: the signed export of a finished game, to ``output`` or stdout."""
     from service.errors import ServiceError
     from service.fairness.export import signed_export
-    from service.ops.logs import configure_logging
+    from service.ops.logs import logs_to_stderr
     from service.ops.settings import SettingsError
     from service.play.game_service import now_ms
     from service.run.app import node_vault, open_deployment_keys
 
-    configure_logging(settings.log_format, settings.log_level)  # to stderr: stdout may be the export
+    logs_to_stderr(settings)  # stdout may be the export
     try:
         vault = node_vault(settings)
     except SettingsError as exc:

@@ -36,12 +36,12 @@ def add_keys_parser(sub: Any) -> None:
 
 async def keys_command(settings: Any, args: argparse.Namespace, with_store: WithStore) -> int:
     """Run ``donjon keys <action>`` on the store (``with_store`` is the CLI's way to reach it)."""
-    from service.ops.logs import configure_logging, get_logger
+    from service.ops.logs import get_logger, logs_to_stderr
     from service.ops.settings import SettingsError
     from service.play.game_service import now_ms
     from service.run.app import node_vault, open_deployment_keys
 
-    configure_logging(settings.log_format, settings.log_level)  # to stderr: stdout is the listing
+    logs_to_stderr(settings)  # stdout is the listing
     try:
         vault = node_vault(settings)
     except SettingsError as exc:
