@@ -146,7 +146,7 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
 def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
     """One process (``--workers 1``), or a supervisor of N worker processes (:mod:`service.run.workers`)."""
     from events.errors import DataDirInUse
-    from service.ops.logs import logs_to_stderr
+    from service.ops.logs import configure_logging
     from service.run.workers import Supervisor, default_workers
 
     workers = settings.workers or default_workers()
