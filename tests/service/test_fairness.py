@@ -160,21 +160,23 @@ async def test_the_seed_is_sealed_in_the_meta_and_nowhere_in_clear(client):
     assert (await replay_game(store, game_id, ENGINES, TEST_VAULT)).seed_source == "meta"
 
 
-def test_the_node_key_comes_from_the_setting_or_a_private_file(tmp_path):
-    assert load_or_create_key(TEST_SEED_KEY, tmp_path) == bytes.fromhex(TEST_SEED_KEY)
-    assert not (tmp_path / "seed.key").exists()
-    made = load_or_create_key(None, tmp_path / "data")
-    path = tmp_path / "data" / "seed.key"
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and load_or_create_key(None, tmp_path / "data") == made
+def test_the_node_key_comes_from_the_setting_or_a_private_file_in_the_keys_folder(tmp_path):
+    data, keys = tmp_path / "data", tmp_path / "keys"
+    assert load_or_create_key(TEST_SEED_KEY, data, keys) == bytes.fromhex(TEST_SEED_KEY)
+    assert not (keys / "seed.key").exists() and not (data / "seed.key").exists()
+    made = load_or_create_key(None, data, keys)
+    path = keys / "seed.key"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and load_or_create_key(None, data, keys) == made
+    assert not (data / "seed.key").exists()  # never in the data folder
     for bad in ("zz", "ab" * 31):
         with pytest.raises(ValueError, match="DONJON_SEED_KEY"):
-            load_or_create_key(bad, tmp_path)
+            load_or_create_key(bad, data, keys)
 
 
-def _key_at_once(data_dir: Path, ready: Any, keys: Any) -> None:
+def _key_at_once(folder: Path, ready: Any, keys: Any) -> None:
     ready.wait()
     try:
-        keys.put(load_or_create_key(None, data_dir).hex())
+        keys.put(load_or_create_key(None, folder / "data", folder / "keys").hex())
     except Exception as exc:  # the race lost, as the workers of --workers N lost it
         keys.put(repr(exc))
 
@@ -189,8 +191,8 @@ def test_processes_that_make_the_node_key_at_once_all_get_the_one_key(tmp_path):
     found = [keys.get(timeout=30) for _ in processes]
     for process in processes:
         process.join()
-    assert found == [(tmp_path / "seed.key").read_text().strip()] * 8
-    assert [path.name for path in tmp_path.iterdir()] == ["seed.key"]  # no draft left behind
+    assert found == [(tmp_path / "keys" / "seed.key").read_text().strip()] * 8
+    assert [path.name for path in (tmp_path / "keys").iterdir()] == ["seed.key"]  # no draft left behind
 
 
 def test_a_bad_seed_key_stops_the_service_with_a_message(tmp_path, embedded_redis_url):

@@ -88,7 +88,7 @@ def _span_deleted(rng: random.Random, text: str) -> str:
 def _key_twice(rng: random.Random, text: str) -> str:
     keys = [match.start() for match in re.finditer(r'"[a-z_]+": ?', text)]
     at = rng.choice(keys)
-    key = re.match(r'"[a-z_]+": ?', text[at:]).group(0)  # type: ignore[union-attr]
+    key = re.match(r'"[a-z_]+": ?', text[at:]).group(0)
     return text[:at] + key + json.dumps(rng.choice(ODD_VALUES)) + ", " + text[at:]
 
 

@@ -60,7 +60,10 @@ process.on("exit", () => {
 
 export class DonjonServer {
   constructor({ env = {} } = {}) {
-    this.dataDir = mkdtempSync(join(tmpdir(), "donjon-js-"));
+    // The data folder inside a folder of its own, so that its keys folder (donjon-keys, beside
+    // the data folder) is this server's too and goes with it.
+    this.folder = mkdtempSync(join(tmpdir(), "donjon-js-"));
+    this.dataDir = join(this.folder, "donjon-data");
     this.env = env;
     this.child = null;
     this.port = null;
@@ -133,7 +136,7 @@ export class DonjonServer {
 
   async dispose() {
     await this.stop();
-    rmSync(this.dataDir, { recursive: true, force: true });
+    rmSync(this.folder, { recursive: true, force: true });
   }
 }
 
