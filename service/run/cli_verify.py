@@ -51,12 +51,13 @@ def verify_command(
         return _refused_usage(f"cannot read {str(path)!r}: {exc.strerror or exc}", as_json)
     try:
         export: Any = parse_export(raw.decode("utf-8"))
-    except ValueError as exc:  # not UTF-8, not JSON, a key twice: a file that does not check
+    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, a key twice, nested too deep
         export = exc
-    if isinstance(export, ValueError):
+    if isinstance(export, ValueError | RecursionError):
         from service.fairness.verify import VerifyReport
 
-        report = VerifyReport(problems=[f"format: the file is not JSON without repeated keys ({str(export)[:200]})"])
+        why = str(export)[:200] if isinstance(export, ValueError) else "nested too deep"
+        report = VerifyReport(problems=[f"format: the file is not JSON without repeated keys ({why})"])
     else:
         report = verify_export(export, engines or games.default_engines(), trusted=trusted)
     code = EXIT_MISMATCH if not report.ok else EXIT_OK if report.pinned else EXIT_UNPINNED
@@ -68,18 +69,23 @@ def verify_command(
     return code
 
 
+def _say(line: str) -> None:
+    """``line`` on stdout, any character a file smuggled in (a lone surrogate) escaped."""
+    out(line.encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
 def _print_verdict(report: Any) -> None:
     legacy = "   (legacy: weaker guarantees)" if report.legacy else ""
     if not report.ok:
-        out(f"MISMATCH  {report.problems[0]}{legacy}")
+        _say(f"MISMATCH  {report.problems[0]}{legacy}")
         return
-    out(f"game      {report.game_id} ({report.game})   version {report.version}   batches re-run "
+    _say(f"game      {report.game_id} ({report.game})   version {report.version}   batches re-run "
         f"{report.batches_checked}{legacy}")
-    out(f"summary   {json.dumps(report.summary, sort_keys=True)}{legacy}")
+    _say(f"summary   {json.dumps(report.summary, sort_keys=True)}{legacy}")
     signer = (f"key {report.key_id}, one of the trusted keys given" if report.pinned else
               f"key {report.key_id}, UNPINNED: who signed is not checked; pass --key or --keys with the "
               "deployment's GET /keys")
-    out(f"OK: signature ({signer}), chain, seed commitment, seat contributions, "
+    _say(f"OK: signature ({signer}), chain, seed commitment, seat contributions, "
         f"every draw, decision and bot move{legacy}")
     if not report.pinned:
-        out(f"UNPINNED  the signer is not pinned: this file verifies, but anyone could have signed it{legacy}")
+        _say(f"UNPINNED  the signer is not pinned: this file verifies, but anyone could have signed it{legacy}")

@@ -4,7 +4,7 @@ traceback or a hang; a mismatch names its check (``MISMATCH <check>: <why>``), a
 prints exactly one JSON object.
 
 The mutations: the file's text truncated, a character changed, inserted or deleted, a key
-written twice; a value anywhere replaced by one of another type, or removed; a body in loose
+written twice, arrays nested deeper than any parser recurses, a lone surrogate in a string; a value anywhere replaced by one of another type, or removed; a body in loose
 base64 or not msgpack at all; and, re-chained and re-signed by the deployment's key (so the
 checks after the chain run), an event's payload value changed, an event inserted, copied,
 dropped, or two swapped.
@@ -92,7 +92,21 @@ def _key_twice(rng: random.Random, text: str) -> str:
     return text[:at] + key + json.dumps(rng.choice(ODD_VALUES)) + ", " + text[at:]
 
 
-TEXT_MUTATIONS: list[Callable[[random.Random, str], str]] = [_truncated, _char_changed, _span_deleted, _key_twice]
+def _nested_deep(rng: random.Random, text: str) -> str:
+    at = rng.randrange(len(text))
+    return text[:at] + "[" * rng.choice([100, 100_000]) + text[at:]
+
+
+def _lone_surrogate(rng: random.Random, text: str) -> str:
+    """A string of the file given a character no UTF-8 output can carry as it is."""
+    starts = [match.end() for match in re.finditer(r'": "', text)]
+    at = rng.choice(starts)
+    return text[:at] + "\\ud800" + text[at:]
+
+
+TEXT_MUTATIONS: list[Callable[[random.Random, str], str]] = [
+    _truncated, _char_changed, _span_deleted, _key_twice, _nested_deep, _lone_surrogate,
+]
 
 
 # --- mutations of the structure -------------------------------------------------------------------
@@ -211,7 +225,7 @@ def mutated(case: int, exports: dict[str, tuple[str, dict[str, Any]]]) -> tuple[
 def _verdict_of_text(text: str) -> Any:
     try:
         export = parse_export(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None  # the CLI's "format: not JSON without repeated keys" (checked on the sampled cases)
     return verify_export(export, ENGINES)
 
@@ -260,3 +274,15 @@ def test_an_inserted_tile_discarded_re_chained_is_a_mismatch_of_the_re_run(expor
     path.write_text(json.dumps(forged))
     assert main(["verify", str(path), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["problems"][0].startswith("re-run: ")
+
+
+@pytest.mark.parametrize("mutation", [_nested_deep, _lone_surrogate, _key_twice, _truncated])
+def test_the_cli_gives_a_verdict_on_files_no_parser_likes(exports, mutation, tmp_path, capsys):
+    text, _ = exports["draw2-castle"]
+    for seed in range(3):
+        path = tmp_path / "odd.json"
+        path.write_text(mutation(random.Random(seed), text), encoding="utf-8")
+        assert main(["verify", str(path)]) == 1
+        assert capsys.readouterr().out.startswith("MISMATCH  ")
+        assert main(["verify", str(path), "--json"]) == 1
+        assert json.loads(capsys.readouterr().out)["outcome"] == "mismatch"
