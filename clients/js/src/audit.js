@@ -22,7 +22,9 @@ import { decode } from "./msgpack.js";
 
 export { canonicalJson };
 
-export const EXPORT_FORMAT = "donjon.export/1";
+/** The format exports are written in (with `exported_at`); files of `donjon.export/1`, written before, still verify. */
+export const EXPORT_FORMAT = "donjon.export/2";
+const EXPORT_FORMATS = new Set(["donjon.export/1", EXPORT_FORMAT]);
 /** The sealing at rest a game's game.created names (docs/fairness.md, "Sealed at rest"). */
 export const HIDDEN = "donjon-hidden-1";
 const SEALED_KEYS = new Set(["type", "payload", "command"]);
@@ -270,8 +272,10 @@ export async function verifyExport(exported, { subtle, key } = {}) {
   };
   const readable = await run("format", async () => {
     check(exported && typeof exported === "object", "the file is not a JSON object");
-    check(exported.format === EXPORT_FORMAT, `unknown format ${exported.format} (expected ${EXPORT_FORMAT})`);
-    return `${EXPORT_FORMAT}, game ${exported.id} (${exported.game})`;
+    check(EXPORT_FORMATS.has(exported.format), `unknown format ${exported.format} (expected ${EXPORT_FORMAT})`);
+    check(exported.format !== EXPORT_FORMAT || Number.isInteger(exported.exported_at),
+      `a ${EXPORT_FORMAT} file has an integer exported_at`);
+    return `${exported.format}, game ${exported.id} (${exported.game})`;
   });
   const chained = readable && (await run("hash chain", async () => {
     bodies = await verifyChain(exported, hashes);
