@@ -35,7 +35,7 @@ from service.errors import ErrorCode, ServiceError
 
 
 class Signer(Protocol):
-    """What signs an export: the node's key (:class:`service.fairness.signing.NodeKey`, which
+    """What signs an export: the deployment's current key (:class:`service.fairness.signing.NodeKey`, which
     imports :func:`signed_bytes` from here, so this module names only what it needs of it)."""
 
     def sign_export(self, export: dict[str, Any]) -> dict[str, Any]: ...
