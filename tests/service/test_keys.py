@@ -267,3 +267,21 @@ def test_a_real_legacy_game_verifies_with_the_warning_on_every_line(tmp_path, ca
     assert lines and all(LEGACY_WARNING in line for line in lines)
     created = msgpack.unpackb(base64.b64decode(json.loads(path.read_text())["events"][0]["body"]), raw=False)
     assert created["ts"] < STRONG_SCHEMES_SINCE_MS and "chain" not in created["payload"]
+
+
+async def test_get_keys_answers_store_unavailable_while_the_store_is_down(aiohttp_client, tmp_path):
+    from events.embedded import EmbeddedServer
+    from service.fairness.deployment_keys import REFRESH_MS
+
+    server = EmbeddedServer(tmp_path / "valkey", fsync="everysec")
+    await server.start_async()
+    try:
+        client = await aiohttp_client(create_app(settings_for(server.url), engines=ENGINES),
+                                      trace_configs=[openapi_trace()])
+        assert (await client.get("/keys")).status == 200
+        await asyncio.to_thread(server.kill)
+        await asyncio.sleep(REFRESH_MS / 1000 + 0.2)  # the keyring the node read is due to be read again
+        answer = await client.get("/keys")
+        assert answer.status == 503 and (await answer.json())["error"]["code"] == "store_unavailable"
+    finally:
+        await asyncio.to_thread(server.stop)
