@@ -169,13 +169,19 @@ class DeploymentKeys:
     async def rotate(self, private: bytes | None = None) -> dict[str, Any]:
         """Retire the current key (``signed_until`` = now) and make ``private`` (else a fresh key)
         the current one, in one compare-and-set (retried when another node changed the keyring
-        meanwhile); the new listing."""
+        meanwhile; a ``private`` key some other node put in meanwhile is not put in twice); the
+        new listing."""
+        imported = private is not None
         private = private or secrets.token_bytes(32)
+        new_id = NodeKey(private).id
         while True:
             document = await self._stored.read()
             if document is None:
                 raise KeyringError("the store holds no keyring (donjon:keys was deleted)")
             keyring = _parsed(document)
+            if imported and new_id in {entry["id"] for entry in keyring["keys"]}:
+                self._load(document)  # another node imported the same key first: import it once
+                return await self.listing()
             now = self._clock()
             for entry in keyring["keys"]:
                 if entry.get("status") == _CURRENT:

@@ -285,3 +285,21 @@ async def test_get_keys_answers_store_unavailable_while_the_store_is_down(aiohtt
         assert answer.status == 503 and (await answer.json())["error"]["code"] == "store_unavailable"
     finally:
         await asyncio.to_thread(server.stop)
+
+
+async def test_nodes_importing_one_signing_key_at_once_import_it_once(valkey):
+    """``donjon serve --workers N`` with ``DONJON_SIGNING_KEY`` on a store whose keyring lacks it."""
+    store = await _store(valkey)
+    try:
+        first = await DeploymentKeys.open(store.server, TEST_VAULT, _now)
+        opened = await asyncio.gather(*(
+            DeploymentKeys.open(store.server, TEST_VAULT, _now, imported=bytes.fromhex(TEST_SIGNING_KEY))
+            for _ in range(6)
+        ))
+        listing = await opened[0].listing()
+        assert [key["id"] for key in listing["keys"]] == [NODE.id, (await first.signer()).id]
+        assert [key["status"] for key in listing["keys"]] == ["current", "retired"]
+        for keys in opened:
+            assert (await keys.signer()).id == NODE.id
+    finally:
+        await store.close()
