@@ -208,7 +208,8 @@ async def _run_sections(
     wanted: list[str], engines: Mapping[str, Any], quick: bool, as_json: bool
 ) -> dict[str, str]:
     """One run of the ``wanted`` sections, in :data:`SECTIONS` order, each printed as it ends."""
-    from bench.service import bot_figures, engine_figures, replay_figures, service_figures
+    from bench.in_process import bot_figures, engine_figures, replay_figures
+    from bench.service import service_figures
     from service.run.console import out
 
     figures: dict[str, str] = {}
