@@ -52,12 +52,12 @@ def test_the_audit_panel_passes_an_honest_game_with_secret_options_and_fails_tam
     page.get_by_role("button", name="Verify this game's export").click()
     result, text = verdict(page)
     assert result == "pass", text
-    # format, hash chain, scheme (no downgrade), seed commitment, sealed parts (the tile order's among them),
-    # seat contributions, draws (the revealed order), signature (by a key GET /keys lists)
+    # format, hash chain, scheme (no downgrade), batches, seed commitment, sealed parts (the tile order's
+    # among them), seat contributions, draws (the revealed order), signature (by a key GET /keys lists)
     checked = page.locator("#audit-result ul.audit-checked li.pass")
-    assert checked.count() == 8 and page.locator("#audit-result li.fail").count() == 0
-    assert [checked.nth(i).get_attribute("data-check") for i in range(8)] == [
-        "format", "hash chain", "scheme", "seed commitment", "sealed parts", "seat contributions", "draws",
+    assert checked.count() == 9 and page.locator("#audit-result li.fail").count() == 0
+    assert [checked.nth(i).get_attribute("data-check") for i in range(9)] == [
+        "format", "hash chain", "scheme", "batches", "seed commitment", "sealed parts", "seat contributions", "draws",
         "signature"]
     assert "sealed parts, each opened" in page.inner_text("#audit-result li[data-check='sealed parts']")
     assert "tile_order 0: 8 of 8" in page.inner_text("#audit-result li[data-check='draws']")

@@ -175,6 +175,25 @@ async function verifyChain(exported, hashes) {
   return bodies;
 }
 
+/** The batches of the log (docs/fairness.md: a batch starts at an event whose body has a command):
+ * every event without one belongs to the batch the last command opened, so it carries that command's
+ * id. An event moved into another batch, or one inserted between batches, breaks this. */
+function checkBatches(bodies) {
+  let opened = null;
+  let count = 0;
+  for (const body of bodies) {
+    if (body.command != null) {
+      opened = body;
+      count += 1;
+      continue;
+    }
+    const id = opened?.command_id ?? null;
+    check((body.command_id ?? null) === id, `event ${body.version}: command id ${JSON.stringify(body.command_id ?? null)} `
+      + `inside the batch event ${opened?.version ?? "(none)"} opened, whose command id is ${JSON.stringify(id)}`);
+  }
+  return count;
+}
+
 /** The seed commitment of game.created against the seed (and secret options) game.finished reveals. */
 async function verifySeed(exported, bodies, sha256) {
   const created = bodies[0];
@@ -300,8 +319,12 @@ async function verifyUnguarded(exported, { subtle, key, trustedKeys }) {
     scheme = checkScheme(bodies, trust);
     return schemeDetail(scheme);
   }));
+  const batched = claimed && (await run("batches", async () => {
+    const count = checkBatches(bodies);
+    return `${count} batches, every event after a batch's command under that command's id`;
+  }));
   let revealed = null;
-  const committed = claimed && (await run("seed commitment", async () => {
+  const committed = batched && (await run("seed commitment", async () => {
     revealed = await verifySeed(exported, bodies, hashes.sha256);
     const { commitment, secretOptions } = revealed;
     return `sha256 of the revealed seed${secretOptions ? " and secret options" : ""} is ${commitment}, as committed at creation`;

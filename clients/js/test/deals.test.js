@@ -145,7 +145,7 @@ describe("donjon-draw-2 exports of every game made by the Python side", () => {
       assert.equal(result.ok, true, JSON.stringify(result.checks));
       assert.equal(result.verdict, "verifies");
       assert.equal(result.legacy, false);
-      const names = ["format", "hash chain", "scheme", "seed commitment", "sealed parts", "seat contributions", "draws", "signature"];
+      const names = ["format", "hash chain", "scheme", "batches", "seed commitment", "sealed parts", "seat contributions", "draws", "signature"];
       assert.deepEqual(result.checks.map((c) => [c.name, c.ok]), names.map((name) => [name, true]));
       assert.deepEqual(result.beyond, [...REPLAY_CHECKS_BEYOND]);
       const draws = result.checks.find((c) => c.name === "draws").detail;

@@ -210,7 +210,7 @@ describe("the verifier on an export made by the Python side", () => {
     for (const subtle of [undefined, null]) { // WebCrypto's hashes, and the fallbacks of a page without it
       const result = await verifyExport(EXPORT, { key: NODE_KEY, subtle });
       assert.equal(result.events, EXPORT.events.length);
-      const names = ["format", "hash chain", "scheme", "seed commitment", "sealed parts", "seat contributions", "tile draws", "signature"];
+      const names = ["format", "hash chain", "scheme", "batches", "seed commitment", "sealed parts", "seat contributions", "tile draws", "signature"];
       assert.deepEqual(result.checks.map((c) => [c.name, c.ok]), names.map((name) => [name, true]));
       assert.equal(result.hashes, subtle === null ? "fallback" : "webcrypto");
     }

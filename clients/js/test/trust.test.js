@@ -237,3 +237,15 @@ describe("robust: any input is a verdict, never a throw", () => {
     }
   });
 });
+
+describe("batches", () => {
+  test("an event moved into another batch, the chain rewritten and re-signed, is refused (batches)", async () => {
+    const forged = await signedWith(rechained(load("draw2-castle"), (bodies) => {
+      const at = bodies.findIndex((body, i) => i > 10 && body.command == null && bodies[i + 1]?.command != null);
+      [bodies[at], bodies[at + 1]] = [bodies[at + 1], bodies[at]];
+      bodies.forEach((body, i) => { body.version = i + 1; });
+    }), deployment);
+    const result = await verifyExport(forged, { trustedKeys: [deployment.publicKey] });
+    assert.match(failure(result), /^batches: event \d+: command id .* inside the batch event \d+ opened, whose command id is /);
+  });
+});
