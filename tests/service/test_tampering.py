@@ -110,3 +110,5 @@ def test_each_verifier_gives_each_case_its_verdict(matrix: dict[str, dict[str, t
         assert "this deployment lists" in said, said
     if verifier == "panel":
         assert "the node's key" not in said, said
+    if verifier in ("panel", "js") and "foreign key" in case:
+        assert "a key this deployment does not list" in said or "is not sha256(public key)[:16]" in said, said

@@ -166,3 +166,37 @@ def test_the_audit_panel_lists_what_it_checked_for_each_game_and_calls_a_legacy_
     page.wait_for_function("document.querySelector('#audit-result').innerText.includes('twice.json')")
     result, text = verdict(page)
     assert result == "fail" and 'the key "seed" appears twice in one object' in text, text
+
+
+def test_the_audit_panel_refuses_a_file_signed_by_a_key_the_deployment_does_not_list_and_without_its_keys(served, page):
+    """A loaded file is pinned to this deployment's GET /keys like the served export: re-signed by
+    another key it is refused, and never called the deployment's; when GET /keys cannot be read,
+    nothing is said to verify."""
+    game_id = finished_bot_game(served, "carcassonne")
+    exported = served.request("GET", f"/games/{game_id}/export")
+    open_game(page, served, game_id)
+    page.evaluate(
+        """async (exported) => {
+            const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
+            const { canonicalJson, sha256, toHex } = await import("/app/client/fairness.js");
+            const { signature, ...unsigned } = exported;
+            const value = new Uint8Array(await crypto.subtle.sign({ name: "Ed25519" }, pair.privateKey,
+                new TextEncoder().encode(canonicalJson(unsigned))));
+            const raw = new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey));
+            window.foreign = { ...unsigned, signature: { algorithm: "ed25519", key_id: toHex(sha256(raw)).slice(0, 16),
+                public_key: toHex(raw), value: btoa(String.fromCharCode(...value)) } };
+        }""",
+        exported,
+    )
+    foreign = page.evaluate("() => window.foreign")
+    load_file(page, foreign, "foreign.json")
+    page.wait_for_function("document.querySelector('#audit-result').innerText.includes('foreign.json')")
+    result, text = verdict(page)
+    assert result == "fail", text
+    assert f"signed by key {foreign['signature']['key_id']}, a key this deployment does not list" in text, text
+    assert "this deployment lists" not in page.inner_text("#audit-result li[data-check='signature']")
+    page.route("**/keys", lambda route: route.abort())
+    load_file(page, exported, "genuine-without-keys.json")
+    page.wait_for_function("document.querySelector('#audit-result').innerText.includes('genuine-without-keys.json')")
+    result, text = verdict(page)
+    assert result == "fail" and "GET /keys) could not be read" in text, text
