@@ -103,5 +103,5 @@ def panel_verdicts(page: Any, game_url: str, paths: dict[str, Path]) -> dict[str
             out[name] = (CRASH, f"no verdict: {exc}")
             continue
         state = page.get_attribute("#audit", "data-audit-result") or ""
-        out[name] = (PANEL_STATES.get(state, CRASH), page.inner_text("#audit-result")[:600])
+        out[name] = (PANEL_STATES.get(state, CRASH), page.inner_text("#audit-result"))
     return out
