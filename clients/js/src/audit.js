@@ -24,8 +24,9 @@ import { checkFormat, checkScheme, checkSigner, trustedKeyList } from "./trust.j
 
 export { canonicalJson };
 
-/** The format of the exports of before v1.3; trust.js EXPORT_FORMATS lists every one this reads. */
-export const EXPORT_FORMAT = "donjon.export/1";
+/** The format exports are written in (with `exported_at`); trust.js EXPORT_FORMATS lists every one
+ * this reads (`donjon.export/1` files, written before, still verify). */
+export const EXPORT_FORMAT = "donjon.export/2";
 /** The sealing at rest a game's game.created names (docs/fairness.md, "Sealed at rest"). */
 export const HIDDEN = "donjon-hidden-1";
 const SEALED_KEYS = new Set(["type", "payload", "command"]);
