@@ -117,7 +117,8 @@ describe("every route, nothing dropped", () => {
     conn.close();
     const exported = await client.exportGame(id);
     assert.deepEqual([exported.id, exported.status], [id, "finished"]);
-    const report = await verifyExport(exported, { key: keys[0].public_key });
+    const report = await verifyExport(exported, { trustedKeys: await client.keys() });
     assert.ok(report.ok, JSON.stringify(report.checks.filter((check) => !check.ok)));
+    assert.deepEqual([report.signer, report.verdict], ["pinned", "verifies"]);
   });
 });
