@@ -20,7 +20,7 @@ read the head again and retry (:meth:`Ledger.record`).
 >>> ledger_key(), games_key()
 ('donjon:ledger:{ledger}', 'donjon:ledger:{ledger}:games')
 >>> entry_hash(GENESIS, {"position": 1, "id": "g"})[:16]
-'6c4fe5a7a3e23a4f'
+'0219eee6123160ef'
 """
 
 from __future__ import annotations
