@@ -528,6 +528,8 @@ export declare class DonjonClient {
   asyncapi(): Promise<Record<string, unknown>>;
   /** since v1.2: `GET /keys` */
   keys(): Promise<KeysBody>;
+  /** `GET /ledger`: a page of the public ledger, or (`game`) that game's entry and the entries after it */
+  ledger(query?: { from?: number; limit?: number; game?: string }): Promise<LedgerBody>;
   /** `GET /games/catalog` */
   catalog(): Promise<CatalogBody>;
   /** `GET /games/catalog/{game}/assets` */
