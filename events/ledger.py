@@ -15,7 +15,7 @@ with ``prev_hash`` the previous entry's hash (64 zeros before the first) and can
 the exports' signatures use it (sorted keys, no spaces, UTF-8). Lua in Redis has no SHA-256, so
 the node computes the hash on top of the head it read and the script appends only when that is
 still the head (and the game has no entry yet); another node that appended first makes the node
-read the head again and retry (:meth:`Ledger.record`).
+try again on the head the refusal names (:meth:`Ledger.record`).
 
 >>> ledger_key(), games_key()
 ('donjon:ledger:{ledger}', 'donjon:ledger:{ledger}:games')
@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -126,28 +127,47 @@ class Ledger:
     def __init__(self, server: Server) -> None:
         self.server = server
         self._append: Script | None = None
+        self._lock = asyncio.Lock()
+        self._head: tuple[int, str] | None = None
+        """The head this node last saw (its own append, or the one a refused append named)."""
 
     async def record(self, game_id: str, fields: Mapping[str, Any]) -> LedgerEntry:
         """Append the entry of a new game (``fields`` without ``position``); the entry, or the
-        game's earlier entry when it has one already (a retried creation)."""
-        for attempt in range(_ATTEMPTS):
-            position, head = await self.head()
-            entry = {**fields, "id": game_id, "position": position + 1}
-            digest = entry_hash(head, entry)
-            reply = await self._script()(
-                [ledger_key(), games_key()],
-                [game_id, position + 1, head, digest, canonical_json(entry).decode(), GENESIS],
-            )
-            outcome = _text(reply[0])
-            if outcome == "added":
-                return LedgerEntry(entry, head, digest)
-            if outcome == "known":
-                known = await self.entry_at(int(_text(reply[1])))
-                if known is not None:
-                    return known
-                raise StoreError(f"ledger: game {game_id!r} is indexed at a position the ledger lacks")
-            await asyncio.sleep(0.001 * min(attempt, 20))  # another node appended first: read the head again
+        game's earlier entry when it has one already (a retried creation).
+
+        A node appends one entry at a time (its own creations would only race each other for
+        the head), so only other nodes can make an append retry: each refusal names the new head."""
+        async with self._lock:
+            head = self._head or await self.head()
+            for attempt in range(_ATTEMPTS):
+                outcome, entry, head = await self._try_append(game_id, fields, head)
+                if entry is not None:
+                    return entry
+                if outcome == "known":
+                    raise StoreError(f"ledger: game {game_id!r} is indexed at a position the ledger lacks")
+                await asyncio.sleep(random.random() * 0.001 * min(attempt, 20))
         raise StoreError("ledger: other nodes kept appending first; the entry was not recorded")
+
+    async def _try_append(
+        self, game_id: str, fields: Mapping[str, Any], head: tuple[int, str]
+    ) -> tuple[str, LedgerEntry | None, tuple[int, str]]:
+        """One append on top of ``head``: the script's outcome, the entry (``None`` when another
+        node appended first) and the head to try on next."""
+        position, prev_hash = head
+        entry = {**fields, "id": game_id, "position": position + 1}
+        digest = entry_hash(prev_hash, entry)
+        reply = await self._script()(
+            [ledger_key(), games_key()],
+            [game_id, position + 1, prev_hash, digest, canonical_json(entry).decode(), GENESIS],
+        )
+        outcome = _text(reply[0])
+        if outcome == "added":
+            self._head = (position + 1, digest)
+            return outcome, LedgerEntry(entry, prev_hash, digest), self._head
+        if outcome == "known":
+            return outcome, await self.entry_at(int(_text(reply[1]))), head
+        self._head = (int(_text(reply[1])), _text(reply[2]))
+        return outcome, None, self._head
 
     async def head(self) -> tuple[int, str]:
         """``(position, hash)`` of the last entry; ``(0, GENESIS)`` for an empty ledger."""

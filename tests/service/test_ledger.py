@@ -100,6 +100,16 @@ async def test_every_game_is_listed_in_creation_order_chained_to_a_signed_head(m
     assert check_signature(forged, PUBLIC_KEY) is not None
 
 
+async def test_games_created_at_once_on_two_nodes_each_get_one_place_in_one_chain(make_node):
+    nodes = [await make_node(), await make_node()]
+    ids = await asyncio.gather(*(create_tiny(nodes[index % 2]) for index in range(24)))
+    places = [(await ledger(nodes[0], game=game_id))[1]["entry"]["position"] for game_id in ids]
+    assert len(set(places)) == len(ids)
+    _, page = await ledger(nodes[1], **{"from": min(places), "limit": 1000})
+    assert_chained(page["entries"])
+    assert set(ids) <= {entry["id"] for entry in page["entries"]}
+
+
 async def test_pages_follow_each_other_and_bad_values_are_refused(client):
     ids = [await create_tiny(client) for _ in range(3)]
     _, answer = await ledger(client, game=ids[0])
