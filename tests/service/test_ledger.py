@@ -158,12 +158,16 @@ async def test_an_export_names_its_place_and_verifies_against_the_ledger(client,
     saved.write_text(json.dumps(answer))
     code, out = await verify(capsys, export, str(saved))
     assert code == 0, out
+    assert (await verify(capsys, export, str(tmp_path / "no-such-file.json")))[0] == 2
     stale = tmp_path / "stale.json"  # a page that stops before the head it is signed with
+    await create_tiny(client)  # one more entry after the game's
     _, page = await ledger(client, **{"from": place["position"], "limit": 1})
+    assert page["next"] == place["position"] + 1
     stale.write_text(json.dumps(page))
-    if page["next"] is not None:
-        code, out = await verify(capsys, export, str(stale))
-        assert code == 1 and out.startswith("MISMATCH  ledger: head"), out
+    code, out = await verify(capsys, export, str(stale))
+    assert code == 1 and out.startswith("MISMATCH  ledger: head"), out
+    code, out = await verify(capsys, export, str(client.make_url("/ledger")))  # the URL pages on to the head
+    assert code == 0, out
 
 
 async def own_node(aiohttp_client: Any, url: str) -> Any:
