@@ -6,8 +6,8 @@ this order, each failure a ``ledger: ...`` problem:
 
 1. the export names its place (``ledger: {"position", "hash"}``, which its signature covers);
 2. **missing entry**: the ledger has an entry at that position;
-3. **broken entry**: that entry is this game's (``id``, ``game``), with the public options and
-   the ``seed_commitment`` of its ``game.created``, and its hash is the one the export names;
+3. **broken entry**: that entry is this game's (``id``, ``game``), with the public options, the
+   ``seed_commitment`` and the time of its ``game.created``, and its hash is the one the export names;
    no other entry names the game (a game dealt twice);
 4. **chain**: every entry's hash is ``sha256(prev_hash || canonical JSON)`` of its fields, each
    linked to the one before, positions in a row, from the game's entry to the head;
@@ -81,9 +81,12 @@ def _fetch(url: str, timeout: float) -> dict[str, Any] | None:
     return answer
 
 
-def ledger_problem(export: Mapping[str, Any], created: Mapping[str, Any], ledger: Any, key: str | None) -> str | None:
+def ledger_problem(
+    export: Mapping[str, Any], created: Mapping[str, Any], ledger: Any, key: str | None
+) -> str | None:
     """``None`` when the export's game is in ``ledger`` at its place (the module's checks);
-    else the first problem. ``created`` is the payload of the export's ``game.created``."""
+    else the first problem. ``created`` is the export's ``game.created``: its payload with the
+    time it was recorded (``ts``, which the entry's ``created`` is)."""
     place = export.get("ledger")
     if not isinstance(place, dict) or not isinstance(place.get("position"), int):
         return "ledger: the export names no place in the ledger (a game recorded before the ledger?)"
@@ -103,7 +106,8 @@ def _entry_problem(
 ) -> str | None:
     position = place["position"]
     expected = {"id": export.get("id"), "game": export.get("game"), "options": created.get("options"),
-                "seed_commitment": created.get("seed_commitment"), "hash": place.get("hash")}
+                "seed_commitment": created.get("seed_commitment"), "created": created.get("ts"),
+                "hash": place.get("hash")}
     for name, value in expected.items():
         if entry.get(name) != value:
             return (f"ledger: broken entry: the entry at position {position} has {name} {entry.get(name)!r}, "

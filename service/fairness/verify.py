@@ -115,7 +115,8 @@ def verify_export(
         engine = _revealed(report, export, envelopes, engines)
         _rerun(report, engine, envelopes)
         _signature(report, export, key)
-        if ledger is not None and (problem := ledger_problem(export, envelopes[0].payload, ledger, key)):
+        created = {**envelopes[0].payload, "ts": envelopes[0].ts}
+        if ledger is not None and (problem := ledger_problem(export, created, ledger, key)):
             raise _Refused(problem)
     except _Refused as refused:
         report.problems.insert(0, str(refused))
