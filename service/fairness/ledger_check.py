@@ -49,15 +49,20 @@ def load_ledger(source: str, game_id: str, timeout: float = 10.0) -> Any:
     first = _fetch(_with_query(source, {"game": game_id}), timeout)
     if first is None:
         return {"entries": []}
-    entries: list[Any] = list(first.get("entries") or [])
+    entries: list[Any] = _entries_of(first)
     head, following = first.get("head"), first.get("next")
     for _ in range(_PAGES):
         if not isinstance(following, int):
             break
         page = _fetch(_with_query(source, {"from": str(following), "limit": "1000"}), timeout) or {}
         head, following = page.get("head"), page.get("next")
-        entries += list(page.get("entries") or [])
+        entries += _entries_of(page)
     return {"entries": entries, "head": head}
+
+
+def _entries_of(page: Mapping[str, Any]) -> list[Any]:
+    entries = page.get("entries")
+    return list(entries) if isinstance(entries, list) else []
 
 
 def _with_query(url: str, query: Mapping[str, str]) -> str:
@@ -87,7 +92,7 @@ def ledger_problem(
     """``None`` when the export's game is in ``ledger`` at its place (the module's checks);
     else the first problem. ``created`` is the export's ``game.created``: its payload with the
     time it was recorded (``ts``, which the entry's ``created`` is)."""
-    place = export.get("ledger")
+    place = export.get("ledger") if isinstance(export, Mapping) else None
     if not isinstance(place, dict) or not isinstance(place.get("position"), int):
         return "ledger: the export names no place in the ledger (a game recorded before the ledger?)"
     entries = ledger.get("entries") if isinstance(ledger, dict) else None
@@ -126,12 +131,20 @@ def _chain_problem(entries: list[dict[str, Any]]) -> str | None:
     """The first link that breaks from the game's entry on, ``None`` when every one holds."""
     for index, entry in enumerate(entries):
         prev_hash, digest, position = entry.get("prev_hash"), entry.get("hash"), entry.get("position")
-        if not isinstance(prev_hash, str) or not prev_hash.isascii() or entry_hash(prev_hash, entry) != digest:
+        if not isinstance(prev_hash, str) or not prev_hash.isascii() or _hash_of(prev_hash, entry) != digest:
             return f"ledger: chain: the entry at position {position!r} does not hash to its hash"
         before = entries[index - 1] if index else None
         if before is not None and (prev_hash != before.get("hash") or not _follows(position, before.get("position"))):
             return f"ledger: chain: the entry at position {position!r} does not follow the one before"
     return None
+
+
+def _hash_of(prev_hash: str, entry: Mapping[str, Any]) -> str | None:
+    """The entry's hash; ``None`` for one that has no canonical JSON (a lone surrogate in a string)."""
+    try:
+        return entry_hash(prev_hash, entry)
+    except (ValueError, TypeError):
+        return None
 
 
 def _follows(position: Any, before: Any) -> bool:

@@ -8,7 +8,9 @@ the session's shared ledger stays whole for the others."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import games
 from events.keys import cmds_key, events_key, meta_key
 from events.ledger import GENESIS, entry_hash, games_key, ledger_key
 from service.edge.keys import STORE
+from service.fairness.ledger_check import ledger_problem
 from service.fairness.signing import NodeKey, check_signature
 from service.run.app import create_app
 from service.run.cli import main
@@ -231,3 +234,36 @@ async def test_a_game_re_dealt_under_its_id_is_a_mismatch(aiohttp_client, valkey
     code, out = await verify(capsys, redealt, str(dealer.make_url("/ledger")))
     assert code == 1 and out.startswith("MISMATCH  ledger: broken entry"), out
     assert "seed_commitment" in out
+
+
+ODD_VALUES = [None, True, 0, -1, 2**70, 1.5, "", "zz", "\udcff", [], {}, [1], {"a": None}]
+
+
+def mutated(document: Any, rng: random.Random) -> Any:
+    """``document`` with one value somewhere in it replaced by an odd one, or one member removed."""
+    copied = copy.deepcopy(document)
+    node, path = copied, []
+    while isinstance(node, (dict, list)) and node and rng.random() < 0.8:
+        key = rng.choice(list(node)) if isinstance(node, dict) else rng.randrange(len(node))
+        path.append((node, key))
+        node = node[key]
+    if not path:
+        return rng.choice(ODD_VALUES)
+    parent, key = path[-1]
+    if isinstance(parent, dict) and rng.random() < 0.2:
+        del parent[key]
+    else:
+        parent[key] = rng.choice(ODD_VALUES)
+    return copied
+
+
+async def test_a_mangled_ledger_or_export_place_is_a_mismatch_never_a_crash(client):
+    game_id, _ = await finished_tiny(client)
+    export = await (await client.get(f"/games/{game_id}/export")).json()
+    _, answer = await ledger(client, game=game_id)
+    created = {**(await created_payload(client, game_id)), "ts": answer["entry"]["created"]}
+    assert ledger_problem(export, created, answer, PUBLIC_KEY) is None
+    rng = random.Random(22)
+    for _ in range(1500):
+        problem = ledger_problem(mutated(export, rng), created, mutated(answer, rng), PUBLIC_KEY)
+        assert problem is None or problem.startswith("ledger: ")
