@@ -303,6 +303,65 @@ export interface ExportBody {
   events: { version: number; body: string; prev_hash: string; hash: string }[];
   /** since v1.2 */
   signature: { algorithm: "ed25519"; key_id: string; public_key: string; value: string };
+  /** the game's place in the public ledger (games created since there is one) */
+  ledger?: LedgerPlace;
+  /** the rematch's game id, once one follows the game */
+  rematch?: string;
+  [field: string]: unknown;
+}
+
+/** An Ed25519 signature over the canonical JSON of the other fields of the object carrying it */
+export interface Signature {
+  algorithm: "ed25519";
+  key_id: string;
+  public_key: string;
+  value: string;
+  [field: string]: unknown;
+}
+
+/** One game of the public ledger (docs/fairness.md, The public ledger) */
+export interface LedgerEntry {
+  /** 1 for the first game created, then one more per game */
+  position: number;
+  id: string;
+  game: string;
+  /** the public options only */
+  options: Record<string, unknown>;
+  seed_commitment: string;
+  /** ms since the epoch */
+  created: number;
+  /** the previous entry's hash; 64 zeros before the first */
+  prev_hash: string;
+  /** hex sha256 of prev_hash (ASCII) then the canonical JSON of the other fields */
+  hash: string;
+  [field: string]: unknown;
+}
+
+/** The ledger's last entry, signed */
+export interface LedgerHead {
+  /** 0 while the ledger is empty */
+  position: number;
+  hash: string;
+  /** ms since the epoch */
+  signed_at: number;
+  signature: Signature;
+  [field: string]: unknown;
+}
+
+/** Where a game is in the public ledger */
+export interface LedgerPlace {
+  position: number;
+  hash: string;
+  [field: string]: unknown;
+}
+
+/** `GET /ledger`: a page of the public ledger; with `?game=`, that game's `entry` first */
+export interface LedgerBody {
+  entry?: LedgerEntry;
+  entries: LedgerEntry[];
+  head: LedgerHead;
+  /** the `from` of the next page; null at the head */
+  next: number | null;
   [field: string]: unknown;
 }
 
@@ -469,6 +528,8 @@ export declare class DonjonClient {
   asyncapi(): Promise<Record<string, unknown>>;
   /** since v1.2: `GET /keys` */
   keys(): Promise<KeysBody>;
+  /** `GET /ledger`: a page of the public ledger, or (`game`) that game's entry and the entries after it */
+  ledger(query?: { from?: number; limit?: number; game?: string }): Promise<LedgerBody>;
   /** `GET /games/catalog` */
   catalog(): Promise<CatalogBody>;
   /** `GET /games/catalog/{game}/assets` */
