@@ -90,7 +90,8 @@ def _current(keyring: dict[str, Any]) -> dict[str, Any]:
     current = [entry for entry in keyring["keys"] if entry.get("status") == _CURRENT]
     if len(current) != 1:
         raise KeyringError(f"the store's keyring has {len(current)} current keys, not one")
-    return current[0]
+    entry: dict[str, Any] = current[0]
+    return entry
 
 
 class DeploymentKeys:

@@ -18,6 +18,11 @@ A game that has not finished is refused with ``not_finished``: before the end th
 the stored bodies' sealed parts (hands, the Overlord's tokens, commands: :mod:`service.fairness.sealing`) do
 not open, and a spectator delay would not hold. The export carries the bodies as stored, sealed parts
 included; a verifier opens them with the seed ``game.finished`` reveals.
+
+The export covers the stream up to ``game.finished``: a ``game.rematch`` link appended after it is
+not exported as an event, its game id is the export's ``rematch`` field instead (signed with the rest).
+``ledger`` names the game's entry in the public ledger (``{"position", "hash"}``,
+:mod:`service.fairness.ledger`), for games recorded since there is one.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import msgpack
 from events.chain import chain_of_body, genesis
 from events.protocol import Store
 from service.errors import ErrorCode, ServiceError
+from service.fairness.ledger import export_place
 
 
 class Signer(Protocol):
@@ -40,7 +46,10 @@ class Signer(Protocol):
 
     def sign_export(self, export: dict[str, Any]) -> dict[str, Any]: ...
 
-__all__ = ["EXPORT_FORMAT", "EXPORT_FORMATS", "chain_description", "export_game", "signed_bytes", "signed_export"]
+__all__ = [
+    "EXPORT_FORMAT", "EXPORT_FORMATS", "chain_description", "export_game", "finished_part", "signed_bytes",
+    "signed_export",
+]
 
 EXPORT_FORMAT = "donjon.export/2"
 EXPORT_FORMATS = ("donjon.export/1", EXPORT_FORMAT)
@@ -55,7 +64,7 @@ def chain_description(algorithm: str) -> str:
 async def export_game(store: Store, game_id: str, game: str, exported_at: int | None = None) -> dict[str, Any]:
     """The export of a finished game at ``exported_at`` (ms; now by default); :class:`ServiceError`
     ``not_finished`` for any other."""
-    entries = await store.raw_entries(game_id)
+    entries, rematch = finished_part(await store.raw_entries(game_id))
     last = msgpack.unpackb(entries[-1][1], raw=False) if entries else {}
     if last.get("type") != "game.finished":
         raise ServiceError(
@@ -80,7 +89,29 @@ async def export_game(store: Store, game_id: str, game: str, exported_at: int | 
     }
     if "secret_options" in revealed:
         export["secret_options"] = revealed["secret_options"]
+    if rematch is not None:
+        export["rematch"] = rematch
+    place = await export_place(store, game_id)
+    if place is not None:
+        export["ledger"] = place
     return export
+
+
+def finished_part(
+    entries: list[tuple[int, bytes, str, str]],
+) -> tuple[list[tuple[int, bytes, str, str]], str | None]:
+    """The entries up to ``game.finished`` and the id of the rematch linked after it (the one
+    event that may follow the end, ``docs/fairness.md``), or ``None``; all of them, ``None``,
+    for a log that has not finished."""
+    for index in range(len(entries) - 1, -1, -1):
+        body = msgpack.unpackb(entries[index][1], raw=False)
+        if body.get("type") == "game.finished":
+            after = [msgpack.unpackb(entry[1], raw=False) for entry in entries[index + 1:]]
+            links = [event.get("payload", {}).get("id") for event in after if event.get("type") == "game.rematch"]
+            return entries[: index + 1], (str(links[0]) if links else None)
+        if body.get("type") != "game.rematch":
+            break
+    return entries, None
 
 
 async def signed_export(

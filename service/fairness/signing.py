@@ -79,9 +79,12 @@ class NodeKey:
         return {**{k: v for k, v in export.items() if k != SIGNATURE}, SIGNATURE: signature}
 
 
-def check_signature(export: dict[str, Any], pinned_keys: Iterable[str] | None = None) -> str | None:
+def check_signature(export: dict[str, Any], pinned_keys: str | Iterable[str] | None = None) -> str | None:
     """``None`` when ``export`` carries a valid Ed25519 signature whose ``key_id`` is its public
-    key's (by one of ``pinned_keys``, 64 hex digits each, when given); else why not, in a few words."""
+    key's (by ``pinned_keys``, one key or several of 64 hex digits each, when given); else why
+    not, in a few words."""
+    if isinstance(pinned_keys, str):
+        pinned_keys = [pinned_keys]
     signature = export.get(SIGNATURE)
     if not isinstance(signature, dict):
         return "the file is not signed"

@@ -29,6 +29,9 @@ The checks, in this order; the first that fails is the one reported (``MISMATCH 
    ``--key`` or ``--keys``), by one of them, not retired before the file's ``exported_at``, and a
    key the keyring made (one with a ``signed_from``) signs only ``/2`` files. Without trusted
    keys the report is ``pinned = False``: everything else checked, the signer unknown.
+7. **ledger**, with ``--ledger``: the game is in the public ledger at the place its export names
+   (:mod:`service.fairness.ledger_check`), the ledger's head signed by one of the trusted keys when
+   they are given.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from games.base import Engine
 from projections.game import CREATED, FINISHED
 from service.fairness.draw_schemes import DEAL_VERSION, DRAW_VERSION
 from service.fairness.export import EXPORT_FORMAT, EXPORT_FORMATS, chain_description
+from service.fairness.ledger_check import ledger_problem
 from service.fairness.replay import ReplayReport, check_log
 from service.fairness.signing import check_signature, key_id, strict_base64
 from service.fairness.trusted_keys import TrustedKeys
@@ -81,6 +85,8 @@ class VerifyReport:
     """The signer is one of the trusted keys given (``--key`` / ``--keys``)."""
     legacy: bool = False
     """The game was recorded under legacy schemes (SHA-1 chain or no specified draw)."""
+    ledger_position: int | None = None
+    """The game's place in the public ledger, when ``--ledger`` checked it."""
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -118,11 +124,13 @@ def parse_export(text: str) -> Any:
 
 
 def verify_export(
-    export: Any, engines: Mapping[str, Engine], *, trusted: TrustedKeys | None = None, key: str | None = None
+    export: Any, engines: Mapping[str, Engine[Any]], *, trusted: TrustedKeys | None = None, key: str | None = None,
+    ledger: Any = None,
 ) -> VerifyReport:
     """Every check of the module docstring on a parsed export, the signer pinned to ``trusted``
-    (or to the one public ``key``, 64 hex digits) when given. Never raises: whatever goes wrong
-    is the report's first problem."""
+    (or to the one public ``key``, 64 hex digits) when given; with ``ledger`` (a ``GET /ledger``
+    answer), the game's place in it too (:mod:`service.fairness.ledger_check`). Never raises:
+    whatever goes wrong is the report's first problem."""
     report = VerifyReport()
     if key is not None:
         trusted = TrustedKeys.from_key(key)
@@ -139,6 +147,11 @@ def verify_export(
         _rerun(report, engine, envelopes)
         check = "signature"
         _signature(report, export, trusted)
+        check = "ledger"
+        created = {**envelopes[0].payload, "ts": envelopes[0].ts}
+        pinned = None if trusted is None else trusted.public_keys()
+        if ledger is not None and (problem := ledger_problem(export, created, ledger, pinned)):
+            raise _Refused(problem)
     except _Refused as refused:
         report.problems.insert(0, str(refused))
     except Exception as exc:
@@ -194,8 +207,8 @@ def _chain(report: VerifyReport, export: dict[str, Any], bodies: list[bytes]) ->
 
 
 def _revealed(
-    report: VerifyReport, export: dict[str, Any], envelopes: list[Any], engines: Mapping[str, Engine]
-) -> Engine:
+    report: VerifyReport, export: dict[str, Any], envelopes: list[Any], engines: Mapping[str, Engine[Any]]
+) -> Engine[Any]:
     created, finished = envelopes[0], envelopes[-1]
     if not all(isinstance(envelope.payload, dict) for envelope in envelopes):
         raise _Refused("revealed: an event's payload is not a map")
@@ -231,7 +244,7 @@ def _scheme(report: VerifyReport, created: Any, trusted: TrustedKeys | None) -> 
     report.legacy = True
 
 
-def _rerun(report: VerifyReport, engine: Engine, envelopes: list[Any]) -> None:
+def _rerun(report: VerifyReport, engine: Engine[Any], envelopes: list[Any]) -> None:
     replayed = ReplayReport(report.game_id, game=report.game)
     check_log(replayed, engine, envelopes, {})
     report.summary, report.batches_checked = replayed.summary, replayed.batches_checked

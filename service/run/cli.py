@@ -89,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--key", help="a public key (64 hex digits, from GET /keys) the file must be signed by")
     verify.add_argument("--keys", help="a saved GET /keys (a file, or its http(s) URL) that must list the signer")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    verify.add_argument("--ledger", help="a saved GET /ledger answer, or the ledger's URL: the game must be in it")
     add_keys_parser(sub)
 
     bench = sub.add_parser("bench", help="measure the service and the engines")
@@ -106,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine[Any]] | None = None) -> int:
     """Entry point of the console script; ``engines`` lets tests serve the tiny game."""
     args = _parser().parse_args(argv)
     from service.ops.settings import Settings, SettingsError
@@ -130,7 +131,7 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
     if args.command == "export":
         return run(_export(settings, args.game_id, args.output))
     if args.command == "verify":
-        return verify_command(args.file, args.key, args.keys, args.json, engines)
+        return verify_command(args.file, args.key, args.keys, args.json, engines, args.ledger)
     if args.command == "keys":
         return run(keys_command(settings, args, _with_store))
     if args.command == "bench":
@@ -143,7 +144,7 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
     return 2  # pragma: no cover - argparse refuses other commands
 
 
-def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
+def _serve(settings: Any, engines: Mapping[str, Engine[Any]] | None) -> int:
     """One process (``--workers 1``), or a supervisor of N worker processes (:mod:`service.run.workers`)."""
     from events.errors import DataDirInUse
     from service.ops.logs import configure_logging
@@ -163,7 +164,11 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
 
 
 def _serve_one(
-    settings: Any, engines: Mapping[str, Engine] | None, *, reuse_port: bool = False, place: WorkerPlace | None = None
+    settings: Any,
+    engines: Mapping[str, Engine[Any]] | None,
+    *,
+    reuse_port: bool = False,
+    place: WorkerPlace | None = None,
 ) -> int:
     from events.errors import DataDirInUse
     from service.ops.logs import configure_logging, get_logger
@@ -238,7 +243,7 @@ async def _with_store(settings: Any, work: Callable[[Store], Awaitable[int]]) ->
             await asyncio.to_thread(server.stop)
 
 
-async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[str, Engine] | None) -> int:
+async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[str, Engine[Any]] | None) -> int:
     from service.fairness.replay import replay_game
     from service.ops.settings import SettingsError
     from service.run.app import node_vault

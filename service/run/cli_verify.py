@@ -1,8 +1,8 @@
-"""``donjon verify FILE [--key PUBKEY | --keys FILE|URL] [--json]``: the verdict on an export.
+"""``donjon verify FILE [--key PUBKEY | --keys FILE|URL] [--ledger FILE|URL] [--json]``: the verdict on an export.
 
 Exit codes: 0 every check passes and the signer is one of the trusted keys given; 1 a mismatch
 (``MISMATCH <check>: <why>``: anything in the file, however damaged, that does not check); 2 a
-usage error, a file or key listing that cannot be read; 3 every check passes but no trusted key
+usage error, a file, key listing or ledger that cannot be read; 3 every check passes but no trusted key
 was given, so who signed is not known (the output says so). ``--json`` prints exactly one JSON
 object in every case, with ``outcome`` one of ``ok``, ``mismatch``, ``unreadable``, ``unpinned``.
 A game recorded under legacy schemes says "legacy: weaker guarantees" on every line of its verdict.
@@ -32,10 +32,13 @@ def _refused_usage(message: str, as_json: bool) -> int:
 
 
 def verify_command(
-    path: Path, key: str | None, keys: str | None, as_json: bool, engines: Mapping[str, Engine] | None
+    path: Path, key: str | None, keys: str | None, as_json: bool, engines: Mapping[str, Engine[Any]] | None,
+    ledger_source: str | None = None,
 ) -> int:
-    """``donjon verify``: check an export (no store; the network only for ``--keys URL``)."""
+    """``donjon verify``: check an export (no store; the network only for ``--keys URL`` and
+    ``--ledger URL``)."""
     import games
+    from service.fairness.ledger_check import LedgerUnreadable, load_ledger
     from service.fairness.trusted_keys import TrustedKeys, TrustedKeysError
     from service.fairness.verify import parse_export, verify_export
 
@@ -59,7 +62,14 @@ def verify_command(
         why = str(export)[:200] if isinstance(export, ValueError) else "nested too deep"
         report = VerifyReport(problems=[f"format: the file is not JSON without repeated keys ({why})"])
     else:
-        report = verify_export(export, engines or games.default_engines(), trusted=trusted)
+        try:
+            game_id = str(export.get("id", "")) if isinstance(export, dict) else ""
+            ledger = None if ledger_source is None else load_ledger(ledger_source, game_id)
+        except LedgerUnreadable as exc:
+            return _refused_usage(str(exc), as_json)
+        report = verify_export(export, engines or games.default_engines(), trusted=trusted, ledger=ledger)
+        if report.ok and ledger is not None:
+            report.ledger_position = export["ledger"]["position"]
     code = EXIT_MISMATCH if not report.ok else EXIT_OK if report.pinned else EXIT_UNPINNED
     if as_json:
         outcome = {EXIT_OK: "ok", EXIT_MISMATCH: "mismatch", EXIT_UNPINNED: "unpinned"}[code]
@@ -85,7 +95,8 @@ def _print_verdict(report: Any) -> None:
     signer = (f"key {report.key_id}, one of the trusted keys given" if report.pinned else
               f"key {report.key_id}, UNPINNED: who signed is not checked; pass --key or --keys with the "
               "deployment's GET /keys")
+    ledger = "" if report.ledger_position is None else f", ledger position {report.ledger_position}"
     _say(f"OK: signature ({signer}), chain, seed commitment, seat contributions, "
-        f"every draw, decision and bot move{legacy}")
+        f"every draw, decision and bot move{ledger}{legacy}")
     if not report.pinned:
         _say(f"UNPINNED  the signer is not pinned: this file verifies, but anyone could have signed it{legacy}")
