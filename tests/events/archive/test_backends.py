@@ -1,0 +1,79 @@
+"""Both archive backends, on the real databases: schema, writes, reads, listings, versions."""
+
+from __future__ import annotations
+
+import pytest
+
+from events.archive import ArchivedGame, ArchiveSchemaError, ArchiveUnavailable, open_archive
+from events.archive.schema import SCHEMA_VERSION
+
+
+def record(game_id: str, events: int = 3, score: float = 1.0) -> ArchivedGame:
+    entries = [(v, f"body-{game_id}-{v}".encode(), f"p{v - 1}", f"h{v}") for v in range(1, events + 1)]
+    return ArchivedGame(
+        game_id=game_id, game="tiny", status="finished", score=score, finished_ms=123, version=events,
+        head=f"h{events}", meta={"game": b"\xa4tiny", "lobby": b"{}"}, cmds={"": b"0,0", "c1": b"1,3"},
+        entries=entries,
+    )
+
+
+async def test_a_game_written_reads_back_byte_for_byte(archive):
+    await archive.put([record("g1"), record("g2", 5, score=2.0)])
+    assert await archive.entries("g1") == list(record("g1").entries)
+    assert await archive.entries("g2", 2, 3) == list(record("g2", 5).entries)[1:3]
+    both = await archive.entries_of(["g1", "g2", "none"])
+    assert len(both["g2"]) == 5 and both["none"] == []
+    game = await archive.game("g2")
+    assert game is not None and game.meta == record("g2").meta and game.cmds == record("g2").cmds
+    assert (game.version, game.head, game.score) == (5, "h5", 2.0)
+    assert await archive.game("none") is None
+
+
+async def test_writing_a_game_again_replaces_it_whole(archive):
+    await archive.put([record("g1", 3)])
+    await archive.put([record("g1", 4)])
+    assert [entry[0] for entry in await archive.entries("g1")] == [1, 2, 3, 4]
+    counts = await archive.counts()
+    assert (counts.games, counts.events, counts.schema_version) == (1, 4, SCHEMA_VERSION)
+
+
+async def test_the_listing_pages_in_the_lobby_order(archive):
+    await archive.put([record(f"g{n}", 1, score=float(n)) for n in range(5)])
+    assert [game_id for game_id, _ in await archive.listed("finished", 2, 0, True)] == ["g4", "g3"]
+    assert [game_id for game_id, _ in await archive.listed("finished", 2, 2, True)] == ["g2", "g1"]
+    assert [game_id for game_id, _ in await archive.listed("finished", 2, 0, False)] == ["g0", "g1"]
+
+
+async def test_a_write_that_fails_half_way_leaves_nothing(archive):
+    async def fail() -> None:
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        await archive.put([record("g1")], during=fail)
+    assert await archive.game("g1") is None and await archive.entries("g1") == []
+
+
+async def test_an_archive_not_migrated_is_refused_with_the_command_to_run(archive_url):
+    backend = open_archive(archive_url)
+    try:
+        with pytest.raises(ArchiveSchemaError, match="schema version 0, this donjon needs 1: run `donjon archive"):
+            await backend.check()
+        assert await backend.migrate() == (0, SCHEMA_VERSION)
+        assert await backend.migrate() == (SCHEMA_VERSION, SCHEMA_VERSION)
+        await backend.check()
+    finally:
+        await backend.close()
+
+
+async def test_postgres_that_does_not_answer_is_unavailable_then_served_when_back(postgres_schema_url):
+    down = open_archive("postgresql://postgres@127.0.0.1:1/test")
+    with pytest.raises(ArchiveUnavailable, match="the archive at postgresql://127.0.0.1:1/test"):
+        await down.check()
+    await down.close()
+    backend = open_archive(postgres_schema_url)
+    backend._url = "postgresql://postgres@127.0.0.1:1/test"  # type: ignore[attr-defined]
+    with pytest.raises(ArchiveUnavailable):
+        await backend.migrate()
+    backend._url = postgres_schema_url  # type: ignore[attr-defined]
+    assert await backend.migrate() == (0, SCHEMA_VERSION)
+    await backend.close()
