@@ -3,8 +3,9 @@
 Resources start in dependency order and stop in reverse, and only those that started:
 
 1. the embedded Valkey server, when ``DONJON_REDIS_URL`` is not set (in ``settings.data_dir``);
-2. the event store client;
-3. the game service (command path, cache and bot tasks) and the node's stream reader.
+2. the event store client (an :class:`~events.archive.reading.ArchivingStore`: it also reads the archive);
+3. the archive and its passes (:mod:`service.run.archiving`);
+4. the game service (command path, cache and bot tasks) and the node's stream reader.
 
 The engines are :func:`service.run.served.served_engines`: ``DONJON_CASTLE_DATA`` swaps in an
 operator's dataset for ``castle``, and an invalid one makes ``create_app`` raise
@@ -25,6 +26,7 @@ from typing import cast
 
 from aiohttp import web
 
+from events.archive.reading import ArchivingStore
 from events.embedded import EmbeddedServer
 from events.errors import StoreUnavailable
 from events.store import Durability, EventStore
@@ -60,6 +62,7 @@ from service.ops.metrics import Metrics
 from service.ops.scrape import WorkerPlace
 from service.ops.settings import Settings, SettingsError
 from service.play.game_service import GameService, now_ms
+from service.run.archiving import archiving
 from service.run.drain import close_sockets
 from service.run.served import served_engines
 from service.run.supervise import watch_embedded
@@ -102,6 +105,7 @@ def create_app(
     if settings.embedded:
         app.cleanup_ctx.append(_embedded_server)
     app.cleanup_ctx.append(_event_store)
+    app.cleanup_ctx.append(archiving)
     app.cleanup_ctx.append(_node)
     app.on_shutdown.append(_close_sockets)
     setup_routes(app)
@@ -178,7 +182,7 @@ async def _connect(url: str, cluster: bool | None, client_name: str, settings: S
     deadline = asyncio.get_running_loop().time() + _DETECT_FOR
     while True:
         try:
-            store = await EventStore.connect(
+            store = await ArchivingStore.connect(
                 url,
                 call_timeout=settings.store_timeout_ms / 1000,
                 cluster=cluster,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from events.archive import ArchivedGame, ArchiveSchemaError, ArchiveUnavailable, open_archive
@@ -54,7 +56,7 @@ async def test_a_write_that_fails_half_way_leaves_nothing(archive):
 
 
 async def test_an_archive_not_migrated_is_refused_with_the_command_to_run(archive_url):
-    backend = open_archive(archive_url)
+    backend = open_archive(archive_url.removeprefix("sqlite://"))
     try:
         with pytest.raises(ArchiveSchemaError, match="schema version 0, this donjon needs 1: run `donjon archive"):
             await backend.check()
@@ -67,7 +69,7 @@ async def test_an_archive_not_migrated_is_refused_with_the_command_to_run(archiv
 
 async def test_postgres_that_does_not_answer_is_unavailable_then_served_when_back(postgres_schema_url):
     down = open_archive("postgresql://postgres@127.0.0.1:1/test")
-    with pytest.raises(ArchiveUnavailable, match="the archive at postgresql://127.0.0.1:1/test"):
+    with pytest.raises(ArchiveUnavailable, match=re.escape("the archive at postgresql://127.0.0.1:1/test")):
         await down.check()
     await down.close()
     backend = open_archive(postgres_schema_url)
