@@ -153,6 +153,22 @@ class Archiver:
                 break
         return report
 
+    async def survey(self) -> PassReport:
+        """What a pass would find, archiving nothing: every finished game still live, how many
+        are waiting (all of them: ``waiting``) and the oldest one's last event time."""
+        report = PassReport()
+        offset = 0
+        while True:
+            page = await self.index.ranked(self.batch, offset, highest_first=False)
+            for probe in await self._probe(page):
+                if probe.status == FINISHED and probe.last_ms is not None:
+                    report.seen += 1
+                    report.waiting += 1
+                    report.oldest_waiting_ms = min(report.oldest_waiting_ms or probe.last_ms, probe.last_ms)
+            offset += len(page)
+            if len(page) < self.batch:
+                return report
+
     async def archive_batch(self, game_ids: Sequence[str]) -> PassReport:
         """Steps 1 to 7 of the module's docstring for these games."""
         report = PassReport(seen=len(game_ids))

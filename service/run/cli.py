@@ -1,4 +1,4 @@
-"""The ``donjon`` command: ``serve``, ``replay GAME_ID``, ``export GAME_ID``, ``verify FILE``, ``bench``.
+"""The ``donjon`` command: ``serve``, ``replay GAME_ID``, ``export GAME_ID``, ``verify FILE``, ``archive``, ``bench``.
 
 ``donjon serve`` runs the service (the embedded Valkey in ``--data-dir`` unless
 ``DONJON_REDIS_URL`` names a server); it refuses to start (exit 2) when ``DONJON_CASTLE_DATA``
@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from games.base import Engine
 from service.ops.scrape import WorkerPlace
+from service.run.archive_cli import add_archive_parser, archive_main
 from service.run.console import out
 from service.run.serving import run, serve_app
 
@@ -84,12 +85,15 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--key", help="the node's public key (64 hex digits, GET /keys) the file must be signed by")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
 
+    add_archive_parser(sub)
+
     bench = sub.add_parser("bench", help="measure the service and the engines")
     bench.add_argument("--quick", action="store_true", help="small runs (a minute or less)")
     bench.add_argument(
         "--only",
         default="",
-        help="comma-separated sections: service,workers,replay,bots,store,engines,games,memory,cluster,peers"
+        help="comma-separated sections: service,workers,replay,bots,store,engines,games,memory,archive,cluster,"
+        "peers"
         " (default: all but cluster and peers)",
     )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -124,6 +128,8 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
         return run(_export(settings, args.game_id, args.output))
     if args.command == "verify":
         return _verify(args.file, args.key, args.json, engines)
+    if args.command == "archive":
+        return run(archive_main(settings, args, _with_store))
     if args.command == "bench":
         from bench import run_bench
 
@@ -156,6 +162,7 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
 def _serve_one(
     settings: Any, engines: Mapping[str, Engine] | None, *, reuse_port: bool = False, place: WorkerPlace | None = None
 ) -> int:
+    from events.archive import ArchiveSchemaError
     from events.errors import DataDirInUse
     from service.ops.logs import configure_logging, get_logger
     from service.ops.settings import SettingsError
@@ -181,6 +188,9 @@ def _serve_one(
     except DataDirInUse:
         _data_dir_in_use(settings)
         return 2
+    except ArchiveSchemaError as exc:  # the archive needs `donjon archive migrate` first
+        sys.stderr.write(f"donjon: {exc}\n")
+        return 2
     except OSError as exc:
         log.error("serve.failed", error=str(exc))
         return 1
@@ -196,9 +206,10 @@ def _data_dir_in_use(settings: Any) -> None:
 async def _with_store(settings: Any, work: Callable[[Store], Awaitable[int]]) -> int:
     """``work(store)`` on the store the settings name (``DONJON_REDIS_URL``, else the embedded
     server of the data folder, attached to or started for the occasion); 2 when there is none."""
+    from events.archive.reading import ArchivingStore
     from events.embedded import EmbeddedServer
     from events.errors import StoreError
-    from events.store import EventStore
+    from service.run.archive_cli import attach_archive
 
     server = None
     try:
@@ -213,11 +224,15 @@ async def _with_store(settings: Any, work: Callable[[Store], Awaitable[int]]) ->
             url = server.url
         else:
             url = settings.redis_url.reveal()
-        store = await EventStore.connect(url, cluster=False if settings.embedded else settings.cluster)
+        store = await ArchivingStore.connect(url, cluster=False if settings.embedded else settings.cluster)
+        archive = None
         try:
+            archive = await attach_archive(store, settings)  # archived games read as live ones
             return await work(store)
         finally:
             await store.close()
+            if archive is not None:
+                await archive.close()
     except StoreError as exc:
         sys.stderr.write(f"donjon: the event store is unavailable: {exc}\n")
         return 2
