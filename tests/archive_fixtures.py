@@ -61,3 +61,44 @@ async def archive(archive_url: str) -> AsyncIterator[object]:
         yield backend
     finally:
         await backend.close()
+
+
+@pytest.fixture
+def own_valkey(tmp_path: Path) -> Iterator[str]:
+    """A Valkey server of the test's own: a pass archives every finished game of its server,
+    and the session's server holds other tests' games."""
+    from events.embedded import EmbeddedServer
+
+    server = EmbeddedServer(tmp_path / "valkey", fsync="everysec").start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+async def finished_games(store: object, count: int, events: int = 6, ended_ms_ago: int = 10_000) -> list[str]:
+    """``count`` finished games written straight to ``store`` as the service writes them (a
+    SHA-256 chain, a meta with the lobby entry, filed as finished), each of ``events`` events."""
+    import json
+    import time
+
+    from events.chain import genesis
+    from events.envelope import NewEvent
+
+    ids = []
+    now = int(time.time() * 1000) - ended_ms_ago
+    for n in range(count):
+        game_id = f"arch-{uuid.uuid4().hex[:12]}"
+        batch = [NewEvent("game.created", {"chain": "sha256", "seats": 2})]
+        batch += [NewEvent("moved", {"n": i, "cell": i % 9}) for i in range(events - 2)]
+        batch.append(NewEvent("game.finished", {"winner": n % 2}))
+        await store.create_game(game_id, {"game": "tiny", "seats": 2})  # type: ignore[attr-defined]
+        await store.append(  # type: ignore[attr-defined]
+            game_id, batch, expected_version=0, command_id=f"c-{game_id}", actor=None, ts=now, link=genesis("sha256")
+        )
+        entry = {"id": game_id, "game": "tiny", "status": "finished", "version": events, "created": now - n}
+        await store.set_status(  # type: ignore[attr-defined]
+            game_id, "finished", now - n, version=events, fields={"lobby": json.dumps(entry)}
+        )
+        ids.append(game_id)
+    return ids

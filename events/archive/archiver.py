@@ -27,6 +27,7 @@ a batch's deletes; the crash tests run real passes with it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import secrets
@@ -40,7 +41,7 @@ import msgpack
 
 from events.archive.base import Archive, ArchivedGame, Entry
 from events.chain import verify_bodies
-from events.errors import ChainBroken
+from events.errors import ChainBroken, StoreError
 from events.keys import archive_lease_key, cmds_key, events_key, meta_key
 from events.server import Server
 from events.sharded import ShardedIndex
@@ -49,6 +50,8 @@ from events.store.lobby import lobby_index
 __all__ = ["FAULT_ENV", "Archiver", "PassReport"]
 
 FAULT_ENV = "DONJON_ARCHIVE_FAULT"
+LEASE_ENV = "DONJON_ARCHIVE_LEASE_MS"
+"""How long a lease lasts, in ms, when set (the crash tests shorten it; nodes keep the default)."""
 FINISHED = "finished"
 LEASE_MS = 120_000
 """How long a node's claim on a game lasts: far longer than one batch takes, and short enough
@@ -132,6 +135,7 @@ class Archiver:
         self.clock = clock or (lambda: int(time.time() * 1000))
         self.fault = fault if fault is not None else os.environ.get(FAULT_ENV)
         self.token = secrets.token_hex(8)
+        self.lease_ms = int(os.environ.get(LEASE_ENV, LEASE_MS))
         self.index: ShardedIndex = lobby_index(server, FINISHED)
         self.log = log
         self._delete = server.script(DELETE_LUA)
@@ -178,21 +182,32 @@ class Archiver:
         leased = await self._lease(due)
         report.taken += len(due) - len(leased)
         games = await self._read(leased)
-        await self.archive.put(games, during=self._fault_coroutine("copy"))
-        self._fault_at("copied")
-        checked = await self._checked(games)
-        for game in games:
-            if game not in checked:
-                report.waiting += 1
-                await self._release(keys=[archive_lease_key(game.game_id)], args=[self.token])
-        deleted = await self._delete_all(checked)
+        try:
+            deleted = await self._move(games, report)
+        except BaseException:
+            await self._release_all(games)  # the next pass (this node's or another's) starts afresh
+            raise
         for game in deleted:
             await self.index.remove(game.game_id)
         now = self.clock()
         report.archived += len(deleted)
         report.latencies += [(now - game.finished_ms) / 1000 for game in deleted]
-        report.waiting += len(checked) - len(deleted)
         return report
+
+    async def _move(self, games: Sequence[ArchivedGame], report: PassReport) -> list[ArchivedGame]:
+        """Copy, check the copy, delete (steps 4 to 6): the games deleted from the live store."""
+        await self.archive.put(games, during=self._fault_coroutine("copy"))
+        self._fault_at("copied")
+        checked = await self._checked(games)
+        await self._release_all([game for game in games if game not in checked])
+        deleted = await self._delete_all(checked)
+        report.waiting += len(games) - len(deleted)
+        return deleted
+
+    async def _release_all(self, games: Sequence[ArchivedGame]) -> None:
+        for game in games:
+            with contextlib.suppress(StoreError):
+                await self._release(keys=[archive_lease_key(game.game_id)], args=[self.token])
 
     async def _probe(self, game_ids: Sequence[str]) -> list[_Probe]:
         async with self.server.call(), self.server.redis.pipeline(transaction=False) as pipe:
@@ -230,7 +245,7 @@ class Archiver:
     async def _lease(self, game_ids: Sequence[str]) -> list[str]:
         async with self.server.call(), self.server.redis.pipeline(transaction=False) as pipe:
             for game_id in game_ids:
-                pipe.set(archive_lease_key(game_id), self.token, nx=True, px=LEASE_MS)
+                pipe.set(archive_lease_key(game_id), self.token, nx=True, px=self.lease_ms)
             replies: list[Any] = await pipe.execute()
         return [game_id for game_id, taken in zip(game_ids, replies, strict=True) if taken]
 

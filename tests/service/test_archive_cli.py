@@ -13,9 +13,10 @@ import pytest
 from events.keys import meta_key
 from service.edge.keys import STORE
 from service.ops.settings import Secret
+from service.run.app import create_app
 from service.run.cli import main
-from tests.archive_fixtures import archive_url, postgres_schema_url  # noqa: F401
-from tests.service.conftest import ENGINES
+from tests.archive_fixtures import archive_url, own_valkey, postgres_schema_url  # noqa: F401
+from tests.service.conftest import ENGINES, settings_for
 from tests.service.test_replay import finished_game
 
 
@@ -39,14 +40,15 @@ async def every_command(capsys: Any, game_id: str, folder: Path) -> dict[str, An
 
 
 async def test_the_commands_answer_the_same_after_archiving(
-    make_client, embedded_redis_url, archive_url, monkeypatch, capsys, tmp_path  # noqa: F811
+    aiohttp_client, own_valkey, archive_url, monkeypatch, capsys, tmp_path  # noqa: F811
 ):
-    monkeypatch.setenv("DONJON_REDIS_URL", embedded_redis_url)
+    monkeypatch.setenv("DONJON_REDIS_URL", own_valkey)  # `archive run` archives every finished game there
     monkeypatch.setenv("DONJON_ARCHIVE_URL", archive_url)
     monkeypatch.setenv("DONJON_ARCHIVE_AFTER_S", "0")
     code, out, _ = await donjon(capsys, "archive", "migrate")
     assert code == 0 and "schema version 0 -> 1" in out
-    client = await make_client(archive_url=Secret(archive_url), archive_every_s=3600)
+    settings = settings_for(own_valkey, archive_url=Secret(archive_url), archive_every_s=3600)
+    client = await aiohttp_client(create_app(settings, engines=ENGINES))
     game_id, _ = await finished_game(client)
     before = await every_command(capsys, game_id, tmp_path)
     assert before["replay"][0] == 0 and before["export"][0][0] == 0 and before["verify"][0] == 0
