@@ -50,9 +50,10 @@ from typing import Any
 __all__ = ["run_bench", "SECTIONS", "machine_figures", "reference_loop_ns", "spread"]
 
 SECTIONS = (
-    "service", "workers", "replay", "bots", "store", "durability", "engines", "games", "memory", "cluster", "peers"
+    "service", "workers", "replay", "bots", "store", "durability", "engines", "games", "memory", "archive", "cluster",
+    "peers",
 )
-DEFAULT_SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory")
+DEFAULT_SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory", "archive")
 """What ``donjon bench`` runs without ``--only`` (``cluster`` and ``peers`` take minutes each)."""
 
 
@@ -238,6 +239,10 @@ async def _run_sections(
             from bench.memory import memory_figures
 
             part = await memory_figures(engines, quick)
+        elif section == "archive":
+            from bench.archive import archive_figures
+
+            part = await archive_figures(quick)
         elif section == "cluster":
             from bench.cluster import cluster_figures
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import msgpack
 
+from events.chain import ALGORITHMS, chain_of_body, genesis
 from events.errors import StoreError, StoreUnavailable
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "game_row",
     "Entry",
     "Hook",
+    "chain_head",
     "pack_hash",
     "unpack_hash",
 ]
@@ -101,6 +103,21 @@ def game_of_row(row: Sequence[object]) -> ArchivedGame:
     )
 
 
+def chain_head(entries: Sequence[Entry]) -> str | None:
+    """The head the chain of ``entries`` recomputes to (each ``hash == H(prev_hash + body)``, each
+    ``prev_hash`` the hash before, versions 1, 2, ...), ``None`` where it breaks. Bodies are not
+    decoded (the first one only, for the algorithm): this is the archiver's check of each copy."""
+    if not entries:
+        return None
+    algorithm = ALGORITHMS[chain_of_body(entries[0][1])]
+    prev = genesis(chain_of_body(entries[0][1]))
+    for expected, (version, body, prev_hash, hash_) in enumerate(entries, start=1):
+        if version != expected or prev_hash != prev or algorithm(prev_hash.encode("ascii") + body).hexdigest() != hash_:
+            return None
+        prev = hash_
+    return prev
+
+
 def pack_hash(fields: Mapping[str, bytes]) -> bytes:
     """A stored hash (field -> bytes) as one msgpack blob, the way the archive keeps it."""
     packed: bytes = msgpack.packb(dict(fields), use_bin_type=True)
@@ -139,6 +156,11 @@ class Archive(Protocol):
     async def entries(self, game_id: str, from_version: int = 1, to_version: int | None = None) -> list[Entry]: ...
 
     async def entries_of(self, game_ids: Sequence[str]) -> dict[str, list[Entry]]: ...
+
+    async def chain_heads(self, game_ids: Sequence[str]) -> dict[str, tuple[int, str | None]]:
+        """For each game, how many events the archive holds and the head their chain recomputes
+        to from the stored rows (``None`` where it breaks): the archiver's check of a copy."""
+        ...
 
     async def game(self, game_id: str) -> ArchivedGame | None:
         """The game's record without its events (``entries`` empty), or ``None``."""

@@ -30,6 +30,7 @@ from events.archive.base import (
     ArchiveUnavailable,
     Entry,
     Hook,
+    chain_head,
     game_of_row,
     game_row,
 )
@@ -37,6 +38,20 @@ from events.archive.schema import SCHEMA_VERSION, VERSION_TABLE, schema_message,
 
 __all__ = ["PostgresArchive"]
 
+# Per game: its rows, whether each one's hash is sha256(prev_hash || body), links to the one before
+# (the genesis first) and has the next version, and the last hash.
+_CHAIN_HEADS = """
+WITH checked AS (
+  SELECT game_id, version, hash,
+         hash = encode(sha256(convert_to(prev_hash, 'UTF8') || body), 'hex')
+           AND prev_hash = coalesce(lag(hash) OVER w, repeat('0', 64))
+           AND version = row_number() OVER w AS good
+  FROM events WHERE game_id = ANY($1::text[])
+  WINDOW w AS (PARTITION BY game_id ORDER BY version)
+)
+SELECT game_id, count(*), bool_and(good), (array_agg(hash ORDER BY version DESC))[1]
+FROM checked GROUP BY game_id
+"""
 _EVENT_COLUMNS = ("game_id", "version", "body", "prev_hash", "hash")
 _UNAVAILABLE = (OSError, asyncio.TimeoutError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
                 asyncpg.CannotConnectNowError)
@@ -145,6 +160,21 @@ class PostgresArchive:
         for row in rows:
             found[row[0]].append((row[1], bytes(row[2]), row[3], row[4]))
         return found
+
+    async def chain_heads(self, game_ids: Sequence[str]) -> dict[str, tuple[int, str | None]]:
+        """SHA-256 games are re-chained by PostgreSQL itself (``sha256()``, one row back per game,
+        not every event); SHA-1 games, which it cannot hash without an extension, here."""
+        async with self._connection() as connection:
+            rows = await connection.fetch(_CHAIN_HEADS, list(game_ids))
+        heads: dict[str, tuple[int, str | None]] = dict.fromkeys(game_ids, (0, None))
+        legacy = []
+        for game_id, count, sha256_ok, head in rows:
+            if len(head) != 64:
+                legacy.append(game_id)
+            heads[game_id] = (int(count), head if sha256_ok else None)
+        for game_id, copy in (await self.entries_of(legacy)).items() if legacy else ():
+            heads[game_id] = (len(copy), chain_head(copy))
+        return heads
 
     async def game(self, game_id: str) -> ArchivedGame | None:
         async with self._connection() as connection:

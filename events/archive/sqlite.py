@@ -25,6 +25,7 @@ from events.archive.base import (
     ArchiveUnavailable,
     Entry,
     Hook,
+    chain_head,
     game_of_row,
     game_row,
 )
@@ -125,6 +126,10 @@ class SqliteArchive:
             return found
 
         return await self._run(read)
+
+    async def chain_heads(self, game_ids: Sequence[str]) -> dict[str, tuple[int, str | None]]:
+        copies = await self.entries_of(game_ids)
+        return {game_id: (len(rows), chain_head(rows)) for game_id, rows in copies.items()}
 
     async def game(self, game_id: str) -> ArchivedGame | None:
         def read(db: sqlite3.Connection) -> ArchivedGame | None:

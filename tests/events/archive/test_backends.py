@@ -79,3 +79,34 @@ async def test_postgres_that_does_not_answer_is_unavailable_then_served_when_bac
     backend._url = postgres_schema_url  # type: ignore[attr-defined]
     assert await backend.migrate() == (0, SCHEMA_VERSION)
     await backend.close()
+
+
+def chained(game_id: str, events: int, algorithm: str = "sha256") -> ArchivedGame:
+    """A record whose events chain as the store chains them (the first names its algorithm)."""
+    import msgpack
+
+    from events.chain import genesis, link_hash
+
+    prev, entries = genesis(algorithm), []
+    for version in range(1, events + 1):
+        payload = {"chain": algorithm} if version == 1 and algorithm == "sha256" else {"n": version}
+        body = msgpack.packb({"game_id": game_id, "version": version, "payload": payload}, use_bin_type=True)
+        hash_ = link_hash(prev, body, algorithm)
+        entries.append((version, body, prev, hash_))
+        prev = hash_
+    return ArchivedGame(game_id=game_id, game="tiny", status="finished", score=0.0, finished_ms=0, version=events,
+                        head=prev, meta={}, cmds={}, entries=entries)
+
+
+async def test_the_chain_heads_are_recomputed_from_the_stored_rows(archive):
+    good, legacy, bad = chained("good", 30), chained("legacy", 12, "sha1"), chained("bad", 5)
+    tampered = list(bad.entries)
+    version, body, prev, hash_ = tampered[2]
+    tampered[2] = (version, body + b"\x00", prev, hash_)
+    await archive.put([good, legacy, ArchivedGame(**{**_fields(bad), "entries": tampered})])
+    heads = await archive.chain_heads(["good", "legacy", "bad", "none"])
+    assert heads == {"good": (30, good.head), "legacy": (12, legacy.head), "bad": (5, None), "none": (0, None)}
+
+
+def _fields(game: ArchivedGame) -> dict[str, object]:
+    return {name: getattr(game, name) for name in ArchivedGame.__slots__}  # type: ignore[attr-defined]
