@@ -167,9 +167,12 @@ class Archiver:
             page = await self.index.ranked(size, offset, highest_first=False)
             if not page:
                 break
-            async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self.archive_batch(page[start:start + self.batch]))
-                         for start in range(0, len(page), self.batch)]
+            try:
+                async with asyncio.TaskGroup() as group:
+                    tasks = [group.create_task(self.archive_batch(page[start:start + self.batch]))
+                             for start in range(0, len(page), self.batch)]
+            except BaseExceptionGroup as failed:  # the callers expect the store's own errors
+                raise failed.exceptions[0] from None
             for task in tasks:
                 part = task.result()
                 report.merge(part)
