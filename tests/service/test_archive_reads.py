@@ -102,3 +102,22 @@ async def test_a_rematch_of_an_archived_game_puts_it_back_and_links_it(make_arch
     assert await fresh.app[STORE].redis.exists(meta_key(game_id)) == 0
     again = await fresh.post(f"/games/{game_id}/rematch", headers={"Authorization": f"Bearer {tokens[1]}"})
     assert again.status == 201 and (await again.json())["id"] == rematch  # one rematch per game
+
+
+async def test_an_archived_game_is_store_unavailable_while_postgres_is_down_then_served_again(
+    make_client, postgres_schema_url  # noqa: F811
+):
+    migrated = open_archive(postgres_schema_url)
+    await migrated.migrate()
+    await migrated.close()
+    client = await make_client(archive_url=Secret(postgres_schema_url), archive_after_s=0, archive_every_s=3600)
+    game_id, _ = await finished_game(client)
+    before = await (await client.get(f"/games/{game_id}/events")).read()
+    assert await archive_now(client, game_id) == 1
+    down = await make_client(archive_url=Secret("postgresql://postgres@127.0.0.1:1/test"))  # nothing there
+    response = await down.get(f"/games/{game_id}/events")
+    assert response.status == 503 and (await response.json())["error"]["code"] == "store_unavailable"
+    assert (await down.get("/games/catalog")).status == 200  # the node serves everything else
+    archive = down.app[STORE].archive
+    archive._url = postgres_schema_url  # the database is back where the node looks
+    assert await (await down.get(f"/games/{game_id}/events")).read() == before
