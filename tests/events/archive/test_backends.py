@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -103,10 +104,7 @@ async def test_the_chain_heads_are_recomputed_from_the_stored_rows(archive):
     tampered = list(bad.entries)
     version, body, prev, hash_ = tampered[2]
     tampered[2] = (version, body + b"\x00", prev, hash_)
-    await archive.put([good, legacy, ArchivedGame(**{**_fields(bad), "entries": tampered})])
+    await archive.put([good, legacy, dataclasses.replace(bad, entries=tampered)])
     heads = await archive.chain_heads(["good", "legacy", "bad", "none"])
     assert heads == {"good": (30, good.head), "legacy": (12, legacy.head), "bad": (5, None), "none": (0, None)}
 
-
-def _fields(game: ArchivedGame) -> dict[str, object]:
-    return {name: getattr(game, name) for name in ArchivedGame.__slots__}  # type: ignore[attr-defined]
