@@ -6,13 +6,14 @@ Sections (``--only`` picks some):
   and command->spectator-update latencies, on an embedded server with ``appendfsync always``;
 * ``workers`` — :func:`bench.workers.worker_figures`: accepted commands/s of ``donjon
   serve --workers 1`` and with one worker per core (at least 2), and their ratio;
-* ``replay`` — fold speed of real games replayed by ``donjon replay``'s code;
-* ``bots`` — bot-only games of every game's bots through the service's bot path: bot moves/s and
-  the worst event-loop lag meanwhile;
+* ``replay`` — :func:`bench.in_process.replay_figures`: fold speed of real games replayed by
+  ``donjon replay``'s code;
+* ``bots`` — :func:`bench.in_process.bot_figures`: bot-only games of every game's bots through
+  the service's bot path: bot moves/s and the worst event-loop lag meanwhile;
 * ``store`` — ``bench.store.append_vs_xadd``: the store's append rate beside a raw XADD rate
   measured in the same run, and their ratio;
-* ``engines`` — for each registered game, random-legal games/s and the mean ``legal_moves`` time,
-  using only the Engine surface;
+* ``engines`` — :func:`bench.in_process.engine_figures`: for each registered game, random-legal
+  games/s and the mean ``legal_moves`` time, using only the Engine surface;
 * ``games`` — each game's own ``bench.<game>.figures()`` when that module exists;
 * ``memory`` — :func:`bench.memory.memory_figures`: a fresh node's RSS after loading
   10,000 finished games (1,000 with ``--quick``), with the default cache bounds and unbounded.
@@ -213,7 +214,8 @@ async def _run_sections(
     wanted: list[str], engines: Mapping[str, Any], quick: bool, as_json: bool
 ) -> dict[str, str]:
     """One run of the ``wanted`` sections, in :data:`SECTIONS` order, each printed as it ends."""
-    from bench.service import bot_figures, engine_figures, replay_figures, service_figures
+    from bench.in_process import bot_figures, engine_figures, replay_figures
+    from bench.service import service_figures
     from service.run.console import out
 
     figures: dict[str, str] = {}

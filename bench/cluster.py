@@ -5,7 +5,7 @@ the comparison is of the layouts, not of fsync policies): one Valkey server, and
 Valkey Cluster (:class:`events.localcluster.LocalCluster`). On each:
 
 * **1, 2 and 3 nodes.** Each node is its own process (an aiohttp app serving the bench engine
-  of :mod:`bench.service`, as ``donjon serve`` would). 60 games are spread over the
+  of :mod:`bench.die_game`, as ``donjon serve`` would). 60 games are spread over the
   nodes: game *i*'s player is on node *i mod n*, its spectator on the next node, so every
   update crosses nodes when there are several. Closed loop: each player sends its next command
   when the last is acked. Figures: accepted commands/s; command -> spectator update p50 / p99
@@ -31,8 +31,9 @@ import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from bench.processes import process_cpu
-from bench.service import ROLL, _free_port, percentile
+from bench.die_game import ROLL
+from bench.percentiles import percentile
+from bench.processes import free_port, process_cpu
 
 if TYPE_CHECKING:
     from events.store import EventStore
@@ -45,7 +46,7 @@ _GAMES = 60
 def serve_node(url: str, port: int, node_id: str) -> None:
     """Run one bench node until killed (the child processes of :func:`cluster_figures`), as
     ``donjon serve`` runs: on uvloop, its collector settled, no access log."""
-    from bench.service import BENCH
+    from bench.die_game import BENCH
     from service.ops.logs import configure_logging
     from service.ops.settings import Secret, Settings
     from service.run.app import create_app
@@ -73,7 +74,7 @@ async def _nodes(url: str, count: int) -> AsyncIterator[tuple[list[str], list[in
     processes, bases = [], []
     try:
         for index in range(count):
-            port = _free_port()
+            port = free_port()
             code = f"from bench.cluster import serve_node; serve_node({url!r}, {port}, 'bench-{index}')"
             processes.append(
                 subprocess.Popen(  # noqa: ASYNC220 - a fork and exec, over before the load starts
@@ -109,14 +110,14 @@ async def _spread_load(bases: list[str], seconds: float, *, routed: bool = False
     (``routed``: on the player's node, as a balancer routing by game puts every socket of a game)."""
     import aiohttp
 
-    from bench.service import _new_game, _socket
+    from bench.load import new_game, open_socket
 
     # A player and a spectator socket per game: more than aiohttp's default 100 connections.
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-        games = [await _new_game(session, bases[i % len(bases)]) for i in range(_GAMES)]
-        players = [await _socket(session, bases[i % len(bases)], g, t) for i, (g, t) in enumerate(games)]
+        games = [await new_game(session, bases[i % len(bases)]) for i in range(_GAMES)]
+        players = [await open_socket(session, bases[i % len(bases)], g, t) for i, (g, t) in enumerate(games)]
         apart = 0 if routed else 1
-        watchers = [await _socket(session, bases[(i + apart) % len(bases)], g) for i, (g, _) in enumerate(games)]
+        watchers = [await open_socket(session, bases[(i + apart) % len(bases)], g) for i, (g, _) in enumerate(games)]
         sent: dict[tuple[int, int], float] = {}
         latencies: list[float] = []
         acked = [3] * _GAMES  # the last version each player was acked
@@ -212,7 +213,7 @@ async def _connection_rows(label: str, url: str, quick: bool) -> dict[str, str]:
     are made by another node, so the count is the watching alone."""
     from aiohttp import web
 
-    from bench.service import BENCH
+    from bench.die_game import BENCH
     from events.store import EventStore
     from service.edge.keys import NODE, SERVICE
     from service.ops.settings import Secret, Settings

@@ -24,7 +24,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bench.service import _client_frame, _drive, _Player, _raise_fd_limit, _receive_some, _upgraded, frame_at
+from bench.load import drive
+from bench.processes import raise_fd_limit
+from bench.raw_sockets import Player, client_frame, frame_at, receive_some, upgraded
 from games.base import BadCommand, EngineBase, Event, Rng, UnknownCommand, UnknownEvent, command, int_arg, parse_command
 
 __all__ = ["MIRROR", "MirrorEngine", "MirrorState", "CELLS", "mirror_load"]
@@ -106,7 +108,7 @@ CONNECTING_AT_ONCE = 50
 RESEND = ("conflict", "store_unavailable")
 
 
-class _Seat(_Player):
+class _Seat(Player):
     """One seat of a mirror game: the service section's player, sending ``play`` commands."""
 
     def payload(self, number: int) -> bytes:
@@ -145,11 +147,11 @@ class _Follower:
     @classmethod
     async def connect(cls, host: str, port: int, game_id: str) -> _Follower:
         loop = asyncio.get_running_loop()
-        sock, rest = await _upgraded(host, port, game_id)
+        sock, rest = await upgraded(host, port, game_id)
         follower = cls(sock, rest)
-        await loop.sock_sendall(sock, _client_frame(b'{"type":"hello"}'))
+        await loop.sock_sendall(sock, client_frame(b'{"type":"hello"}'))
         while (snapshot := frame_at(follower.buffer, 0)) is None:
-            follower.buffer += await _receive_some(loop, sock)
+            follower.buffer += await receive_some(loop, sock)
         _, start, end = snapshot
         follower.first = follower.version = json.loads(follower.buffer[start:end])["version"]
         del follower.buffer[:end]
@@ -179,7 +181,7 @@ class _Follower:
                 found = buffer.find(_VERSION, start, at) + len(_VERSION)
                 self.version = int(buffer[found : buffer.index(b",", found)])
             elif opcode == 0x9:
-                self.sock.send(_client_frame(bytes(buffer[start:at]), opcode=0xA))
+                self.sock.send(client_frame(bytes(buffer[start:at]), opcode=0xA))
         del buffer[:at]
 
     def close(self) -> None:
@@ -281,10 +283,10 @@ def main(argv: list[str]) -> int:
     if kind == "mirror":
         from service.run.serving import run
 
-        _raise_fd_limit()
+        raise_fd_limit()
         result = run(mirror_load(base, **params))
     else:
-        result = _drive("real_games", base, params)
+        result = drive("real_games", base, params)
         result["t0"], result["t1"] = result.pop("window")
     sys.stdout.write(json.dumps(result) + "\n")
     return 0

@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.processes import donjon_serve, process_cpu, serve_env, spawned, stop, tree
-from bench.service import _cpu_at, _free_port
+from bench.processes import donjon_serve, free_port, process_cpu, serve_env, spawned, stop, tree
+from bench.service import cpu_at
 
 __all__ = ["peer_figures", "prepare_boardgameio", "LOADS", "REAL_GAMES", "BOARDGAME_IO"]
 
@@ -190,7 +190,7 @@ async def _measure(server: subprocess.Popen[bytes], load: list[str], limit: floa
         raise RuntimeError(f"the load {load[:3]} failed (exit {driver.returncode}): {errors.decode()[-2000:]}")
     result = json.loads(output.decode().strip().splitlines()[-1])
     t0, t1 = result["t0"], result["t1"]
-    server_cpu, below, client = (_cpu_at(samples, t1, column) - _cpu_at(samples, t0, column) for column in (1, 2, 3))
+    server_cpu, below, client = (cpu_at(samples, t1, column) - cpu_at(samples, t0, column) for column in (1, 2, 3))
     return Measure(result.get("moves", result.get("n", 0)), result["per_s"], server_cpu, below, client, result)
 
 
@@ -199,7 +199,7 @@ def _limit(timing: Timing) -> float:
 
 
 async def _donjon(games: int, spectators: int, timing: Timing, workers: int = 1) -> Measure:
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     load = {"kind": "mirror", "base": base, "games": games, "spectators": spectators, **timing.__dict__}
     with tempfile.TemporaryDirectory(prefix="donjon-bench-") as folder:
@@ -212,7 +212,7 @@ def _python_load(params: dict[str, Any]) -> list[str]:
 
 
 async def _boardgameio(folder: Path, games: int, spectators: int, timing: Timing) -> Measure:
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "NODE_ENV": "production"}  # as deployed: boardgame.io logs nothing then
     load = {"port": port, "games": games, "spectators": spectators, **timing.__dict__}
@@ -270,7 +270,7 @@ def _pair_rows(label: str, ours: Measure, theirs: Measure, spectators: int) -> d
 async def _real_game_rows(mirror: Measure, timing: Timing) -> dict[str, str]:
     """The three real games at 50 x 0 on one ``donjon serve``, each against the mirror game's
     CPU per move at 50 x 0 in this run."""
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     rows: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="donjon-bench-") as folder:

@@ -5,7 +5,9 @@ A measured server runs as a process of its own, in a session of its own
 started: ``donjon serve`` with the bench's games (:func:`donjon_serve`, the embedded Valkey
 below it), or boardgame.io's node server (:mod:`bench.peers`). :func:`spawned` starts one,
 waits until it answers, and stops it. The CPU of a process and of every process below it is read
-from ``/proc/<pid>/stat`` (:func:`tree_cpu`).
+from ``/proc/<pid>/stat`` (:func:`tree_cpu`). A served process and a load process both raise
+their file limit (:func:`raise_fd_limit`) for a thousand sockets, and listen on or dial a port
+:func:`free_port` found.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import resource
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -21,13 +25,17 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["donjon_serve", "serve_env", "spawned", "stop", "tree", "tree_cpu", "wait_ready", "READY_WITHIN"]
+__all__ = [
+    "donjon_serve", "free_port", "raise_fd_limit", "serve_env", "spawned", "stop", "tree", "tree_cpu", "wait_ready",
+    "READY_WITHIN",
+]
 
 READY_WITHIN = 60.0
 
 _LAUNCH = (
-    "import sys, games; from bench.service import BENCH, _raise_fd_limit; from bench.mirror import MIRROR; "
-    "from service.run.cli import main; _raise_fd_limit(); sys.exit(main(sys.argv[1:], engines={engines}))"
+    "import sys, games; from bench.die_game import BENCH; from bench.mirror import MIRROR; "
+    "from bench.processes import raise_fd_limit; "
+    "from service.run.cli import main; raise_fd_limit(); sys.exit(main(sys.argv[1:], engines={engines}))"
 )
 """``donjon serve`` run by its own CLI, serving the bench's games, which are in no catalog; its
 file limit raised as an operator would (``ulimit -n``) for a thousand sockets."""
@@ -129,3 +137,18 @@ def process_cpu(pid: int | None) -> float:
 def tree_cpu(pid: int) -> float:
     """CPU seconds of ``pid`` and every process below it."""
     return sum(process_cpu(each) for each in tree(pid))
+
+
+def raise_fd_limit() -> None:
+    """This process's open-file limit up to its hard limit, as an operator would (``ulimit -n``)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def free_port() -> int:
+    """A localhost port nothing listens on now (the kernel's pick)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port

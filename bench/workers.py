@@ -4,7 +4,7 @@ Each run is a real ``donjon serve`` process (serving the bench game) on an embed
 ``fsync always`` in a temp folder, driven by the service section's closed-loop client in a
 child process: accepted commands/s over 100 games, and the CPU of the whole process tree (the
 supervisor, the workers, the store) per accepted command. The load client (raw sockets, see
-:class:`bench.service._Player`) runs on the same cores, so its own CPU per command is
+:class:`bench.raw_sockets.Player`) runs on the same cores, so its own CPU per command is
 given too: on two cores, what it spends is taken from the workers.
 """
 
@@ -16,8 +16,8 @@ import multiprocessing
 import os
 import tempfile
 
-from bench.processes import donjon_serve, serve_env, spawned, tree_cpu
-from bench.service import _drive, _free_port
+from bench.load import drive
+from bench.processes import donjon_serve, free_port, serve_env, spawned, tree_cpu
 from service.run.workers import default_workers
 
 __all__ = ["worker_figures"]
@@ -27,14 +27,14 @@ async def _run(workers: int, seconds: float, pool: concurrent.futures.Executor) 
     """(commands/s, CPU seconds of the process tree per command, CPU seconds of the load process
     per command) with ``workers`` workers."""
     loop = asyncio.get_running_loop()
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="donjon-bench-") as folder:
         async with spawned(donjon_serve("{'bench': BENCH}", port, folder, workers), base, env=serve_env()) as proc:
             await asyncio.sleep(1.0)  # every worker listening
-            await loop.run_in_executor(pool, _drive, "throughput", base, {"games": 10, "seconds": 0.5})
+            await loop.run_in_executor(pool, drive, "throughput", base, {"games": 10, "seconds": 0.5})
             before = tree_cpu(proc.pid)
-            result = await loop.run_in_executor(pool, _drive, "throughput", base, {"games": 100, "seconds": seconds})
+            result = await loop.run_in_executor(pool, drive, "throughput", base, {"games": 100, "seconds": seconds})
             spent = tree_cpu(proc.pid) - before
     commands = max(1, result["n"])
     return result["per_s"], spent / commands, result["client_cpu"] / commands

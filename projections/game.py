@@ -56,6 +56,7 @@ from typing import Any, Protocol
 
 from games.base import Engine, Event
 from games.records import Record, copyable
+from projections.checkpoints import RunCheckpoints
 from projections.lifecycle import TURN, Checkpoint, Clock, Features, clock_started, clock_to
 
 __all__ = [
@@ -112,28 +113,6 @@ class EnvelopeLike(Protocol):
 
     @property
     def payload(self) -> dict[str, Any]: ...
-
-
-def _extended(checkpoints: tuple[Checkpoint, ...], last: int) -> tuple[Checkpoint, ...]:
-    """``checkpoints`` with the newest one's batch running to version ``last`` (0: as they are)."""
-    if not last:
-        return checkpoints
-    top = checkpoints[-1]
-    return (*checkpoints[:-1], Checkpoint(top.seat, top.first, last, top.state, top.engine_events))
-
-
-_Opened = tuple[int, int, Any, int]
-"""A command batch a run opened a checkpoint for: (seat, first version, state and engine events before it)."""
-
-
-def _checkpoints(kept: tuple[Checkpoint, ...], opened: list[_Opened], last: int) -> tuple[Checkpoint, ...]:
-    """``kept`` and a checkpoint for each batch of ``opened``, each running to the version before
-    the next one's first, the newest to ``last``."""
-    if not opened:
-        return kept
-    ends = [first - 1 for _, first, _, _ in opened[1:]] + [last]
-    made = (Checkpoint(seat, first, end, state, events) for (seat, first, state, events), end in zip(opened, ends))
-    return (*kept, *made)
 
 
 def _still_sealed(game_id: str, version: int) -> ProjectionError:
@@ -274,23 +253,12 @@ class GameProjection(Record):
         The projection's fields that engine events change are locals here, each event folded
         exactly as one at a time: its undo checkpoints, nothing undoable across a reveal, and
         the turn clocks (:meth:`_clock_after`); seats, bots, status and features cannot change
-        inside a run.
-
-        Checkpoints: a human seat's command batch opens one on top of those of the same seat;
-        any other seat's batch (or a bot's, or any without undo) drops them all, and so does a
-        reveal. Most are dropped within the run they open in (the next draw reveals), so the
-        batches this run opens are noted as plain tuples (``opened``, all of one seat, on top
-        of the checkpoints from before the run still standing, ``kept``) and made
-        :class:`Checkpoint` records only at the run's end (:func:`_checkpoints`)."""
-        engine = self.engine
-        evolve, reveals = engine.evolve, engine.reveals
+        inside a run. The undo checkpoints are :class:`projections.checkpoints.RunCheckpoints`."""
+        reveals = self.engine.reveals
         timed, clock_after = self.features.clock is not None, self._clock_after
-        undo, seats, bots = self.features.undo, self.seats, self.bots
         state, version, engine_events, last_ts = self.state, self.version, self.engine_events, self.last_ts
         clock = self.clock
-        kept, kept_last = self.checkpoints, 0
-        opened: list[_Opened] = []
-        newest_seat = kept[-1].seat if kept else None
+        marks = RunCheckpoints(self.checkpoints)
         stop: EnvelopeLike | None = None
         folded = first
         for envelope in chain((first,), rest):
@@ -310,26 +278,12 @@ class GameProjection(Record):
             version += 1
             event = Event(kind, envelope.payload)
             if getattr(envelope, "command", None) is not None:
-                actor = getattr(envelope, "actor", None)
-                if not (undo and actor is not None and 0 <= actor < seats and bots[actor] is None):
-                    actor = None  # a batch that opens no checkpoint, and drops every one
-                if actor is None or actor != newest_seat:
-                    kept, kept_last, newest_seat = (), 0, None
-                    opened.clear()
-                if actor is not None:
-                    opened.append((actor, version, state, engine_events))
-                    newest_seat = actor
-            elif kept and not opened:
-                kept_last = version  # the batch of the newest checkpoint from before goes on
-            try:
-                after = evolve(state, event)
-            except Exception as exc:  # an engine refusing its own event is a broken stream
-                raise ProjectionError(
-                    f"game {self.game_id!r} version {version}: {self.game!r} cannot fold {kind!r}: {exc!r}"
-                ) from exc
-            if (opened or kept) and reveals(state, event):
-                kept, kept_last, newest_seat = (), 0, None  # nothing random or hidden is ever taken back
-                opened.clear()
+                marks.command(self._undoer(envelope), version, state, engine_events)
+            else:
+                marks.continued(version)
+            after = self._evolved(state, event, version)
+            if marks.standing and reveals(state, event):
+                marks.drop()  # nothing random or hidden is ever taken back
             state = after
             engine_events += 1
             last_ts = getattr(envelope, "ts", 0) or last_ts
@@ -341,11 +295,26 @@ class GameProjection(Record):
             state=state,
             engine_events=engine_events,
             last_ts=last_ts,
-            checkpoints=_checkpoints(_extended(kept, kept_last), opened, version),
+            checkpoints=marks.result(version),
             clock=clock,
             head_hash=getattr(folded, "hash", ""),
         )
         return projection, stop
+
+    def _undoer(self, envelope: EnvelopeLike) -> int | None:
+        """The human seat that may undo the command batch ``envelope`` starts, else ``None``."""
+        actor = getattr(envelope, "actor", None)
+        if self.features.undo and actor is not None and 0 <= actor < self.seats and self.bots[actor] is None:
+            return int(actor)
+        return None
+
+    def _evolved(self, state: Any, event: Event, version: int) -> Any:
+        try:
+            return self.engine.evolve(state, event)
+        except Exception as exc:  # an engine refusing its own event is a broken stream
+            raise ProjectionError(
+                f"game {self.game_id!r} version {version}: {self.game!r} cannot fold {event.type!r}: {exc!r}"
+            ) from exc
 
     def _clock_after(self, clock: Clock | None, state: Any, ts: int) -> Clock:
         """The turn clocks after an event at ``ts`` left ``state`` (see

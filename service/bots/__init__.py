@@ -36,7 +36,7 @@ from service.play.decisions import drawing_seed
 __all__ = ["Bot", "bot_command_id", "bot_rng", "bots_for", "due_bot", "owes_bot"]
 
 
-def bots_for(engine: Engine) -> dict[str, Bot]:
+def bots_for(engine: Engine[Any]) -> dict[str, Bot]:
     """The bots ``engine``'s game offers, by name (empty when it offers none)."""
     package = GAME_MODULES.get(engine.name)
     if package is None:
@@ -66,7 +66,7 @@ def bot_command_id(seat: int, version: int) -> str:
     return f"bot:{seat}:{version}"
 
 
-def due_bot(engine: Engine, state: Any, bots: tuple[str | None, ...]) -> tuple[int, str] | None:
+def due_bot(engine: Engine[Any], state: Any, bots: tuple[str | None, ...]) -> tuple[int, str] | None:
     """The lowest bot seat that owes a command, with its bot's name; ``None`` when no bot does."""
     if not any(bots) or engine.is_terminal(state):
         return None

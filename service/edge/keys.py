@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from aiohttp import web
 
@@ -26,7 +27,7 @@ __all__ = [
 
 SETTINGS = web.AppKey("settings", Settings)
 # A generic type as AppKey's second argument is not a type mypy can infer from: annotate instead.
-ENGINES: web.AppKey[Mapping[str, Engine]] = web.AppKey("engines")
+ENGINES: web.AppKey[Mapping[str, Engine[Any]]] = web.AppKey("engines")
 METRICS = web.AppKey("metrics", Metrics)
 STORE = web.AppKey("store", EventStore)
 EMBEDDED = web.AppKey("embedded", EmbeddedServer)

@@ -179,7 +179,8 @@ class _MsgpackCodec(Codec):
     binary = True
 
     def encode(self, frame: dict[str, Any]) -> bytes:
-        return msgpack.packb(frame, use_bin_type=True)
+        packed: bytes = msgpack.packb(frame, use_bin_type=True)
+        return packed
 
     def decode(self, data: str | bytes) -> Any:
         if isinstance(data, str):
@@ -200,7 +201,8 @@ class _MsgpackCodec(Codec):
         return _map_prefix(count) + b"".join(bodies)
 
     def entry(self, key: str, value: bytes) -> bytes:
-        return b"\x81" + msgpack.packb(key, use_bin_type=True) + value
+        packed_key: bytes = msgpack.packb(key, use_bin_type=True)
+        return b"\x81" + packed_key + value
 
 
 def _map_header(data: bytes) -> tuple[int, int]:
@@ -259,7 +261,7 @@ def _optional_version(frame: dict[str, Any], key: str) -> int | None:
         return None
     if not _is_int(value) or value < 0:
         raise ServiceError(ErrorCode.BAD_FRAME, f"{key!r} must be a non-negative int, got {value!r}")
-    return value
+    return int(value)
 
 
 def parse_command(raw: Any) -> dict[str, Any]:

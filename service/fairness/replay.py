@@ -110,7 +110,8 @@ class ReplayReport:
 
 def _canonical(events: list[tuple[str, Any]]) -> bytes:
     """Byte-exact comparison form: the msgpack round trip turns tuples into lists, as the store does."""
-    return msgpack.packb([[kind, payload] for kind, payload in events], use_bin_type=True)
+    packed: bytes = msgpack.packb([[kind, payload] for kind, payload in events], use_bin_type=True)
+    return packed
 
 
 def _batches(envelopes: list[Any]) -> list[list[Any]]:
@@ -124,7 +125,7 @@ def _batches(envelopes: list[Any]) -> list[list[Any]]:
 
 
 async def replay_game(
-    store: Store, game_id: str, engines: Mapping[str, Engine], vault: SeedVault | None = None
+    store: Store, game_id: str, engines: Mapping[str, Engine[Any]], vault: SeedVault | None = None
 ) -> ReplayReport:
     report = ReplayReport(game_id)
     meta = await store.get_meta(game_id)
@@ -149,7 +150,7 @@ async def replay_game(
     return report
 
 
-def _fold_uncollected(game_id: str, engine: Engine, envelopes: list[Any]) -> GameProjection:
+def _fold_uncollected(game_id: str, engine: Engine[Any], envelopes: list[Any]) -> GameProjection:
     """The fold of ``envelopes`` with the cyclic garbage collector paused: a fold allocates
     many small immutable records and makes no reference cycles, so the collector's passes
     over a large heap (the bench's, a verify of many games) are pure cost. Anything cyclic
@@ -164,7 +165,11 @@ def _fold_uncollected(game_id: str, engine: Engine, envelopes: list[Any]) -> Gam
 
 
 def check_log(
-    report: ReplayReport, engine: Engine, envelopes: list[Any], meta: dict[str, Any], vault: SeedVault | None = None
+    report: ReplayReport,
+    engine: Engine[Any],
+    envelopes: list[Any],
+    meta: dict[str, Any],
+    vault: SeedVault | None = None,
 ) -> None:
     """Every check after the chain, on a game's decoded ``envelopes`` (see the module docstring),
     each problem added to ``report``: the sealed parts (opened with the seed's hiding key, and
@@ -203,7 +208,7 @@ def check_log(
 
 
 def _check_commitment(
-    report: ReplayReport, engine: Engine, seed: bytes, envelopes: list[Any], finished: Any, meta: dict[str, Any]
+    report: ReplayReport, engine: Engine[Any], seed: bytes, envelopes: list[Any], finished: Any, meta: dict[str, Any]
 ) -> bool:
     """``game.created``'s seed commitment is that of ``seed`` and the secret options (checked
     before any sealed part is opened with the seed: a wrong seed says so first); ``False`` and a
@@ -282,7 +287,7 @@ def _seed(report: ReplayReport, revealed: Any, meta: dict[str, Any]) -> bytes | 
 
 
 def _rerun(
-    report: ReplayReport, engine: Engine, game_id: str, seed: bytes, options: dict[str, Any], envelopes: list[Any]
+    report: ReplayReport, engine: Engine[Any], game_id: str, seed: bytes, options: dict[str, Any], envelopes: list[Any]
 ) -> None:
     projection = GameProjection.empty(game_id, engine)
     bots = bots_for(engine)
@@ -320,7 +325,7 @@ def _rerun(
 
 
 def _expected_events(
-    engine: Engine, game_id: str, seed: bytes, options: dict[str, Any], before: GameProjection, first: Any
+    engine: Engine[Any], game_id: str, seed: bytes, options: dict[str, Any], before: GameProjection, first: Any
 ) -> list[tuple[str, Any]] | None:
     """What the service decides for the batch that begins at ``first`` (:mod:`service.play.decisions`),
     or ``None`` when the batch records no command that says which decision it was."""
@@ -364,7 +369,7 @@ def _expected_events(
     return [(event.type, event.payload) for event in events]
 
 
-def _takeover(engine: Engine) -> str | None:
+def _takeover(engine: Engine[Any]) -> str | None:
     """The bot that takes a seat that leaves (as the service picks it)."""
     return decisions.takeover_bot(list(bots_for(engine)))
 

@@ -95,7 +95,7 @@ class StoredEvent:
 
 
 def clear_part(
-    engine: Engine, kind: str, payload: dict[str, Any], command: dict[str, Any] | None
+    engine: Engine[Any], kind: str, payload: dict[str, Any], command: dict[str, Any] | None
 ) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
     """What the store keeps in clear of an event (and of its batch's ``command``, on the first):
     what a spectator may see of it, less the engine's :attr:`~games.base.EngineBase.sealed_at_rest`
@@ -137,7 +137,7 @@ class Sealer:
 
     def seal(
         self,
-        engine: Engine,
+        engine: Engine[Any],
         events: Sequence[Event],
         first_version: int,
         command: dict[str, Any] | None,
@@ -211,7 +211,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def open_log(
-    engine: Engine, game_id: str, server_seed: bytes | None, envelopes: Sequence[Envelope]
+    engine: Engine[Any], game_id: str, server_seed: bytes | None, envelopes: Sequence[Envelope]
 ) -> tuple[list[Envelope] | None, list[str]]:
     """A whole log opened with the game's hiding key, and what is wrong with its sealing: a part
     that does not open, a sealed part in a game that names no sealing (``hidden``), and, in a

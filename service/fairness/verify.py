@@ -99,7 +99,7 @@ def strict_base64(text: Any) -> bytes:
     return decoded
 
 
-def verify_export(export: Any, engines: Mapping[str, Engine], *, key: str | None = None) -> VerifyReport:
+def verify_export(export: Any, engines: Mapping[str, Engine[Any]], *, key: str | None = None) -> VerifyReport:
     """Every check of the module docstring on a parsed export, ``key`` the node's public key (hex)."""
     report = VerifyReport()
     try:
@@ -146,8 +146,8 @@ def _chain(report: VerifyReport, export: dict[str, Any], bodies: list[bytes]) ->
 
 
 def _revealed(
-    report: VerifyReport, export: dict[str, Any], envelopes: list[Any], engines: Mapping[str, Engine]
-) -> Engine:
+    report: VerifyReport, export: dict[str, Any], envelopes: list[Any], engines: Mapping[str, Engine[Any]]
+) -> Engine[Any]:
     created, finished = envelopes[0], envelopes[-1]
     if created.type != CREATED or created.payload.get("game") != report.game:
         raise _Refused(f"revealed: the first event is not the game.created of a {report.game!r} game")
@@ -162,7 +162,7 @@ def _revealed(
     return engine
 
 
-def _rerun(report: VerifyReport, engine: Engine, envelopes: list[Any]) -> None:
+def _rerun(report: VerifyReport, engine: Engine[Any], envelopes: list[Any]) -> None:
     replayed = ReplayReport(report.game_id, game=report.game)
     check_log(replayed, engine, envelopes, {})
     report.summary, report.batches_checked = replayed.summary, replayed.batches_checked

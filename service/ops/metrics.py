@@ -56,7 +56,7 @@ QUEUE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25,
 
 # In the 0.0.4 text format each counter and histogram would also export a ``*_created`` gauge
 # per series, doubling what every scrape stores for a start time process_start_time_seconds has.
-prometheus_client.disable_created_metrics()
+prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometheus_client
 
 
 def _version() -> str:

@@ -150,7 +150,7 @@ def engine_events(before: GameProjection, seat: int, command: Command, version: 
     return events
 
 
-def finished_event(engine: Engine, after: Any, *, seed: bytes, options: Mapping[str, Any]) -> Event | None:
+def finished_event(engine: Engine[Any], after: Any, *, seed: bytes, options: Mapping[str, Any]) -> Event | None:
     """``game.finished`` when the engine state ``after`` is terminal: the seed and the secret
     options revealed, the engine's summary; ``None`` while the game goes on."""
     if not engine.is_terminal(after):

@@ -87,7 +87,7 @@ class GameCache:
     def __init__(
         self,
         store: Store,
-        engines: Mapping[str, Engine],
+        engines: Mapping[str, Engine[Any]],
         metrics: Metrics,
         listener: GameListener,
         *,
@@ -342,7 +342,7 @@ class GameCache:
         self._meta[game_id] = meta
         return meta
 
-    def engine_for(self, game: str, game_id: str = "") -> Engine:
+    def engine_for(self, game: str, game_id: str = "") -> Engine[Any]:
         engine = self.engines.get(game)
         if engine is None:
             raise ServiceError(

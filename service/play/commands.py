@@ -38,6 +38,7 @@ from typing import Any
 from events.errors import ConflictError, UnknownGame
 from games.base import Command, RuleError
 from projections.game import GameProjection, Status
+from projections.lifecycle import RESIGN
 from service.errors import ErrorCode, ServiceError, from_rule_error
 from service.ops.logs import get_logger
 from service.ops.metrics import Metrics
@@ -104,7 +105,7 @@ def refuse_human(projection: GameProjection, seat: int, command: Command, ts: in
         return  # decide() answers not_started / game_over
     if seat in projection.left or projection.bots[seat] is not None:
         raise ServiceError(ErrorCode.NOT_YOUR_TURN, f"seat {seat} left game {projection.game_id!r}; a bot plays it")
-    if seat in decisions.expired_seats(projection, ts) and command.get("type") != decisions.RESIGN:
+    if seat in decisions.expired_seats(projection, ts) and command.get("type") != RESIGN:
         raise ServiceError(ErrorCode.CLOCK_EXPIRED, f"seat {seat}'s time ran out in game {projection.game_id!r}")
 
 

@@ -133,7 +133,7 @@ def bot_seat_name(bot: str) -> str:
 
 def game_created(
     game: str,
-    engine: Engine,
+    engine: Engine[Any],
     options: Mapping[str, Any],
     seats: int,
     seed: bytes,
@@ -202,7 +202,7 @@ def creation_bots(command: Command | None) -> dict[int, str] | None:
 
 
 def creation_batch(
-    engine: Engine,
+    engine: Engine[Any],
     created: Event,
     bots: Mapping[int, str],
     *,

@@ -67,7 +67,7 @@ class GameService:
     def __init__(
         self,
         store: Store,
-        engines: Mapping[str, Engine],
+        engines: Mapping[str, Engine[Any]],
         *,
         metrics: Metrics | None = None,
         retries: int = 5,
@@ -198,7 +198,7 @@ class GameService:
         """What opens the game's sealed events (see :meth:`GameCache.sealer`)."""
         return await self.cache.sealer(game_id)
 
-    def engine_for(self, game: str, game_id: str = "") -> Engine:
+    def engine_for(self, game: str, game_id: str = "") -> Engine[Any]:
         return self.cache.engine_for(game, game_id)
 
     # --- seats and commands ---------------------------------------------------------------------

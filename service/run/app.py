@@ -22,7 +22,7 @@ import asyncio
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from aiohttp import web
 
@@ -76,7 +76,7 @@ _DETECT_FOR = 30.0
 
 def create_app(
     settings: Settings | None = None,
-    engines: Mapping[str, Engine] | None = None,
+    engines: Mapping[str, Engine[Any]] | None = None,
     clock: Callable[[], int] | None = None,
     worker: WorkerPlace | None = None,
 ) -> web.Application:

@@ -103,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine[Any]] | None = None) -> int:
     """Entry point of the console script; ``engines`` lets tests serve the tiny game."""
     args = _parser().parse_args(argv)
     from service.ops.settings import Settings, SettingsError
@@ -140,7 +140,7 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine] | None
     return 2  # pragma: no cover - argparse refuses other commands
 
 
-def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
+def _serve(settings: Any, engines: Mapping[str, Engine[Any]] | None) -> int:
     """One process (``--workers 1``), or a supervisor of N worker processes (:mod:`service.run.workers`)."""
     from events.errors import DataDirInUse
     from service.ops.logs import configure_logging
@@ -160,7 +160,11 @@ def _serve(settings: Any, engines: Mapping[str, Engine] | None) -> int:
 
 
 def _serve_one(
-    settings: Any, engines: Mapping[str, Engine] | None, *, reuse_port: bool = False, place: WorkerPlace | None = None
+    settings: Any,
+    engines: Mapping[str, Engine[Any]] | None,
+    *,
+    reuse_port: bool = False,
+    place: WorkerPlace | None = None,
 ) -> int:
     from events.archive import ArchiveSchemaError
     from events.errors import DataDirInUse
@@ -241,7 +245,7 @@ async def _with_store(settings: Any, work: Callable[[Store], Awaitable[int]]) ->
             await asyncio.to_thread(server.stop)
 
 
-async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[str, Engine] | None) -> int:
+async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[str, Engine[Any]] | None) -> int:
     from service.fairness.replay import replay_game
     from service.ops.settings import SettingsError
     from service.run.app import node_vault
@@ -300,7 +304,7 @@ async def _export(settings: Any, game_id: str, output: Path | None) -> int:
     return await _with_store(settings, export)
 
 
-def _verify(path: Path, key: str | None, as_json: bool, engines: Mapping[str, Engine] | None) -> int:
+def _verify(path: Path, key: str | None, as_json: bool, engines: Mapping[str, Engine[Any]] | None) -> int:
     """``donjon verify``: check an export with no store and no network; 0 when every check passes."""
     import games
     from service.fairness.verify import parse_export, verify_export

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import games
 from games.base import Engine
@@ -23,7 +24,7 @@ __all__ = ["served_engines", "castle_engine_from_file"]
 CASTLE = "castle"
 
 
-def castle_engine_from_file(path: Path) -> Engine:
+def castle_engine_from_file(path: Path) -> Engine[Any]:
     """The Castle's engine over the dataset file at ``path``; :class:`SettingsError` naming the
     variable and the file, with every problem of the dataset, when it cannot be used."""
     from games.castle import DATA_ENV, DatasetError, engine_from_json
@@ -38,7 +39,7 @@ def castle_engine_from_file(path: Path) -> Engine:
         raise SettingsError(f"{DATA_ENV}={str(path)!r} is not a usable dataset: {exc}") from None
 
 
-def served_engines(settings: Settings, engines: Mapping[str, Engine] | None = None) -> dict[str, Engine]:
+def served_engines(settings: Settings, engines: Mapping[str, Engine[Any]] | None = None) -> dict[str, Engine[Any]]:
     """``engines`` (default: :func:`games.default_engines`) with ``castle`` built from
     ``settings.castle_data`` when that is set and ``castle`` is served."""
     served = dict(engines) if engines is not None else games.default_engines()

@@ -7,7 +7,9 @@ import os
 from pathlib import Path
 
 from bench import run_bench
-from bench.service import BENCH, _cpu_at, percentile
+from bench.die_game import BENCH
+from bench.percentiles import percentile
+from bench.service import cpu_at
 from games.base import fold
 from service.fairness.draw_schemes import LegacyRandom
 
@@ -29,8 +31,8 @@ def test_percentiles_and_cpu_interpolation():
     assert percentile([5.0, 1.0, 3.0, 2.0, 4.0], 50) == 3.0
     assert percentile(list(range(101)), 99) == 99
     samples = [(0.0, 10.0, 0.0), (1.0, 10.5, 0.0), (2.0, 11.5, 0.0)]
-    assert _cpu_at(samples, 1.5) == 11.0
-    assert _cpu_at(samples, 5.0) == 11.5
+    assert cpu_at(samples, 1.5) == 11.0
+    assert cpu_at(samples, 5.0) == 11.5
 
 
 async def test_an_unknown_section_is_refused(capsys):
@@ -39,7 +41,7 @@ async def test_an_unknown_section_is_refused(capsys):
 
 
 async def test_the_bots_section_plays_bot_only_games_of_each_bot():
-    from bench.service import bot_figures
+    from bench.in_process import bot_figures
     from tests.tinygame import TINY
 
     figures = await bot_figures({"tiny": TINY}, quick=True)
