@@ -108,3 +108,16 @@ async def test_the_chain_heads_are_recomputed_from_the_stored_rows(archive):
     heads = await archive.chain_heads(["good", "legacy", "bad", "none"])
     assert heads == {"good": (30, good.head), "legacy": (12, legacy.head), "bad": (5, None), "none": (0, None)}
 
+
+
+async def test_both_backends_are_archives_and_the_reading_store_is_a_store(archive, embedded_redis_url):
+    from events.archive import Archive
+    from events.archive.reading import ArchivingStore
+    from events.protocol import Store
+
+    assert isinstance(archive, Archive)
+    store = await ArchivingStore.connect(embedded_redis_url)
+    try:
+        assert isinstance(store, Store)
+    finally:
+        await store.close()
