@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from events.batcher import BatchStats
 from events.envelope import AppendResult, Envelope, NewEvent
+from events.ledger import Ledger
 
 __all__ = ["DeadlineIndex", "DueBotsIndex", "Feed", "Hook", "Store"]
 
@@ -91,6 +92,9 @@ class Store(Protocol):
 
     @property
     def deadlines(self) -> DeadlineIndex: ...
+
+    @property
+    def ledger(self) -> Ledger: ...
 
     def feed(self, *, on_notice: Hook | None = None, on_reconnect: Hook | None = None) -> Feed: ...
 

@@ -57,6 +57,7 @@ from events.keys import (
     lobby_shard,
     meta_key,
 )
+from events.ledger import Ledger
 from events.protocol import Hook
 from events.server import (
     Server,
@@ -163,6 +164,7 @@ class EventStore(Appending, Reading, Metadata, Lobby):
         )
         self._due_bots = DueBots(self.server)
         self._deadlines = Deadlines(self.server)
+        self._ledger = Ledger(self.server)
 
     @classmethod
     async def connect(
@@ -245,6 +247,11 @@ class EventStore(Appending, Reading, Metadata, Lobby):
     def deadlines(self) -> Deadlines:
         """The turn-clock deadlines (:mod:`events.deadlines`) on this store's server."""
         return self._deadlines
+
+    @property
+    def ledger(self) -> Ledger:
+        """The public ledger of created games (:mod:`events.ledger`) on this store's server."""
+        return self._ledger
 
     def feed(self, *, on_notice: Hook | None = None, on_reconnect: Hook | None = None) -> GameFeed:
         """A new :class:`events.feed.GameFeed`: notices of appends to the games it watches.

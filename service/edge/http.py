@@ -23,6 +23,7 @@ from projections import lobby
 from projections.game import Status
 from projections.views import events_for, view_for
 from service.edge.keys import ENGINES, LIFECYCLE, METRICS, NODE, SERVICE, SETTINGS, SIGNING_KEY, STORE, WORKER
+from service.edge.ledger_routes import add_ledger_routes
 from service.edge.wire import decode_json, refuse_unknown_fields
 from service.edge.ws import websocket_handler
 from service.errors import ErrorCode, ServiceError
@@ -414,6 +415,7 @@ def setup_routes(app: web.Application) -> None:
     app.router.add_get("/games/catalog", catalog)
     app.router.add_get("/games/catalog/{game}/assets", game_assets)
     app.router.add_get("/keys", keys)
+    add_ledger_routes(app)
     app.router.add_get("/games", list_games)
     app.router.add_post("/games", create_game)
     app.router.add_post("/games/{id}/seats", take_seat)

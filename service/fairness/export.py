@@ -13,6 +13,11 @@ A game that has not finished is refused with ``not_finished``: before the end th
 the stored bodies' sealed parts (hands, the Overlord's tokens, commands: :mod:`service.fairness.sealing`) do
 not open, and a spectator delay would not hold. The export carries the bodies as stored, sealed parts
 included; a verifier opens them with the seed ``game.finished`` reveals.
+
+The export covers the stream up to ``game.finished``: a ``game.rematch`` link appended after it is
+not exported as an event, its game id is the export's ``rematch`` field instead (signed with the rest).
+``ledger`` names the game's entry in the public ledger (``{"position", "hash"}``,
+:mod:`service.fairness.ledger`), for games recorded since there is one.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import msgpack
 from events.chain import chain_of_body, genesis
 from events.protocol import Store
 from service.errors import ErrorCode, ServiceError
+from service.fairness.ledger import export_place
 
 
 class Signer(Protocol):
@@ -34,7 +40,7 @@ class Signer(Protocol):
 
     def sign_export(self, export: dict[str, Any]) -> dict[str, Any]: ...
 
-__all__ = ["EXPORT_FORMAT", "chain_description", "export_game", "signed_bytes", "signed_export"]
+__all__ = ["EXPORT_FORMAT", "chain_description", "export_game", "finished_part", "signed_bytes", "signed_export"]
 
 EXPORT_FORMAT = "donjon.export/1"
 
@@ -46,7 +52,7 @@ def chain_description(algorithm: str) -> str:
 
 async def export_game(store: Store, game_id: str, game: str) -> dict[str, Any]:
     """The export of a finished game; :class:`ServiceError` ``not_finished`` for any other."""
-    entries = await store.raw_entries(game_id)
+    entries, rematch = finished_part(await store.raw_entries(game_id))
     last = msgpack.unpackb(entries[-1][1], raw=False) if entries else {}
     if last.get("type") != "game.finished":
         raise ServiceError(
@@ -70,7 +76,29 @@ async def export_game(store: Store, game_id: str, game: str) -> dict[str, Any]:
     }
     if "secret_options" in revealed:
         export["secret_options"] = revealed["secret_options"]
+    if rematch is not None:
+        export["rematch"] = rematch
+    place = await export_place(store, game_id)
+    if place is not None:
+        export["ledger"] = place
     return export
+
+
+def finished_part(
+    entries: list[tuple[int, bytes, str, str]],
+) -> tuple[list[tuple[int, bytes, str, str]], str | None]:
+    """The entries up to ``game.finished`` and the id of the rematch linked after it (the one
+    event that may follow the end, ``docs/fairness.md``), or ``None``; all of them, ``None``,
+    for a log that has not finished."""
+    for index in range(len(entries) - 1, -1, -1):
+        body = msgpack.unpackb(entries[index][1], raw=False)
+        if body.get("type") == "game.finished":
+            after = [msgpack.unpackb(entry[1], raw=False) for entry in entries[index + 1:]]
+            links = [event.get("payload", {}).get("id") for event in after if event.get("type") == "game.rematch"]
+            return entries[: index + 1], (str(links[0]) if links else None)
+        if body.get("type") != "game.rematch":
+            break
+    return entries, None
 
 
 async def signed_export(store: Store, game_id: str, game: str, key: Signer) -> dict[str, Any]:

@@ -18,7 +18,9 @@ The checks, in this order; the first that fails is the one reported first (``doc
    ``donjon-draw-1`` or the legacy scheme of older games) and every bot move, the final summary (it is in
    ``game.finished``, which is re-decided);
 5. **signature**: Ed25519 over the canonical JSON of the rest (:mod:`service.fairness.signing`), by the key
-   ``--key`` names when given.
+   ``--key`` names when given;
+6. **ledger**, with ``--ledger``: the game is in the public ledger at the place its export names
+   (:mod:`service.fairness.ledger_check`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from events.errors import ChainBroken
 from games.base import Engine
 from projections.game import CREATED, FINISHED
 from service.fairness.export import EXPORT_FORMAT, chain_description
+from service.fairness.ledger_check import ledger_problem
 from service.fairness.replay import ReplayReport, check_log
 from service.fairness.signing import check_signature
 
@@ -99,8 +102,12 @@ def strict_base64(text: Any) -> bytes:
     return decoded
 
 
-def verify_export(export: Any, engines: Mapping[str, Engine[Any]], *, key: str | None = None) -> VerifyReport:
-    """Every check of the module docstring on a parsed export, ``key`` the node's public key (hex)."""
+def verify_export(
+    export: Any, engines: Mapping[str, Engine[Any]], *, key: str | None = None, ledger: Any = None
+) -> VerifyReport:
+    """Every check of the module docstring on a parsed export, ``key`` the node's public key (hex);
+    with ``ledger`` (a ``GET /ledger`` answer), the game's place in it too
+    (:mod:`service.fairness.ledger_check`)."""
     report = VerifyReport()
     try:
         bodies = _format(report, export)
@@ -108,6 +115,9 @@ def verify_export(export: Any, engines: Mapping[str, Engine[Any]], *, key: str |
         engine = _revealed(report, export, envelopes, engines)
         _rerun(report, engine, envelopes)
         _signature(report, export, key)
+        created = {**envelopes[0].payload, "ts": envelopes[0].ts}
+        if ledger is not None and (problem := ledger_problem(export, created, ledger, key)):
+            raise _Refused(problem)
     except _Refused as refused:
         report.problems.insert(0, str(refused))
     return report

@@ -28,6 +28,7 @@ from projections.game import LEGACY_DRAW, GameProjection, Status
 from projections.lifecycle import Features
 from service.errors import ErrorCode, ServiceError, from_rule_error
 from service.fairness import seeds
+from service.fairness.ledger import record_game
 from service.ops.logs import get_logger
 from service.ops.metrics import Metrics
 from service.play import decisions
@@ -117,6 +118,7 @@ class Seating:
         key = secrets.token_bytes(32)
         secret = seeds.split_options(engine, normalized)
         game_id = await self._new_game(game, seed, key, secret, seats, bot_seats, ts, game_id, rematch_of)
+        await record_game(self.store, game_id, game, secret[0], seeds.commitment(seed, secret[1]), ts)
         created = decisions.game_created(game, engine, normalized, seats, seed, chosen, rematch_of)
         events = decisions.creation_batch(engine, created, bot_seats, seed=seed, game_id=game_id, options=normalized)
         batch = decisions.Batch(game_id, events, 0, ts, command=decisions.creation_command(bot_seats))

@@ -84,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("file", type=Path)
     verify.add_argument("--key", help="the node's public key (64 hex digits, GET /keys) the file must be signed by")
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    verify.add_argument("--ledger", help="a saved GET /ledger answer, or the ledger's URL: the game must be in it")
 
     add_archive_parser(sub)
 
@@ -127,7 +128,7 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine[Any]] |
     if args.command == "export":
         return run(_export(settings, args.game_id, args.output))
     if args.command == "verify":
-        return _verify(args.file, args.key, args.json, engines)
+        return _verify(args.file, args.key, args.json, engines, args.ledger)
     if args.command == "archive":
         return run(archive_main(settings, args, _with_store))
     if args.command == "bench":
@@ -304,9 +305,14 @@ async def _export(settings: Any, game_id: str, output: Path | None) -> int:
     return await _with_store(settings, export)
 
 
-def _verify(path: Path, key: str | None, as_json: bool, engines: Mapping[str, Engine[Any]] | None) -> int:
-    """``donjon verify``: check an export with no store and no network; 0 when every check passes."""
+def _verify(
+    path: Path, key: str | None, as_json: bool, engines: Mapping[str, Engine[Any]] | None,
+    ledger_source: str | None = None,
+) -> int:
+    """``donjon verify``: check an export with no store (and no network, unless the ledger is a
+    URL); 0 when every check passes."""
     import games
+    from service.fairness.ledger_check import LedgerUnreadable, load_ledger
     from service.fairness.verify import parse_export, verify_export
 
     try:
@@ -314,7 +320,13 @@ def _verify(path: Path, key: str | None, as_json: bool, engines: Mapping[str, En
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         sys.stderr.write(f"donjon: cannot read {str(path)!r} as JSON: {exc}\n")
         return 2
-    report = verify_export(export, engines or games.default_engines(), key=key)
+    try:
+        game_id = str(export.get("id", "")) if isinstance(export, dict) else ""
+        ledger = None if ledger_source is None else load_ledger(ledger_source, game_id)
+    except LedgerUnreadable as exc:
+        sys.stderr.write(f"donjon: {exc}\n")
+        return 2
+    report = verify_export(export, engines or games.default_engines(), key=key, ledger=ledger)
     if as_json:
         out(json.dumps(report.as_dict(), indent=2))
     elif report.ok:
@@ -323,7 +335,8 @@ def _verify(path: Path, key: str | None, as_json: bool, engines: Mapping[str, En
         out(f"summary   {json.dumps(report.summary, sort_keys=True)}")
         pinned = "the key given" if key else "not pinned: pass --key with the node's key from GET /keys"
         out(f"OK: signature (key {report.key_id}, {pinned}), chain, seed commitment, seat contributions, "
-            "every draw, decision and bot move")
+            "every draw, decision and bot move" + (f", ledger position {export['ledger']['position']}"
+                                                   if ledger is not None else ""))
     else:
         out(f"MISMATCH  {report.problems[0]}")
     return 0 if report.ok else 1

@@ -128,6 +128,7 @@ def _every_get(game_id: str, client: Any, seat: Any) -> dict[str, tuple[Callable
         "asyncapi": (lambda api: api.sync_detailed(client=client), "AsyncApiDocument"),
         "catalog": (lambda api: api.sync_detailed(client=client), "Catalog"),
         "keys": (lambda api: api.sync_detailed(client=client), "Keys"),
+        "ledger": (lambda api: api.sync_detailed(client=client, limit=5), "Ledger"),
         "listGames": (lambda api: api.sync_detailed(client=client), "Lobby"),
         "getGame": (lambda api: api.sync_detailed(game_id, client=seat), "Game"),
         "getEvents": (lambda api: api.sync_detailed(game_id, client=seat, from_=1, limit=10), "EventsPage"),

@@ -8,12 +8,15 @@ import json
 from pathlib import Path
 
 import msgpack
+import pytest
 
 from events.chain import link_hash
-from tests.web.conftest import finished_bot_game, open_game
+from tests.web.conftest import finished_bot_game, new_served, open_game
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# The key the exports of clients/js/test/data are signed with (tests/service/conftest.py's TEST_SIGNING_KEY).
+TEST_SIGNING_KEY = "51" * 32
 ORDER = ["D", "E", "B", "K", "H", "E", "L", "J"]
 
 
@@ -49,18 +52,20 @@ def test_the_audit_panel_passes_an_honest_game_with_secret_options_and_fails_tam
     page.get_by_role("button", name="Verify this game's export").click()
     result, text = verdict(page)
     assert result == "pass", text
-    # format, hash chain, seed commitment, sealed parts (the tile order's among them), draw scheme, seat
-    # contributions, draws (the revealed order), signature
+    # format, hash chain, scheme (no downgrade), batches, seed commitment, sealed parts (the tile order's
+    # among them), seat contributions, draws (the revealed order), signature (by a key GET /keys lists)
     checked = page.locator("#audit-result ul.audit-checked li.pass")
-    assert checked.count() == 8 and page.locator("#audit-result li.fail").count() == 0
-    assert [checked.nth(i).get_attribute("data-check") for i in range(8)] == [
-        "format", "hash chain", "seed commitment", "sealed parts", "draw scheme", "seat contributions", "draws",
+    assert checked.count() == 9 and page.locator("#audit-result li.fail").count() == 0
+    assert [checked.nth(i).get_attribute("data-check") for i in range(9)] == [
+        "format", "hash chain", "scheme", "batches", "seed commitment", "sealed parts", "seat contributions", "draws",
         "signature"]
     assert "sealed parts, each opened" in page.inner_text("#audit-result li[data-check='sealed parts']")
     assert "tile_order 0: 8 of 8" in page.inner_text("#audit-result li[data-check='draws']")
     beyond = page.inner_text("#audit-result ul.audit-beyond")
     assert "every bot move re-runs" in beyond and "folds through the game's rules engine" in beyond
-    assert "the one given" in page.inner_text("#audit-result li[data-check='signature']")  # pinned: GET /keys
+    key = served.request("GET", "/keys")["keys"][0]
+    assert f"by key {key['id']}, one this deployment lists" in page.inner_text("#audit-result li[data-check='signature']")
+    assert key["id"] in page.inner_text("#audit-result .audit-pinned")
     page.locator("#audit").screenshot(path=str(shots / "audit-pass.png"))
 
     flipped = json.loads(json.dumps(exported))
@@ -123,10 +128,21 @@ def test_the_verifier_without_webcrypto_gives_the_same_results(served, page):
     assert secure and "WebCrypto" in page.inner_text("#audit")
 
 
-def test_the_audit_panel_lists_what_it_checked_for_each_game_and_calls_a_legacy_game_legacy(served, page):
+@pytest.fixture
+def served_with_test_key(tmp_path):
+    """A service that signs with the key the fixtures of clients/js/test/data are signed with."""
+    donjon = new_served(tmp_path, "keyed", DONJON_SIGNING_KEY=TEST_SIGNING_KEY)
+    try:
+        yield donjon
+    finally:
+        donjon.stop()
+
+
+def test_the_audit_panel_lists_what_it_checked_for_each_game_and_calls_a_legacy_game_legacy(served_with_test_key, page):
     """Every draw of a donjon-draw-2 game of each game is checked in the browser; a file of a game
     recorded before donjon-draw-1 verifies only as "legacy: weaker guarantees", and its draws are
     listed as donjon verify's; a file naming a key twice is refused before any check."""
+    served = served_with_test_key
     games = {name: finished_bot_game(served, name) for name in ("castle", "castle_panic")}
     open_game(page, served, games["castle"])
     for name, game_id in games.items():
@@ -150,3 +166,37 @@ def test_the_audit_panel_lists_what_it_checked_for_each_game_and_calls_a_legacy_
     page.wait_for_function("document.querySelector('#audit-result').innerText.includes('twice.json')")
     result, text = verdict(page)
     assert result == "fail" and 'the key "seed" appears twice in one object' in text, text
+
+
+def test_the_audit_panel_refuses_a_file_signed_by_a_key_the_deployment_does_not_list_and_without_its_keys(served, page):
+    """A loaded file is pinned to this deployment's GET /keys like the served export: re-signed by
+    another key it is refused, and never called the deployment's; when GET /keys cannot be read,
+    nothing is said to verify."""
+    game_id = finished_bot_game(served, "carcassonne")
+    exported = served.request("GET", f"/games/{game_id}/export")
+    open_game(page, served, game_id)
+    page.evaluate(
+        """async (exported) => {
+            const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
+            const { canonicalJson, sha256, toHex } = await import("/app/client/fairness.js");
+            const { signature, ...unsigned } = exported;
+            const value = new Uint8Array(await crypto.subtle.sign({ name: "Ed25519" }, pair.privateKey,
+                new TextEncoder().encode(canonicalJson(unsigned))));
+            const raw = new Uint8Array(await crypto.subtle.exportKey("raw", pair.publicKey));
+            window.foreign = { ...unsigned, signature: { algorithm: "ed25519", key_id: toHex(sha256(raw)).slice(0, 16),
+                public_key: toHex(raw), value: btoa(String.fromCharCode(...value)) } };
+        }""",
+        exported,
+    )
+    foreign = page.evaluate("() => window.foreign")
+    load_file(page, foreign, "foreign.json")
+    page.wait_for_function("document.querySelector('#audit-result').innerText.includes('foreign.json')")
+    result, text = verdict(page)
+    assert result == "fail", text
+    assert f"signed by key {foreign['signature']['key_id']}, a key this deployment does not list" in text, text
+    assert "this deployment lists" not in page.inner_text("#audit-result li[data-check='signature']")
+    page.route("**/keys", lambda route: route.abort())
+    load_file(page, exported, "genuine-without-keys.json")
+    page.wait_for_function("document.querySelector('#audit-result').innerText.includes('genuine-without-keys.json')")
+    result, text = verdict(page)
+    assert result == "fail" and "GET /keys) could not be read" in text, text

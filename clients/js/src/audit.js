@@ -3,9 +3,10 @@
 // seed commitment against the revealed seed, the events' sealed parts opened with the revealed
 // seed's hiding key (games created with "hidden"), and, for games that draw with donjon-draw-2 or
 // donjon-draw-1, every seat's seed contribution, the draws this verifier can re-derive (every draw
-// of every game under donjon-draw-2; a Carcassonne game's tiles under donjon-draw-1) and the node's
-// signature (fairness.js, docs/fairness.md). Its result says what it checked (`checks`) and what only
-// `donjon verify` checks (`beyond`); a game recorded before donjon-draw-1 is "legacy: weaker
+// of every game under donjon-draw-2; a Carcassonne game's tiles under donjon-draw-1) and the
+// signature (fairness.js, docs/fairness.md), by a key the caller trusts (trust.js: the deployment's
+// GET /keys; a forged key_id, an unlisted or retired signer and a downgraded scheme are refused).
+// Its result says what it checked (`checks`) and what only `donjon verify` checks (`beyond`); a game recorded before donjon-draw-1 is "legacy: weaker
 // guarantees", never fully checked.
 //
 // WebCrypto's crypto.subtle exists only in secure contexts (https, http://127.0.0.1, localhost), so a
@@ -19,10 +20,13 @@ import {
   FairnessError, fromBase64, fromHex, gameSeed, hmacSha256, sha256, toHex,
 } from "./fairness.js";
 import { decode } from "./msgpack.js";
+import { checkFormat, checkScheme, checkSigner, trustedKeyList } from "./trust.js";
 
 export { canonicalJson };
 
-export const EXPORT_FORMAT = "donjon.export/1";
+/** The format exports are written in (with `exported_at`); trust.js EXPORT_FORMATS lists every one
+ * this reads (`donjon.export/1` files, written before, still verify). */
+export const EXPORT_FORMAT = "donjon.export/2";
 /** The sealing at rest a game's game.created names (docs/fairness.md, "Sealed at rest"). */
 export const HIDDEN = "donjon-hidden-1";
 const SEALED_KEYS = new Set(["type", "payload", "command"]);
@@ -116,7 +120,8 @@ function check(condition, message) {
   if (!condition) throw new Failure(message);
 }
 
-/** The chain algorithm the game's first event (game.created) names: sha256, or sha1 when it names none. */
+/** The chain algorithm the game's first event (game.created) names: sha1 when it names none (any
+ * other value than "sha256" is unknown to verifyChain). */
 function chainOf(exported) {
   let created = null;
   try {
@@ -124,7 +129,8 @@ function chainOf(exported) {
   } catch {
     // a damaged first event: the link check below names it
   }
-  return created?.payload?.chain === "sha256" ? "sha256" : "sha1";
+  const named = created?.payload?.chain;
+  return named === undefined ? "sha1" : named;
 }
 
 /** Verify every link; the decoded bodies. Throws Failure naming the first bad event. */
@@ -136,6 +142,7 @@ async function verifyChain(exported, hashes) {
     throw new Failure("event 1: body is not strict base64");
   }
   const name = chainOf(exported);
+  check(name === "sha1" || name === "sha256", `game.created names the chain ${JSON.stringify(name)}, unknown to this verifier`);
   const { genesis, algorithm } = CHAINS[name];
   const digest = hashes[name];
   let prev = exported.chain?.genesis ?? genesis;
@@ -167,6 +174,25 @@ async function verifyChain(exported, hashes) {
   check(exported.chain?.head === prev, `the chain head ${exported.chain?.head} is not the last event's hash ${prev}`);
   check(exported.chain?.version === bodies.length, `the chain says ${exported.chain?.version} events, the log has ${bodies.length}`);
   return bodies;
+}
+
+/** The batches of the log (docs/fairness.md: a batch starts at an event whose body has a command):
+ * every event without one belongs to the batch the last command opened, so it carries that command's
+ * id. An event moved into another batch, or one inserted between batches, breaks this. */
+function checkBatches(bodies) {
+  let opened = null;
+  let count = 0;
+  for (const body of bodies) {
+    if (body.command != null) {
+      opened = body;
+      count += 1;
+      continue;
+    }
+    const id = opened?.command_id ?? null;
+    check((body.command_id ?? null) === id, `event ${body.version}: command id ${JSON.stringify(body.command_id ?? null)} `
+      + `inside the batch event ${opened?.version ?? "(none)"} opened, whose command id is ${JSON.stringify(id)}`);
+  }
+  return count;
 }
 
 /** The seed commitment of game.created against the seed (and secret options) game.finished reveals. */
@@ -247,15 +273,27 @@ async function fairness(fn) {
 }
 
 /**
- * Verify an export. Never throws for a bad file: the result says what failed. `key` is the node's
- * public key (hex, from GET /keys) the signature must be by; without it, the file's own key.
+ * Verify an export. Never throws, whatever `exported` is: the result says what failed.
+ * `trustedKeys` pins the signer (trust.js): the body of the deployment's GET /keys, or a list of
+ * public keys (hex); `key`, one public key, is the same as `trustedKeys: [key]`. Without either,
+ * every other check runs and the result says `signer: "unpinned"`.
  * `subtle` (tests: `null`) picks the hashes; the signature always needs the page's WebCrypto.
- * @returns {Promise<{ok: boolean, hashes: "webcrypto"|"fallback", checks: {name: string, ok: boolean, detail: string}[],
- *                    events: number, bodies: object[]}>}
  */
-export async function verifyExport(exported, { subtle, key } = {}) {
+export async function verifyExport(exported, options = {}) {
+  try {
+    return await verifyUnguarded(exported, options ?? {});
+  } catch (error) {
+    // A bug or an input no check foresaw: still a verdict, never a throw (issue 21, "robust").
+    const detail = `the verifier could not read the file: ${error?.message ?? error}`;
+    return { ok: false, legacy: false, verdict: "does not verify", signer: "unchecked", keyId: null, hashes: "fallback",
+      checks: [{ name: "format", ok: false, detail }], beyond: [...REPLAY_CHECKS_BEYOND], events: 0, bodies: [] };
+  }
+}
+
+async function verifyUnguarded(exported, { subtle, key, trustedKeys }) {
   const crypto = subtle === undefined ? globalThis.crypto?.subtle : subtle;
   const hashes = hashers(crypto);
+  const trust = trustedKeyList(trustedKeys ?? (key ? [key] : null));
   const checks = [];
   let bodies = [];
   const run = async (name, fn) => {
@@ -264,21 +302,30 @@ export async function verifyExport(exported, { subtle, key } = {}) {
       checks.push({ name, ok: true, detail });
       return true;
     } catch (error) {
-      checks.push({ name, ok: false, detail: error instanceof Failure ? error.message : `unreadable: ${error}` });
+      const known = error instanceof Failure || error instanceof FairnessError;
+      checks.push({ name, ok: false, detail: known ? error.message : `unreadable: ${error}` });
       return false;
     }
   };
   const readable = await run("format", async () => {
-    check(exported && typeof exported === "object", "the file is not a JSON object");
-    check(exported.format === EXPORT_FORMAT, `unknown format ${exported.format} (expected ${EXPORT_FORMAT})`);
-    return `${EXPORT_FORMAT}, game ${exported.id} (${exported.game})`;
+    const format = checkFormat(exported);
+    return `${format}, game ${exported.id} (${exported.game})`;
   });
   const chained = readable && (await run("hash chain", async () => {
     bodies = await verifyChain(exported, hashes);
     return `${bodies.length} events, each linked to the one before (${chainOf(exported)}); head ${exported.chain.head}`;
   }));
+  let scheme = null;
+  const claimed = chained && (await run("scheme", async () => {
+    scheme = checkScheme(bodies, trust);
+    return schemeDetail(scheme);
+  }));
+  const batched = claimed && (await run("batches", async () => {
+    const count = checkBatches(bodies);
+    return `${count} batches, every event after a batch's command under that command's id`;
+  }));
   let revealed = null;
-  const committed = chained && (await run("seed commitment", async () => {
+  const committed = batched && (await run("seed commitment", async () => {
     revealed = await verifySeed(exported, bodies, hashes.sha256);
     const { commitment, secretOptions } = revealed;
     return `sha256 of the revealed seed${secretOptions ? " and secret options" : ""} is ${commitment}, as committed at creation`;
@@ -291,17 +338,36 @@ export async function verifyExport(exported, { subtle, key } = {}) {
       : "no sealed parts";
   }));
   const beyond = [...REPLAY_CHECKS_BEYOND];
-  const legacy = unsealed && (await checkDraws(exported, bodies, revealed, run, beyond));
+  if (unsealed) await checkDraws(exported, bodies, revealed, scheme, run, beyond);
+  let signer = "unchecked";
   if (committed) {
-    await run("signature", () => fairness(async () => {
+    const signed = await run("signature", async () => {
+      const found = checkSigner(exported, trust, bodies[bodies.length - 1]?.ts);
       // Ed25519 comes from the page's own WebCrypto (the `subtle` option picks only the hashes).
-      const id = await checkSignature(exported, key);
-      return `Ed25519 by the node's key ${id}${key ? ", the one given" : ""}`;
-    }));
+      await checkSignature(exported, null);
+      signer = found.signer;
+      return `Ed25519 ${found.detail}`;
+    });
+    if (!signed) signer = "refused";
   }
   const ok = checks.length >= 3 && checks.every((c) => c.ok);
-  const verdict = !ok ? "does not verify" : legacy ? LEGACY : "verifies";
-  return { ok, legacy: Boolean(legacy), verdict, hashes: hashes.source, checks, beyond, events: bodies.length, bodies };
+  const legacy = ok && Boolean(scheme?.legacy);
+  const verdict = !ok ? "does not verify" : legacy ? LEGACY : signer === "unpinned" ? UNPINNED_VERDICT : "verifies";
+  const keyId = typeof exported?.signature?.key_id === "string" ? exported.signature.key_id : null;
+  return { ok, legacy, verdict, signer, keyId, hashes: hashes.source, checks, beyond, events: bodies.length, bodies };
+}
+
+/** The verdict of a file that passes every check but whose signer nobody pinned. */
+export const UNPINNED_VERDICT = "verifies, signer unpinned";
+
+function schemeDetail({ legacy, scheme, chain, createdAt }) {
+  const created = `created ${new Date(createdAt).toISOString()}`;
+  if (legacy) {
+    return `${LEGACY}: the game names no draw scheme (${created}, before ${DRAW_VERSION}: Python's random.Random, `
+      + "SHA-1 and no seat contributions); its draws are re-run only by donjon verify";
+  }
+  const how = scheme === DEAL_VERSION ? "every deck dealt once from the game seed" : "a stream per decision";
+  return `${scheme} (${how}), chain ${chain}, ${created}`;
 }
 
 export const LEGACY = "legacy: weaker guarantees";
@@ -342,37 +408,34 @@ export function parseExport(text) {
   return value;
 }
 
-/** The checks of the draws the game's scheme lets this verifier re-derive, each added with `run`;
- * what it cannot is added to `beyond`. True for a legacy game (no draw scheme named). */
-async function checkDraws(exported, bodies, revealed, run, beyond) {
-  const { draw: scheme, chain } = bodies[0].payload ?? {};
-  if (scheme === undefined) {
-    // A game of that time had neither a SHA-256 chain nor contributions: one that has them is a newer
-    // game with its scheme taken out (a downgrade), not a legacy one.
-    const contributed = bodies.some((body) => body.type === "game.seat_taken" && body.payload?.seed_contribution != null);
-    const genuine = await run("draw scheme", async () => {
-      check(chain === undefined && !contributed, "the game names no draw scheme, yet it has "
-        + (chain !== undefined ? `a ${chain} chain` : "seat contributions") + ", which only games that name one have");
-      return `${LEGACY}: the game names no draw scheme (recorded before donjon-draw-1, with Python's `
-        + "random.Random, SHA-1 and no seat contributions); its draws are re-run only by donjon verify";
-    });
-    if (!genuine) return false;
-    beyond.push("every draw of this legacy game (Python's random.Random: only donjon verify re-runs it)");
-    return true;
+/** verifyExport on the text of a file (parseExport first): a file that is not JSON, or names a key
+ * twice, is a "format" mismatch like any other. Never throws. */
+export async function verifyExportText(text, options = {}) {
+  let parsed;
+  try {
+    parsed = parseExport(String(text));
+  } catch (error) {
+    return { ok: false, legacy: false, verdict: "does not verify", signer: "unchecked", keyId: null, hashes: "fallback",
+      checks: [{ name: "format", ok: false, detail: `not an export's JSON: ${error.message}` }],
+      beyond: [...REPLAY_CHECKS_BEYOND], events: 0, bodies: [] };
   }
-  const known = await run("draw scheme", async () => {
-    check(scheme === DEAL_VERSION || scheme === DRAW_VERSION, `unknown draw scheme ${JSON.stringify(scheme)}`);
-    check(chain === "sha256", `a ${scheme} game hashes its chain with sha256, this one names ${JSON.stringify(chain ?? "none")}`);
-    return `${scheme} (${scheme === DEAL_VERSION ? "every deck dealt once from the game seed" : "a stream per decision"}), chain sha256`;
-  });
-  if (!known) return false;
+  return verifyExport(parsed, options);
+}
+
+/** The checks of the draws the game's scheme (trust.js checkScheme's result) lets this verifier
+ * re-derive, each added with `run`; what it cannot is added to `beyond`. */
+async function checkDraws(exported, bodies, revealed, { legacy, scheme }, run, beyond) {
+  if (legacy) {
+    beyond.push("every draw of this legacy game (Python's random.Random: only donjon verify re-runs it)");
+    return;
+  }
   let seedKey = null;
   const contributed = await run("seat contributions", () => fairness(() => {
     const contributions = checkContributions(bodies, revealed.seedBytes);
     seedKey = gameSeed(revealed.seedBytes, contributions);
     return `${contributions.length} seats, each contribution in the game seed ${toHex(seedKey)}`;
   }));
-  if (!contributed) return false;
+  if (!contributed) return;
   if (scheme === DEAL_VERSION) await checkDealt(exported, bodies, seedKey, revealed, run, beyond);
   else if (exported.game === "carcassonne") {
     await run("tile draws", () => fairness(() => {
@@ -380,7 +443,6 @@ async function checkDraws(exported, bodies, revealed, run, beyond) {
       return `${drawn} tiles, each the one ${revealed.secretOptions?.tile_order ? "the revealed tile_order" : "donjon-draw-1"} gives`;
     }));
   } else beyond.push(`every draw of this ${exported.game} game (donjon-draw-1: only donjon verify re-runs them)`);
-  return false;
 }
 
 /** Every deal and roll of a donjon-draw-2 game (fairness.js checkDeals), as the check "draws". */

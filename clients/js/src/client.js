@@ -145,6 +145,12 @@ export class DonjonClient {
     return this.request("GET", "/keys");
   }
 
+  /** `GET /ledger`: a page of the public ledger (`{from, limit}`), or one game's entry (`{game}`). */
+  async ledger(options) {
+    const { from, limit, game } = refuseUnknown("ledger", options, ["from", "limit", "game"]);
+    return this.request("GET", `/ledger${query({ from, limit, game })}`);
+  }
+
   // --- the lobby ---------------------------------------------------------------------------------
 
   catalog() {

@@ -303,6 +303,65 @@ export interface ExportBody {
   events: { version: number; body: string; prev_hash: string; hash: string }[];
   /** since v1.2 */
   signature: { algorithm: "ed25519"; key_id: string; public_key: string; value: string };
+  /** the game's place in the public ledger (games created since there is one) */
+  ledger?: LedgerPlace;
+  /** the rematch's game id, once one follows the game */
+  rematch?: string;
+  [field: string]: unknown;
+}
+
+/** An Ed25519 signature over the canonical JSON of the other fields of the object carrying it */
+export interface Signature {
+  algorithm: "ed25519";
+  key_id: string;
+  public_key: string;
+  value: string;
+  [field: string]: unknown;
+}
+
+/** One game of the public ledger (docs/fairness.md, The public ledger) */
+export interface LedgerEntry {
+  /** 1 for the first game created, then one more per game */
+  position: number;
+  id: string;
+  game: string;
+  /** the public options only */
+  options: Record<string, unknown>;
+  seed_commitment: string;
+  /** ms since the epoch */
+  created: number;
+  /** the previous entry's hash; 64 zeros before the first */
+  prev_hash: string;
+  /** hex sha256 of prev_hash (ASCII) then the canonical JSON of the other fields */
+  hash: string;
+  [field: string]: unknown;
+}
+
+/** The ledger's last entry, signed */
+export interface LedgerHead {
+  /** 0 while the ledger is empty */
+  position: number;
+  hash: string;
+  /** ms since the epoch */
+  signed_at: number;
+  signature: Signature;
+  [field: string]: unknown;
+}
+
+/** Where a game is in the public ledger */
+export interface LedgerPlace {
+  position: number;
+  hash: string;
+  [field: string]: unknown;
+}
+
+/** `GET /ledger`: a page of the public ledger; with `?game=`, that game's `entry` first */
+export interface LedgerBody {
+  entry?: LedgerEntry;
+  entries: LedgerEntry[];
+  head: LedgerHead;
+  /** the `from` of the next page; null at the head */
+  next: number | null;
   [field: string]: unknown;
 }
 
@@ -469,6 +528,8 @@ export declare class DonjonClient {
   asyncapi(): Promise<Record<string, unknown>>;
   /** since v1.2: `GET /keys` */
   keys(): Promise<KeysBody>;
+  /** `GET /ledger`: a page of the public ledger, or (`game`) that game's entry and the entries after it */
+  ledger(query?: { from?: number; limit?: number; game?: string }): Promise<LedgerBody>;
   /** `GET /games/catalog` */
   catalog(): Promise<CatalogBody>;
   /** `GET /games/catalog/{game}/assets` */
@@ -601,12 +662,38 @@ export interface ExportCheck {
   detail: string;
 }
 
+/** One key the caller trusts, as `GET /keys` lists it (since v1.3 with `status` and the time it
+ * signed; a body of before lists only `id`, `algorithm`, `public_key`: such a key counts as current). */
+export interface TrustedKey {
+  id?: string;
+  algorithm?: "ed25519" | string;
+  /** the raw 32-byte Ed25519 key, hex */
+  public_key: string;
+  status?: "current" | "retired";
+  /** ms since the epoch, or null when not known */
+  signed_from?: number | null;
+  /** ms since the epoch: a retired key signed nothing after this; null for the current key */
+  signed_until?: number | null;
+}
+
+/** What {@link verifyExport} pins the signer to: the body of the deployment's `GET /keys`, a list of
+ * public keys (hex, or key objects), or one public key. */
+export type TrustedKeys =
+  | { keys: readonly (TrustedKey | string)[]; legacy_games_before?: number | null }
+  | readonly (TrustedKey | string)[]
+  | string;
+
 /** What {@link verifyExport} found: `checks` is what it checked, `beyond` what only `donjon verify` checks. */
 export interface ExportVerdict {
   ok: boolean;
   /** a game recorded before donjon-draw-1: its draws are not re-derived here ("legacy: weaker guarantees") */
   legacy: boolean;
-  verdict: "verifies" | "legacy: weaker guarantees" | "does not verify";
+  verdict: "verifies" | "verifies, signer unpinned" | "legacy: weaker guarantees" | "does not verify";
+  /** "pinned": a key the trusted keys list signed it; "unpinned": no trusted keys were given (nothing
+   * says who signed); "refused": the signature or its signer is not trusted; "unchecked": not reached */
+  signer: "pinned" | "unpinned" | "refused" | "unchecked";
+  /** the signature's key_id, as the file states it */
+  keyId: string | null;
   hashes: "webcrypto" | "fallback";
   checks: ExportCheck[];
   beyond: string[];
@@ -615,16 +702,34 @@ export interface ExportVerdict {
 }
 
 /**
- * Check a game export (GET /games/{id}/export, `donjon export`; docs/fairness.md) offline: the hash
- * chain, the seed commitment, the events' sealed parts (opened with the revealed seed; `bodies` are
- * the opened ones), the draw scheme, every seat's seed contribution, every draw it can
- * re-derive (donjon-draw-2: every deal and roll of every game; donjon-draw-1: Carcassonne's tiles),
- * the node's Ed25519 signature (by `key`, its public key in hex from `GET /keys`, when given).
+ * Check a game export (GET /games/{id}/export, `donjon export`; docs/fairness.md) offline: the format
+ * (`donjon.export/1` or `/2`), the hash chain, the schemes game.created claims (no downgrade: a game
+ * created since SHA-256 chains and donjon-draw-1 came in may not claim less), the seed commitment, the
+ * events' sealed parts (opened with the revealed seed; `bodies` are the opened ones), every seat's seed
+ * contribution, every draw it can re-derive (donjon-draw-2: every deal and roll of every game;
+ * donjon-draw-1: Carcassonne's tiles), and the Ed25519 signature: its key_id must be sha256(public
+ * key)[:16] and its key one `trustedKeys` lists, not retired before the file was signed (`key`: one
+ * public key, the same as `trustedKeys: [key]`). Without either, `signer` is "unpinned". Never throws.
  */
 export declare function verifyExport(
   exported: unknown,
-  options?: { key?: string; subtle?: SubtleCrypto | null },
+  options?: { trustedKeys?: TrustedKeys; key?: string; subtle?: SubtleCrypto | null },
 ): Promise<ExportVerdict>;
+
+/** {@link verifyExport} on a file's text: not JSON, or a key twice in one object, is a "format" mismatch. */
+export declare function verifyExportText(
+  text: string,
+  options?: { trustedKeys?: TrustedKeys; key?: string; subtle?: SubtleCrypto | null },
+): Promise<ExportVerdict>;
+
+/** The key id of a public key (64 hex digits): the first 16 hex digits of sha256 of its raw bytes. */
+export declare function keyIdOf(publicKeyHex: string): string;
+
+/** The export formats the verifier reads. */
+export declare const EXPORT_FORMATS: readonly ["donjon.export/1", "donjon.export/2"];
+
+/** When SHA-256 chains and donjon-draw-1 came in (ms since the epoch): a game created since may not claim less. */
+export declare const STRONG_SCHEMES_SINCE: number;
 
 /** One stream of docs/fairness.md: `new Draw(gameSeed, label, number)` (donjon-draw-1 and donjon-draw-2 alike). */
 export declare class Draw {

@@ -50,6 +50,11 @@ same<client.GameAssets, S["GameAssets"]>(id, id);
 same<client.NodeKey, S["Key"]>(id, id);
 same<client.KeysBody, S["Keys"]>(id, id);
 same<client.ExportBody, S["Export"]>(id, id);
+same<client.LedgerPlace, S["LedgerPlace"]>(id, id);
+same<client.Signature, S["Signature"]>(id, id);
+same<client.LedgerEntry, S["LedgerEntry"]>(id, id);
+same<client.LedgerHead, S["LedgerHead"]>(id, id);
+same<client.LedgerBody, S["Ledger"]>(id, id);
 
 // websocket frames (asyncapi.json)
 same<client.HelloFrame, S["Hello"]>(id, id);

@@ -117,7 +117,15 @@ describe("every route, nothing dropped", () => {
     conn.close();
     const exported = await client.exportGame(id);
     assert.deepEqual([exported.id, exported.status], [id, "finished"]);
-    const report = await verifyExport(exported, { key: keys[0].public_key });
+    const report = await verifyExport(exported, { trustedKeys: await client.keys() });
     assert.ok(report.ok, JSON.stringify(report.checks.filter((check) => !check.ok)));
+    assert.deepEqual([report.signer, report.verdict], ["pinned", "verifies"]);
+    const listed = await client.ledger({ game: id });
+    assert.deepEqual([listed.entry.id, listed.entry.position, listed.entry.hash],
+      [id, exported.ledger.position, exported.ledger.hash]);
+    assert.equal(listed.head.signature.public_key, keys[0].public_key);
+    const page = await client.ledger({ from: exported.ledger.position, limit: 1 });
+    assert.equal(page.entries[0].id, id);
+    assert.equal((await refusal(client.ledger({ limit: 0 }))).code, "bad_request");
   });
 });

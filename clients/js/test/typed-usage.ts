@@ -79,13 +79,15 @@ export async function everyRoute(baseUrl: string, finished: string): Promise<str
   const { keys }: KeysBody = await client.keys();
   const assets: GameAssets = await client.gameAssets("carcassonne");
   const exported: ExportBody = await client.exportGame(finished);
-  const report = await verifyExport(exported, { key: keys[0].public_key });
+  const report = await verifyExport(exported, { trustedKeys: await client.keys() });
+  const pinned: "pinned" | "unpinned" | "refused" | "unchecked" = report.signer;
+  const byKey = await verifyExport(exported, { trustedKeys: keys.map((k) => k.public_key) });
   const { id } = await client.createGame({ game: "castle_panic", clock: { per_move_s: 0.5 }, spectator_delay: { seconds: 1.5 } });
   const seats: SeatEntry[] = (await client.getGame(id)).seats;
   const away: boolean = seats.some((seat) => seat.away === true);
   const raw = await client.request<{ status: string }>("GET", "/healthz");
   const text: string = await client.request<string>("GET", "/metrics", { responseType: "text" });
   const tiles = Object.keys(assets.tiles ?? {}).length + (assets.ports?.length ?? 0);
-  return [status, ready.status, metrics.length, documents.length, tiles, report.ok, exported.chain.head, away, raw.status,
+  return [status, ready.status, metrics.length, documents.length, tiles, report.ok, pinned, byKey.keyId, exported.chain.head, away, raw.status,
     text.length, ready.error?.code ?? "none"].join(" ");
 }

@@ -76,6 +76,10 @@ const TYPED = [
   [SCHEMAS.Key, "NodeKey"],
   [SCHEMAS.Catalog, "CatalogBody"],
   [SCHEMAS.Created, "CreateGameBody"],
+  [SCHEMAS.Ledger, "LedgerBody"],
+  [SCHEMAS.LedgerEntry, "LedgerEntry"],
+  [SCHEMAS.LedgerHead, "LedgerHead"],
+  [SCHEMAS.LedgerPlace, "LedgerPlace"],
 ];
 // ReadyBody, a union of the 200 and 503 answers, is held to Ready | NotReady by contract.test.js
 
@@ -104,7 +108,7 @@ const METHODS = {
   healthz: "health", readyz: "ready", metrics: "metrics", openapi: "openapi", asyncapi: "asyncapi", keys: "keys",
   catalog: "catalog", getGameAssets: "gameAssets", listGames: "listGames", createGame: "createGame",
   takeSeat: "takeSeat", rematch: "rematch", getGame: "getGame", getEvents: "events", getState: "state",
-  getExport: "exportGame", websocket: "connect",
+  getExport: "exportGame", websocket: "connect", ledger: "ledger",
 };
 const PAGES = new Set(["appLobby", "appGame", "appStatic", "appClient"]);
 

@@ -6,7 +6,7 @@
 // Testing hooks: the root carries data-game-id, data-game-version (the version drawn) and
 // data-game-status; every control that sends carries data-command (the exact command from legal).
 
-import { parseExport, verifyExport } from "../client/audit.js";
+import { verifyExport, verifyExportText } from "../client/audit.js";
 import { h, loadSeatStyle, seatMark, seatName, seatStyle, storedSeat } from "./ui.js";
 
 const SPEEDS = [0.5, 1, 2, 4, 8];
@@ -400,19 +400,17 @@ class GamePage {
     file.addEventListener("change", async () => {
       const chosen = file.files?.[0];
       if (!chosen) return;
-      let parsed;
-      try {
-        parsed = parseExport(await chosen.text());
-      } catch (error) {
-        return this.showVerdict({ ok: false, checks: [{ name: "format", ok: false, detail: `not an export's JSON: ${error.message}` }], beyond: [] }, chosen.name);
-      }
-      return this.showVerdict(await verifyExport(parsed), chosen.name);
+      // A loaded file is pinned like the served export: a file signed by a key this deployment does
+      // not list is refused, however well it is signed (issue 21).
+      const keys = await this.deploymentKeys(chosen.name);
+      if (keys) this.showVerdict(await verifyExportText(await chosen.text(), { trustedKeys: keys }), chosen.name, keys);
     });
     this.auditBox.replaceChildren(
       h("h2", { id: "audit-title" }, "Audit"),
       h("p", {}, "Re-check this game here, in your browser: the hash chain over every stored event, the seed ",
         "commitment made at the start against the seed revealed at the end, each seat's share of the seed, ",
-        "every draw the browser can re-derive from that seed, and the signature. The result lists what was ",
+        "every draw the browser can re-derive from that seed, and the signature, which must be by a key this ",
+        "deployment lists at ", h("code", {}, "GET /keys"), " (for a file you load too). The result lists what was ",
         "checked here and what only ", h("code", {}, "donjon verify"), " checks."),
       h("p", { class: "help" }, secure
         ? "Hashes: WebCrypto (this page is a secure context)."
@@ -427,29 +425,49 @@ class GamePage {
   }
 
   async auditServed() {
+    const what = "this game's export";
+    const keys = await this.deploymentKeys(what);
+    if (!keys) return;
     try {
-      const [exported, keys] = await Promise.all([
-        this.client.exportGame(this.gameId),
-        this.client.keys(),
-      ]);
-      // The file must be signed by this node's key (GET /keys), not merely by some key.
-      this.showVerdict(await verifyExport(exported, { key: keys.keys[0]?.public_key }), "this game's export");
+      const exported = await this.client.exportGame(this.gameId);
+      this.showVerdict(await verifyExport(exported, { trustedKeys: keys }), what, keys);
     } catch (error) {
-      this.showVerdict({ ok: false, checks: [{ name: "export", ok: false, detail: `${error.code}: ${error.message}` }] }, "this game's export");
+      this.showVerdict({ ok: false, checks: [{ name: "export", ok: false, detail: `${error.code}: ${error.message}` }] }, what);
     }
   }
 
-  showVerdict(result, what) {
+  /** This deployment's GET /keys, read afresh for every check (a rotation adds a key); null, with the
+   * verdict shown as refused, when it cannot be read: without it nothing here can say who signed. */
+  async deploymentKeys(what) {
+    try {
+      return await this.client.keys();
+    } catch (error) {
+      const detail = `this deployment's keys (GET /keys) could not be read (${error.code ?? "error"}: ${error.message}), so the signer cannot be checked`;
+      this.showVerdict({ ok: false, checks: [{ name: "keys", ok: false, detail }], beyond: [] }, what);
+      return null;
+    }
+  }
+
+  showVerdict(result, what, keys = null) {
     // A legacy game (recorded before donjon-draw-1) verifies with weaker guarantees: never a plain pass.
     const state = !result.ok ? "fail" : result.legacy ? "legacy" : "pass";
     const said = { pass: `✔ ${what} verifies.`, legacy: `⚠ ${what} verifies, legacy: weaker guarantees.`, fail: `✘ ${what} does not verify.` };
     this.auditBox.dataset.auditResult = state;
     this.auditResult.replaceChildren(
       h("p", { class: state }, said[state]),
+      h("p", { class: "audit-pinned" }, pinnedTo(keys)),
       h("h3", {}, "Checked in this browser"),
       h("ul", { class: "audit-checked" }, result.checks.map((c) => h("li", { class: c.ok ? "pass" : "fail", "data-check": c.name },
         `${c.ok ? "✔" : "✘"} ${c.name}: ${c.detail}`))),
       h("h3", {}, "Checked only by ", h("code", {}, "donjon verify")),
       h("ul", { class: "audit-beyond" }, (result.beyond ?? []).map((line) => h("li", {}, line))));
   }
+}
+
+/** What the signer was checked against: the keys this deployment lists (their ids and status). */
+function pinnedTo(keys) {
+  const listed = Array.isArray(keys?.keys) ? keys.keys : [];
+  if (!listed.length) return "Signer: not checked against this deployment's keys.";
+  const names = listed.map((k) => `${k.id} (${k.status ?? "current"})`).join(", ");
+  return `Signer checked against the keys this deployment lists at GET /keys: ${names}.`;
 }
