@@ -18,6 +18,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,9 @@ if TYPE_CHECKING:  # the archive and the store are imported only by the commands
     from events.archive import Archive
     from events.archive.archiver import PassReport
     from service.ops.settings import Settings
+
+WithStore = Callable[[Any, Callable[[Any], Awaitable[int]]], Awaitable[int]]
+"""The CLI's ``_with_store(settings, work)``: ``work(store)`` on the store the settings name."""
 
 __all__ = ["add_archive_parser", "archive_main", "attach_archive"]
 
@@ -57,7 +61,7 @@ async def attach_archive(store: Any, settings: Settings) -> Archive | None:
     return archive
 
 
-async def archive_main(settings: Settings, args: argparse.Namespace, with_store: Any) -> int:
+async def archive_main(settings: Settings, args: argparse.Namespace, with_store: WithStore) -> int:
     """Run ``donjon archive <args.archive_command>``; ``with_store`` is the CLI's store runner."""
     from events.archive import ArchiveSchemaError
     from events.errors import StoreError
