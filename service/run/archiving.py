@@ -19,7 +19,6 @@ answer at start is only a warning: every pass checks again, and archived games a
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -103,18 +102,21 @@ async def archiving(app: web.Application) -> AsyncIterator[None]:
 async def _passes(archiver: Archiver, metrics: Metrics, every_s: float, ready: bool) -> None:
     while True:
         await asyncio.sleep(every_s)
-        with contextlib.suppress(ArchiveSchemaError):  # logged by the check; the node keeps serving
-            try:
+        try:
+            if not ready:
+                ready = await prepare_archive(archiver.archive)
                 if not ready:
-                    ready = await prepare_archive(archiver.archive)
-                    if not ready:
-                        continue
-                started = time.perf_counter()
-                report = await archiver.run_pass()
-                record_pass(report, metrics, time.perf_counter() - started)
-            except StoreUnavailable as exc:  # the live store or the archive: the next pass retries
-                metrics.archive_failures.inc()
-                log.warning("archive.pass_failed", error=str(exc))
+                    continue
+            started = time.perf_counter()
+            report = await archiver.run_pass()
+            record_pass(report, metrics, time.perf_counter() - started)
+        except ArchiveSchemaError as exc:  # came back at another version: archive nothing, say so
+            ready = False
+            metrics.archive_failures.inc()
+            log.error("archive.schema_mismatch", archive=archiver.archive.where, error=str(exc))
+        except StoreUnavailable as exc:  # the live store or the archive: the next pass retries
+            metrics.archive_failures.inc()
+            log.warning("archive.pass_failed", error=str(exc))
 
 
 def record_pass(report: PassReport, metrics: Metrics, seconds: float) -> None:
