@@ -34,9 +34,11 @@ from events.tasks import stop_task
 from service.edge.keys import METRICS, SETTINGS, STORE
 from service.ops.logs import get_logger
 from service.ops.metrics import Metrics
-from service.ops.settings import Settings
+from service.ops.settings import Secret, Settings
 
-__all__ = ["archive_location", "archiving", "open_node_archive", "prepare_archive", "record_pass"]
+__all__ = [
+    "archive_location", "archiving", "embedded_archive_url", "open_node_archive", "prepare_archive", "record_pass",
+]
 
 log = get_logger()
 
@@ -51,6 +53,15 @@ def archive_location(settings: Settings) -> str | Path | None:
     if settings.embedded:
         return Path(settings.data_dir) / FILE_NAME
     return None
+
+
+def embedded_archive_url(settings: Settings) -> Secret | None:
+    """``DONJON_ARCHIVE_URL`` as the workers of a ``donjon serve`` that started the embedded
+    store get it: the supervisor's folder's SQLite file unless a URL was given (the workers see
+    a store URL, and a store URL alone means no archive)."""
+    if settings.archive_url is not None or not settings.archive:
+        return settings.archive_url
+    return Secret(f"sqlite://{(Path(settings.data_dir) / FILE_NAME).resolve()}")
 
 
 def open_node_archive(settings: Settings) -> Archive | None:

@@ -32,11 +32,17 @@ def what_the_page_shows(page: Any, served: Any, game_id: str) -> dict[str, Any]:
 
 
 def archived_count(served: Any) -> float:
+    """Games archived, over every worker's series."""
     with urllib.request.urlopen(served.base + "/metrics", timeout=10) as response:
-        for line in response.read().decode().splitlines():
-            if line.startswith("donjon_games_archived_total"):
-                return float(line.rsplit(" ", 1)[1])
-    return 0.0
+        return sum(float(line.rsplit(" ", 1)[1]) for line in response.read().decode().splitlines()
+                   if line.startswith("donjon_games_archived_total"))
+
+
+def wait_archived(served: Any, count: int = 1, timeout: float = 40.0) -> None:
+    deadline = time.monotonic() + timeout
+    while archived_count(served) < count:
+        assert time.monotonic() < deadline, "the game was not archived"
+        time.sleep(0.5)
 
 
 def test_an_archived_game_shows_as_it_did_live(tmp_path, page, shots):
@@ -45,10 +51,7 @@ def test_an_archived_game_shows_as_it_did_live(tmp_path, page, shots):
         game_id = finished_bot_game(served, "castle_panic", seats=1)
         before = what_the_page_shows(page, served, game_id)
         assert before["audit"] == "pass" and before["checks"] > 0
-        deadline = time.monotonic() + 40
-        while archived_count(served) < 1:
-            assert time.monotonic() < deadline, "the game was not archived"
-            time.sleep(0.5)
+        wait_archived(served)
         assert (tmp_path / "data" / "archive.sqlite3").exists()
         served.restart()  # a fresh node: nothing of the game cached, the live store holds none of it
         after = what_the_page_shows(page, served, game_id)
@@ -56,5 +59,20 @@ def test_an_archived_game_shows_as_it_did_live(tmp_path, page, shots):
         assert after == before
         listed = served.request("GET", "/games?status=finished")["games"]
         assert game_id in [entry["id"] for entry in listed]
+    finally:
+        served.stop()
+
+
+def test_the_workers_of_one_donjon_serve_archive_into_its_folders_file(tmp_path):
+    """With several workers the supervisor starts the store and hands its URL on: the workers
+    still archive into (and read) the data folder's SQLite file, not nothing."""
+    served = new_served(tmp_path, DONJON_WORKERS="2", DONJON_ARCHIVE_AFTER_S="1", DONJON_ARCHIVE_EVERY_S="1")
+    try:
+        game_id = finished_bot_game(served, "castle_panic", seats=1)
+        before = [served.request("GET", f"/games/{game_id}{path}") for path in ("", "/events", "/export")]
+        wait_archived(served)
+        assert (tmp_path / "data" / "archive.sqlite3").exists()
+        served.restart()
+        assert [served.request("GET", f"/games/{game_id}{path}") for path in ("", "/events", "/export")] == before
     finally:
         served.stop()
