@@ -17,6 +17,10 @@ Sections (``--only`` picks some):
 * ``games`` — each game's own ``bench.<game>.figures()`` when that module exists;
 * ``memory`` — :func:`bench.memory.memory_figures`: a fresh node's RSS after loading
   10,000 finished games (1,000 with ``--quick``), with the default cache bounds and unbounded.
+* ``archive`` — :func:`bench.archive.archive_figures`: one node archiving 10,000 finished games
+  (1,000 with ``--quick``) into the local PostgreSQL (``DONJON_BENCH_POSTGRES_URL``; skipped,
+  saying why, without one) and 1,000 into SQLite, games/s; Valkey's memory empty, full and after
+  archiving; p50/p99 of a read of an archived game's events.
 * ``cluster`` — :func:`bench.cluster.cluster_figures`: commands/s, update latency and CPU
   per command with 1, 2 and 3 node processes on one Valkey and on a 3-master cluster, and a
   node's store connections with 10, 1,000 and 5,000 watched games. Not in the default run (it
@@ -51,9 +55,10 @@ from typing import Any
 __all__ = ["run_bench", "SECTIONS", "machine_figures", "reference_loop_ns", "spread"]
 
 SECTIONS = (
-    "service", "workers", "replay", "bots", "store", "durability", "engines", "games", "memory", "cluster", "peers"
+    "service", "workers", "replay", "bots", "store", "durability", "engines", "games", "memory", "archive", "cluster",
+    "peers",
 )
-DEFAULT_SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory")
+DEFAULT_SECTIONS = ("service", "workers", "replay", "bots", "store", "engines", "games", "memory", "archive")
 """What ``donjon bench`` runs without ``--only`` (``cluster`` and ``peers`` take minutes each)."""
 
 
@@ -240,6 +245,10 @@ async def _run_sections(
             from bench.memory import memory_figures
 
             part = await memory_figures(engines, quick)
+        elif section == "archive":
+            from bench.archive import archive_figures
+
+            part = await archive_figures(quick)
         elif section == "cluster":
             from bench.cluster import cluster_figures
 

@@ -18,6 +18,7 @@ from redis.crc import key_slot
 
 __all__ = [
     "LOBBY_SHARDS",
+    "archive_lease_key",
     "check_game_id",
     "cmds_key",
     "events_key",
@@ -59,6 +60,12 @@ def cmds_key(game_id: str) -> str:
 def live_channel(game_id: str) -> str:
     """The sharded pub/sub channel the append script announces new versions on: ``game:{ID}:live``."""
     return f"game:{{{check_game_id(game_id)}}}:live"
+
+
+def archive_lease_key(game_id: str) -> str:
+    """The lease a node holds while it archives a game (:mod:`events.archive.archiver`):
+    ``game:{ID}:archiving``, in the game's slot so the archiver's delete checks it atomically."""
+    return f"game:{{{check_game_id(game_id)}}}:archiving"
 
 
 def game_of_channel(channel: bytes | str) -> str:

@@ -112,6 +112,12 @@ class ShardedIndex:
         """Members ``offset`` to ``offset + limit`` of the merged ranking, highest score first (lowest
         first if not ``highest_first``). Reads the first ``offset + limit`` of every key; a member
         found under two keys counts once, at its best score."""
+        return [member for member, _ in await self.ranked_scored(limit, offset, highest_first=highest_first)]
+
+    async def ranked_scored(
+        self, limit: int, offset: int = 0, *, highest_first: bool = True
+    ) -> list[tuple[str, float]]:
+        """:meth:`ranked` with each member's score (the archive merges its own listing with it)."""
         if limit <= 0:
             return []
         wanted = offset + limit
@@ -124,7 +130,7 @@ class ShardedIndex:
             for member, score in cast(_Rows, rows):
                 best[member] = score if member not in best else pick(best[member], score)
         ranking = sorted(best.items(), key=lambda item: (item[1], item[0]), reverse=highest_first)
-        return [member.decode() for member, _ in ranking[offset:wanted]]
+        return [(member.decode(), float(score)) for member, score in ranking[offset:wanted]]
 
     async def lowest(self) -> float | None:
         """The lowest score of any member (shards and legacy key), ``None`` when they are all empty."""

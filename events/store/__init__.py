@@ -35,7 +35,7 @@ and other :mod:`events.errors` classes for the store's own refusals; never redis
 from __future__ import annotations
 
 import contextlib
-from typing import Literal
+from typing import Literal, Self
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
@@ -180,7 +180,7 @@ class EventStore(Appending, Reading, Metadata, Lobby):
         client_name: str | None = None,
         durability: Durability = "local",
         replica_timeout_ms: int = DEFAULT_REPLICA_TIMEOUT_MS,
-    ) -> EventStore:
+    ) -> Self:
         """A store on its own connection pool to ``url`` (``redis://``, ``rediss://``, ``unix://``).
 
         ``call_timeout`` (seconds) bounds each call as a whole (see the class): a server that does

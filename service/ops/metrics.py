@@ -50,6 +50,8 @@ HTTP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.
 """Seconds; up to 10 s so that a request waiting out a slow store still lands in a bucket."""
 COMMAND_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 PUBLISH_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25, 1.0)
+ARCHIVE_BUCKETS = (1.0, 10.0, 60.0, 120.0, 300.0, 330.0, 360.0, 600.0, 1800.0, 3600.0, 21600.0, 86400.0)
+"""Seconds from a game's end to its archiving: around ``DONJON_ARCHIVE_AFTER_S`` (300) when all is well."""
 QUEUE_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.25, 1.0)
 
 # In the 0.0.4 text format each counter and histogram would also export a ``*_created`` gauge
@@ -221,6 +223,7 @@ class Metrics:
         self._command_series()
         self._socket_series()
         self._node_series()
+        self._archive_series()
         for code in ErrorCode:
             self.ws_errors.touch(code=code.value)
         for game, bots in (games or {}).items():
@@ -313,6 +316,27 @@ class Metrics:
         )
         self.store_unavailable = self._counter(
             "donjon_store_unavailable_total", "Store calls that failed because the store was unreachable."
+        )
+
+    def _archive_series(self) -> None:
+        """The archive of finished games (``service/run/archiving.py``)."""
+        self.archive_backlog = self._gauge(
+            "donjon_archive_backlog", "Finished games still in the live store at this node's last archiving pass."
+        )
+        self.archive_oldest_seconds = self._gauge(
+            "donjon_archive_oldest_unarchived_seconds",
+            "Age of the oldest finished game still live at the last pass (0: none).",
+        )
+        self.games_archived = self._counter(
+            "donjon_games_archived_total", "Finished games this node moved to the archive."
+        )
+        self.archive_seconds = self._histogram(
+            "donjon_archive_latency_seconds",
+            "From a game's last event to its removal from the live store, once archived.",
+            buckets=ARCHIVE_BUCKETS,
+        )
+        self.archive_failures = self._counter(
+            "donjon_archive_failures_total", "Archiving passes cut short by the store or the archive being unreachable."
         )
 
     def _touch_game(self, game: str, bots: Iterable[str]) -> None:

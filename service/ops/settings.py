@@ -71,6 +71,14 @@ variable                       default                     meaning
                                                            new games and sockets (``/readyz`` 503)
                                                            before it closes its sockets, so that
                                                            a load balancer stops sending it more
+``DONJON_ARCHIVE``             ``on``                      ``on``/``off``: move finished games to
+                                                           the archive (docs/store.md)
+``DONJON_ARCHIVE_URL``         (unset: ``archive.sqlite3`` ``postgresql://...`` (or
+                               in the data folder)         ``sqlite:///path``); unset with a shared
+                                                           store: no archiving (each node would
+                                                           keep its own file)
+``DONJON_ARCHIVE_AFTER_S``     ``300``                     how long a finished game stays live
+``DONJON_ARCHIVE_EVERY_S``     ``30``                      how often a node runs an archiving pass
 =============================  ==========================  =====================================
 
 ``DONJON_CASTLE_DATA`` names a corrected dataset file for The Castle (``games.castle.DATA_ENV``).
@@ -163,6 +171,29 @@ def _node_key(raw: str) -> Secret | None:
     return Secret(raw.strip())
 
 
+ARCHIVE_SCHEMES = ("postgresql", "postgres", "sqlite")
+
+
+def _switch(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in ("on", "yes", "true", "1"):
+        return True
+    if value in ("off", "no", "false", "0"):
+        return False
+    raise ValueError("expected on or off")
+
+
+def _archive_url(raw: str) -> Secret | None:
+    """``postgresql://...`` or ``sqlite:///path``; checked here so a typo stops the start."""
+    if not raw.strip():
+        return None
+    scheme = urlsplit(raw.strip()).scheme
+    if scheme not in ARCHIVE_SCHEMES:
+        got = scheme + "://" if scheme else "no scheme"
+        raise ValueError(f"the URL must start with postgresql:// or sqlite:/// (got {got})")
+    return Secret(raw.strip())
+
+
 def parse_origins(raw: str) -> tuple[str, ...]:
     """``DONJON_CORS_ORIGINS``: comma-separated ``scheme://host[:port]``, or ``*``."""
     origins = tuple(part.strip().rstrip("/") for part in raw.split(",") if part.strip())
@@ -219,6 +250,11 @@ class Settings:
     workers: int = field(default=0, metadata={"cast": int})
     """``donjon serve`` processes on the one port (``service.run.workers``); 0: one per core."""
     drain_ms: int = field(default=2000, metadata={"cast": int})
+    archive: bool = field(default=True, metadata={"cast": _switch})
+    """Whether finished games move to the archive (``service.run.archiving``)."""
+    archive_url: Secret | None = field(default=None, metadata={"cast": _archive_url, "secret": True})
+    archive_after_s: int = field(default=300, metadata={"cast": int})
+    archive_every_s: int = field(default=30, metadata={"cast": int})
     """On SIGTERM, how long the node says it is draining before it closes its sockets (``service.run.drain``)."""
 
     @classmethod
@@ -269,6 +305,10 @@ class Settings:
             raise SettingsError(f"{PREFIX}BOT_TAKEOVER_MS must be at least 1, not {self.bot_takeover_ms!r}")
         if self.drain_ms < 0:
             raise SettingsError(f"{PREFIX}DRAIN_MS must be 0 or more, not {self.drain_ms!r}")
+        if self.archive_after_s < 0:
+            raise SettingsError(f"{PREFIX}ARCHIVE_AFTER_S must be 0 or more, not {self.archive_after_s!r}")
+        if self.archive_every_s < 1:
+            raise SettingsError(f"{PREFIX}ARCHIVE_EVERY_S must be at least 1, not {self.archive_every_s!r}")
         if self.away_ms < 1:
             raise SettingsError(f"{PREFIX}AWAY_MS must be at least 1, not {self.away_ms!r}")
 

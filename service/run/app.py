@@ -3,9 +3,9 @@
 Resources start in dependency order and stop in reverse, and only those that started:
 
 1. the embedded Valkey server, when ``DONJON_REDIS_URL`` is not set (in ``settings.data_dir``);
-2. the event store client;
+2. the event store client (an :class:`~events.archive.reading.ArchivingStore`: it also reads the archive);
 3. the deployment's keyring (:mod:`service.fairness.deployment_keys`: made by the first node to
-   start on a new store, loaded by every other);
+   start on a new store, loaded by every other), then the archive and its passes (:mod:`service.run.archiving`);
 4. the game service (command path, cache and bot tasks) and the node's stream reader.
 
 The engines are :func:`service.run.served.served_engines`: ``DONJON_CASTLE_DATA`` swaps in an
@@ -27,6 +27,7 @@ from typing import Any, cast
 
 from aiohttp import web
 
+from events.archive.reading import ArchivingStore
 from events.embedded import EmbeddedServer
 from events.errors import StoreUnavailable
 from events.store import Durability, EventStore
@@ -64,6 +65,7 @@ from service.ops.metrics import Metrics
 from service.ops.scrape import WorkerPlace
 from service.ops.settings import Settings, SettingsError
 from service.play.game_service import GameService, now_ms
+from service.run.archiving import archiving
 from service.run.drain import close_sockets
 from service.run.served import served_engines
 from service.run.supervise import watch_embedded
@@ -106,6 +108,7 @@ def create_app(
         app.cleanup_ctx.append(_embedded_server)
     app.cleanup_ctx.append(_event_store)
     app.cleanup_ctx.append(_deployment_keys)
+    app.cleanup_ctx.append(archiving)
     app.cleanup_ctx.append(_node)
     app.on_shutdown.append(_close_sockets)
     setup_routes(app)
@@ -205,7 +208,7 @@ async def _connect(url: str, cluster: bool | None, client_name: str, settings: S
     deadline = asyncio.get_running_loop().time() + _DETECT_FOR
     while True:
         try:
-            store = await EventStore.connect(
+            store = await ArchivingStore.connect(
                 url,
                 call_timeout=settings.store_timeout_ms / 1000,
                 cluster=cluster,

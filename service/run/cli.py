@@ -1,5 +1,5 @@
 """The ``donjon`` command: ``serve``, ``replay GAME_ID``, ``export GAME_ID``, ``verify FILE``,
-``keys list|rotate``, ``bench``.
+``keys list|rotate``, ``archive``, ``bench``.
 
 ``donjon serve`` runs the service (the embedded Valkey in ``--data-dir`` unless
 ``DONJON_REDIS_URL`` names a server); it refuses to start (exit 2) when ``DONJON_CASTLE_DATA``
@@ -40,6 +40,7 @@ from games.base import Engine
 from service.ops.scrape import WorkerPlace
 from service.run.cli_keys import add_keys_parser, keys_command
 from service.run.cli_verify import verify_command
+from service.run.archive_cli import add_archive_parser, archive_main
 from service.run.console import out
 from service.run.serving import run, serve_app
 
@@ -92,12 +93,15 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--ledger", help="a saved GET /ledger answer, or the ledger's URL: the game must be in it")
     add_keys_parser(sub)
 
+    add_archive_parser(sub)
+
     bench = sub.add_parser("bench", help="measure the service and the engines")
     bench.add_argument("--quick", action="store_true", help="small runs (a minute or less)")
     bench.add_argument(
         "--only",
         default="",
-        help="comma-separated sections: service,workers,replay,bots,store,engines,games,memory,cluster,peers"
+        help="comma-separated sections: service,workers,replay,bots,store,engines,games,memory,archive,cluster,"
+        "peers"
         " (default: all but cluster and peers)",
     )
     bench.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -132,6 +136,8 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine[Any]] |
         return run(_export(settings, args.game_id, args.output))
     if args.command == "verify":
         return verify_command(args.file, args.key, args.keys, args.json, engines, args.ledger)
+    if args.command == "archive":
+        return run(archive_main(settings, args, _with_store))
     if args.command == "keys":
         return run(keys_command(settings, args, _with_store))
     if args.command == "bench":
@@ -170,6 +176,7 @@ def _serve_one(
     reuse_port: bool = False,
     place: WorkerPlace | None = None,
 ) -> int:
+    from events.archive import ArchiveSchemaError
     from events.errors import DataDirInUse
     from service.ops.logs import configure_logging, get_logger
     from service.ops.settings import SettingsError
@@ -195,7 +202,7 @@ def _serve_one(
     except DataDirInUse:
         _data_dir_in_use(settings)
         return 2
-    except SettingsError as exc:  # the store's keyring does not open with this node's seed key
+    except (SettingsError, ArchiveSchemaError) as exc:  # a keyring this seed key does not open; an archive not migrated
         sys.stderr.write(f"donjon: {exc}\n")
         return 2
     except OSError as exc:
@@ -213,9 +220,10 @@ def _data_dir_in_use(settings: Any) -> None:
 async def _with_store(settings: Any, work: Callable[[Store], Awaitable[int]]) -> int:
     """``work(store)`` on the store the settings name (``DONJON_REDIS_URL``, else the embedded
     server of the data folder, attached to or started for the occasion); 2 when there is none."""
+    from events.archive.reading import ArchivingStore
     from events.embedded import EmbeddedServer
     from events.errors import StoreError
-    from events.store import EventStore
+    from service.run.archive_cli import attach_archive
 
     server = None
     try:
@@ -230,11 +238,15 @@ async def _with_store(settings: Any, work: Callable[[Store], Awaitable[int]]) ->
             url = server.url
         else:
             url = settings.redis_url.reveal()
-        store = await EventStore.connect(url, cluster=False if settings.embedded else settings.cluster)
+        store = await ArchivingStore.connect(url, cluster=False if settings.embedded else settings.cluster)
+        archive = None
         try:
+            archive = await attach_archive(store, settings)  # archived games read as live ones
             return await work(store)
         finally:
             await store.close()
+            if archive is not None:
+                await archive.close()
     except StoreError as exc:
         sys.stderr.write(f"donjon: the event store is unavailable: {exc}\n")
         return 2

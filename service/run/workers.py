@@ -45,6 +45,7 @@ from events.errors import StoreUnavailable
 from service.ops.logs import get_logger
 from service.ops.scrape import WorkerPlace
 from service.ops.settings import Secret, Settings
+from service.run.archiving import embedded_archive_url
 from service.run.supervise import GAVE_UP, RestartBudget
 
 __all__ = ["RESTART_DELAY", "STOP_GRACE", "Supervisor", "cgroup_cpu_quota", "default_workers"]
@@ -142,7 +143,10 @@ class Supervisor:
         if settings.embedded:
             store = EmbeddedServer(settings.data_dir, settings.fsync).start()
             self.log.info("embedded.started", data_dir=str(settings.data_dir), fsync=settings.fsync)
-            settings = dataclasses.replace(settings, redis_url=Secret(store.url))
+            # The workers share the store this process started, and so its folder's archive.
+            settings = dataclasses.replace(
+                settings, redis_url=Secret(store.url), archive_url=embedded_archive_url(settings)
+            )
         previous = {sig: signal.signal(sig, self._on_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             for index in range(self.workers):

@@ -1,0 +1,175 @@
+"""What an archive of finished games holds and answers, whatever database keeps it.
+
+A game leaves the live store (Valkey) only once an archive holds all of it: its metadata hash
+and command-id hash exactly as stored (field name -> stored bytes), and every event as the chain
+covers it (``version, body, prev_hash, hash``). :class:`ArchivedGame` is that record;
+:class:`Archive` is the protocol the two backends fill (:mod:`events.archive.postgres` on
+asyncpg, :mod:`events.archive.sqlite` on the standard library), so the archiver and the reading
+store never know which one they talk to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import msgpack
+
+from events.chain import ALGORITHMS, chain_of_body, genesis
+from events.errors import StoreError, StoreUnavailable
+
+__all__ = [
+    "Archive",
+    "ArchiveSchemaError",
+    "ArchiveUnavailable",
+    "ArchivedGame",
+    "ArchiveCounts",
+    "GAME_COLUMNS",
+    "SELECT_GAME",
+    "game_of_row",
+    "game_row",
+    "Entry",
+    "Hook",
+    "chain_head",
+    "pack_hash",
+    "unpack_hash",
+]
+
+Entry = tuple[int, bytes, str, str]
+"""One stored event: ``(version, body, prev_hash, hash)``, the bytes the chain covers."""
+
+Hook = Callable[[], Coroutine[Any, Any, None]]
+"""Called inside a write, before it commits (the crash tests' fault point ``copy``)."""
+
+
+class ArchiveUnavailable(StoreUnavailable):
+    """The archive's database cannot be reached (refused, reset, timed out): a read of an
+    archived game answers ``store_unavailable``, and the archiver tries again on its next pass."""
+
+
+class ArchiveSchemaError(StoreError):
+    """The archive's schema is not the version this donjon reads (run ``donjon archive migrate``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArchivedGame:
+    """Everything the live store held of one game, as it held it."""
+
+    game_id: str
+    game: str
+    status: str
+    score: float
+    """The lobby score (the creation time), so archived games list in the lobby's order."""
+    finished_ms: int
+    """The time of the game's last event."""
+    meta: Mapping[str, bytes]
+    cmds: Mapping[str, bytes]
+    version: int
+    """The last event's version."""
+    head: str
+    """The last event's hash: the chain head."""
+    entries: Sequence[Entry] = ()
+    """Every event; empty in what :meth:`Archive.game` returns."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveCounts:
+    """What ``donjon archive status`` prints of the archive itself."""
+
+    games: int
+    events: int
+    schema_version: int
+
+
+GAME_COLUMNS = ("game_id", "game", "status", "score", "version", "head", "finished_ms", "archived_ms", "meta", "cmds")
+SELECT_GAME = "SELECT game_id, game, status, score, version, head, finished_ms, meta, cmds FROM games"
+"""A game's row as :func:`game_of_row` reads it (both backends)."""
+
+
+def game_row(game: ArchivedGame, now_ms: int) -> tuple[object, ...]:
+    """The ``games`` row of ``game`` (in :data:`GAME_COLUMNS` order), archived at ``now_ms``."""
+    return (game.game_id, game.game, game.status, float(game.score), game.version, game.head,
+            game.finished_ms, now_ms, pack_hash(game.meta), pack_hash(game.cmds))
+
+
+def game_of_row(row: Sequence[object]) -> ArchivedGame:
+    """The record (without events) of a row of :data:`SELECT_GAME`."""
+    game_id, game, status, score, version, head, finished_ms, meta, cmds = row
+    return ArchivedGame(
+        game_id=str(game_id), game=str(game), status=str(status), score=float(score),  # type: ignore[arg-type]
+        finished_ms=int(finished_ms), version=int(version), head=str(head),  # type: ignore[call-overload]
+        meta=unpack_hash(bytes(meta)), cmds=unpack_hash(bytes(cmds)),  # type: ignore[call-overload]
+    )
+
+
+def chain_head(entries: Sequence[Entry]) -> str | None:
+    """The head the chain of ``entries`` recomputes to (each ``hash == H(prev_hash + body)``, each
+    ``prev_hash`` the hash before, versions 1, 2, ...), ``None`` where it breaks. Bodies are not
+    decoded (the first one only, for the algorithm): this is the archiver's check of each copy."""
+    if not entries:
+        return None
+    algorithm = ALGORITHMS[chain_of_body(entries[0][1])]
+    prev = genesis(chain_of_body(entries[0][1]))
+    for expected, (version, body, prev_hash, hash_) in enumerate(entries, start=1):
+        if version != expected or prev_hash != prev or algorithm(prev_hash.encode("ascii") + body).hexdigest() != hash_:
+            return None
+        prev = hash_
+    return prev
+
+
+def pack_hash(fields: Mapping[str, bytes]) -> bytes:
+    """A stored hash (field -> bytes) as one msgpack blob, the way the archive keeps it."""
+    packed: bytes = msgpack.packb(dict(fields), use_bin_type=True)
+    return packed
+
+
+def unpack_hash(blob: bytes) -> dict[str, bytes]:
+    fields = msgpack.unpackb(blob, raw=False)
+    return {str(name): bytes(value) for name, value in fields.items()}
+
+
+@runtime_checkable
+class Archive(Protocol):
+    """An archive backend. Every call raises :class:`ArchiveUnavailable` when the database
+    cannot be reached, never the driver's own exceptions."""
+
+    @property
+    def where(self) -> str:
+        """Where it is, for logs and ``donjon archive status`` (no password)."""
+        ...
+
+    async def migrate(self) -> tuple[int, int]:
+        """Bring the schema to :data:`events.archive.schema.SCHEMA_VERSION`; ``(before, after)``."""
+        ...
+
+    async def schema_version(self) -> int: ...
+
+    async def check(self) -> None:
+        """:class:`ArchiveSchemaError` unless the schema is the version this code reads."""
+        ...
+
+    async def put(self, games: Sequence[ArchivedGame], during: Hook | None = None) -> None:
+        """Write ``games`` in one transaction (a game archived before is replaced whole)."""
+        ...
+
+    async def entries(self, game_id: str, from_version: int = 1, to_version: int | None = None) -> list[Entry]: ...
+
+    async def entries_of(self, game_ids: Sequence[str]) -> dict[str, list[Entry]]: ...
+
+    async def chain_heads(self, game_ids: Sequence[str]) -> dict[str, tuple[int, str | None]]:
+        """For each game, how many events the archive holds and the head their chain recomputes
+        to from the stored rows (``None`` where it breaks): the archiver's check of a copy."""
+        ...
+
+    async def game(self, game_id: str) -> ArchivedGame | None:
+        """The game's record without its events (``entries`` empty), or ``None``."""
+        ...
+
+    async def listed(self, status: str, limit: int, offset: int, newest_first: bool) -> list[tuple[str, float]]:
+        """``(game id, score)`` of the archived games of ``status``, in the lobby's order."""
+        ...
+
+    async def counts(self) -> ArchiveCounts: ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,191 @@
+"""The archive in an SQLite file: the embedded default, no setup (``archive.sqlite3`` in the
+data folder, beside the embedded Valkey's files).
+
+The standard library's ``sqlite3`` on one connection, each call run in a worker thread so the
+event loop never waits on the disk; WAL journaling, so the workers of one ``donjon serve``
+(separate processes on the same file) read while one writes, and a busy timeout for their
+writes. The schema and its steps are :mod:`events.archive.schema`'s, as in PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from events.archive.base import (
+    GAME_COLUMNS,
+    SELECT_GAME,
+    ArchiveCounts,
+    ArchivedGame,
+    ArchiveSchemaError,
+    ArchiveUnavailable,
+    Entry,
+    Hook,
+    chain_head,
+    game_of_row,
+    game_row,
+)
+from events.archive.schema import SCHEMA_VERSION, VERSION_TABLE, schema_message, steps_after
+
+__all__ = ["FILE_NAME", "SqliteArchive"]
+
+FILE_NAME = "archive.sqlite3"
+T = TypeVar("T")
+
+
+class SqliteArchive:
+    """:class:`events.archive.base.Archive` in one SQLite file."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._db: sqlite3.Connection | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def where(self) -> str:
+        return f"sqlite:{self.path}"
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a commit survives a killed process
+            self._db = db
+        return self._db
+
+    async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        async with self._lock:
+            try:
+                return await asyncio.to_thread(lambda: work(self._connect()))
+            except sqlite3.OperationalError as exc:
+                raise ArchiveUnavailable(f"OperationalError: the archive at {self.where}: {exc}") from exc
+
+    async def schema_version(self) -> int:
+        return await self._run(_version)
+
+    async def check(self) -> None:
+        found = await self.schema_version()
+        if found != SCHEMA_VERSION:
+            raise ArchiveSchemaError(schema_message(found, self.where))
+
+    async def migrate(self) -> tuple[int, int]:
+        return await self._run(_migrate)
+
+    async def put(self, games: Sequence[ArchivedGame], during: Hook | None = None) -> None:
+        if not games:
+            return
+        loop = asyncio.get_running_loop()
+
+        def write(db: sqlite3.Connection) -> None:
+            now = int(time.time() * 1000)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for game in games:
+                    db.execute("DELETE FROM events WHERE game_id = ?", (game.game_id,))
+                    db.execute("DELETE FROM games WHERE game_id = ?", (game.game_id,))
+                marks = ", ".join("?" * len(GAME_COLUMNS))
+                db.executemany(f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) VALUES ({marks})",
+                               [game_row(game, now) for game in games])
+                if during is not None:
+                    asyncio.run_coroutine_threadsafe(during(), loop).result()
+                db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)",
+                               [(game.game_id, *entry) for game in games for entry in game.entries])
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+        await self._run(write)
+
+    async def entries(self, game_id: str, from_version: int = 1, to_version: int | None = None) -> list[Entry]:
+        last = to_version if to_version is not None else 2**31 - 1
+
+        def read(db: sqlite3.Connection) -> list[Entry]:
+            rows = db.execute(
+                "SELECT version, body, prev_hash, hash FROM events WHERE game_id = ? AND version BETWEEN ? AND ?"
+                " ORDER BY version",
+                (game_id, from_version, last),
+            ).fetchall()
+            return [(int(v), bytes(b), str(p), str(h)) for v, b, p, h in rows]
+
+        return await self._run(read)
+
+    async def entries_of(self, game_ids: Sequence[str]) -> dict[str, list[Entry]]:
+        def read(db: sqlite3.Connection) -> dict[str, list[Entry]]:
+            found: dict[str, list[Entry]] = {game_id: [] for game_id in game_ids}
+            for game_id in game_ids:
+                rows = db.execute(
+                    "SELECT version, body, prev_hash, hash FROM events WHERE game_id = ? ORDER BY version", (game_id,)
+                ).fetchall()
+                found[game_id] = [(int(v), bytes(b), str(p), str(h)) for v, b, p, h in rows]
+            return found
+
+        return await self._run(read)
+
+    async def chain_heads(self, game_ids: Sequence[str]) -> dict[str, tuple[int, str | None]]:
+        copies = await self.entries_of(game_ids)
+        return {game_id: (len(rows), chain_head(rows)) for game_id, rows in copies.items()}
+
+    async def game(self, game_id: str) -> ArchivedGame | None:
+        def read(db: sqlite3.Connection) -> ArchivedGame | None:
+            row = db.execute(SELECT_GAME + " WHERE game_id = ?", (game_id,)).fetchone()
+            return None if row is None else game_of_row(row)
+
+        return await self._run(read)
+
+    async def listed(self, status: str, limit: int, offset: int, newest_first: bool) -> list[tuple[str, float]]:
+        order = "DESC" if newest_first else "ASC"
+
+        def read(db: sqlite3.Connection) -> list[tuple[str, float]]:
+            rows = db.execute(
+                f"SELECT game_id, score FROM games WHERE status = ? ORDER BY score {order}, game_id {order}"
+                " LIMIT ? OFFSET ?",
+                (status, limit, offset),
+            ).fetchall()
+            return [(str(game_id), float(score)) for game_id, score in rows]
+
+        return await self._run(read)
+
+    async def counts(self) -> ArchiveCounts:
+        def read(db: sqlite3.Connection) -> ArchiveCounts:
+            version = _version(db)
+            if version == 0:
+                return ArchiveCounts(0, 0, 0)
+            games = db.execute("SELECT count(*) FROM games").fetchone()[0]
+            events = db.execute("SELECT count(*) FROM events").fetchone()[0]
+            return ArchiveCounts(int(games), int(events), version)
+
+        return await self._run(read)
+
+    async def close(self) -> None:
+        async with self._lock:
+            db, self._db = self._db, None
+            if db is not None:
+                await asyncio.to_thread(db.close)
+
+
+def _version(db: sqlite3.Connection) -> int:
+    db.execute(VERSION_TABLE)
+    value = db.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+    return int(value or 0)
+
+
+def _migrate(db: sqlite3.Connection) -> tuple[int, int]:
+    db.execute("BEGIN IMMEDIATE")  # one migrating process at a time; re-read the version under the lock
+    try:
+        before = _version(db)
+        for number, statements in steps_after(before, "BLOB"):
+            for statement in statements:
+                db.execute(statement)
+            db.execute("DELETE FROM schema_version")
+            db.execute("INSERT INTO schema_version VALUES (?)", (number,))
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    return before, max(before, SCHEMA_VERSION)

@@ -1,0 +1,78 @@
+"""The web app's game page shows an archived game exactly as it showed it live: the replay scrubber
+draws the same views, the audit passes on the same export (``donjon serve`` with its default
+archive, the SQLite file of the data folder, restarted in between so nothing is cached)."""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+from typing import Any
+
+from tests.web.conftest import finished_bot_game, new_served, open_game
+
+
+def drawn(page: Any) -> Any:
+    return page.evaluate("() => ({version: donjonApp.drawnState.version, view: donjonApp.drawnState.view})")
+
+
+def what_the_page_shows(page: Any, served: Any, game_id: str) -> dict[str, Any]:
+    open_game(page, served, game_id, "?at=3")
+    page.wait_for_function("Number(document.querySelector('#game').dataset.gameVersion) === 3")
+    at_3 = drawn(page)
+    page.get_by_role("button", name="Last").click()
+    final = served.request("GET", f"/games/{game_id}")["version"]
+    page.wait_for_function(f"Number(document.querySelector('#game').dataset.gameVersion) === {final}")
+    last = drawn(page)
+    log = page.inner_text("#log")
+    page.get_by_role("button", name="Verify this game's export").click()
+    page.wait_for_function("document.querySelector('#audit')?.dataset.auditResult")
+    checks = page.locator("#audit-result ul.audit-checked li.pass").count()
+    return {"at_3": at_3, "last": last, "log": log, "audit": page.get_attribute("#audit", "data-audit-result"),
+            "checks": checks}
+
+
+def archived_count(served: Any) -> float:
+    """Games archived, over every worker's series."""
+    with urllib.request.urlopen(served.base + "/metrics", timeout=10) as response:
+        return sum(float(line.rsplit(" ", 1)[1]) for line in response.read().decode().splitlines()
+                   if line.startswith("donjon_games_archived_total"))
+
+
+def wait_archived(served: Any, count: int = 1, timeout: float = 40.0) -> None:
+    deadline = time.monotonic() + timeout
+    while archived_count(served) < count:
+        assert time.monotonic() < deadline, "the game was not archived"
+        time.sleep(0.5)
+
+
+def test_an_archived_game_shows_as_it_did_live(tmp_path, page, shots):
+    served = new_served(tmp_path, DONJON_ARCHIVE_AFTER_S="6", DONJON_ARCHIVE_EVERY_S="1")
+    try:
+        game_id = finished_bot_game(served, "castle_panic", seats=1)
+        before = what_the_page_shows(page, served, game_id)
+        assert before["audit"] == "pass" and before["checks"] > 0
+        wait_archived(served)
+        assert (tmp_path / "data" / "archive.sqlite3").exists()
+        served.restart()  # a fresh node: nothing of the game cached, the live store holds none of it
+        after = what_the_page_shows(page, served, game_id)
+        page.locator("#game").screenshot(path=str(shots / "archived-game.png"))
+        assert after == before
+        listed = served.request("GET", "/games?status=finished")["games"]
+        assert game_id in [entry["id"] for entry in listed]
+    finally:
+        served.stop()
+
+
+def test_the_workers_of_one_donjon_serve_archive_into_its_folders_file(tmp_path):
+    """With several workers the supervisor starts the store and hands its URL on: the workers
+    still archive into (and read) the data folder's SQLite file, not nothing."""
+    served = new_served(tmp_path, DONJON_WORKERS="2", DONJON_ARCHIVE_AFTER_S="1", DONJON_ARCHIVE_EVERY_S="1")
+    try:
+        game_id = finished_bot_game(served, "castle_panic", seats=1)
+        before = [served.request("GET", f"/games/{game_id}{path}") for path in ("", "/events", "/export")]
+        wait_archived(served)
+        assert (tmp_path / "data" / "archive.sqlite3").exists()
+        served.restart()
+        assert [served.request("GET", f"/games/{game_id}{path}") for path in ("", "/events", "/export")] == before
+    finally:
+        served.stop()
