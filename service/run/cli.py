@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any
 
 from games.base import Engine
 from service.ops.scrape import WorkerPlace
+from service.run.archive_cli import add_archive_parser, archive_main
 from service.run.cli_keys import add_keys_parser, keys_command
 from service.run.cli_verify import verify_command
-from service.run.archive_cli import add_archive_parser, archive_main
 from service.run.console import out
 from service.run.serving import run, serve_app
 
