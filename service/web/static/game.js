@@ -146,7 +146,8 @@ class GamePage {
     // Spectators get no controls, so no list of them either.
     this.legalBox = h("details", { class: "card legal-box", id: "legal-box", open: !this.module.drawn, hidden: this.seat === null },
       h("summary", {}, "Every legal command, as a list"), this.legalList);
-    this.log = h("ol", { class: "log", id: "log", "aria-label": "What happened, newest last" });
+    // Focusable, so that a keyboard can scroll it; a log role, so that screen readers hear arrivals.
+    this.log = h("ol", { class: "log", id: "log", tabindex: 0, role: "log", "aria-label": "What happened, newest last" });
     this.replayBox = this.replayControls();
     this.auditBox = h("section", { class: "card audit", id: "audit", "aria-labelledby": "audit-title", hidden: true });
     this.legalList.addEventListener("click", (event) => this.onLegalClick(event));
@@ -156,7 +157,11 @@ class GamePage {
         h("span", { class: "who" }, this.seat === null ? "You are watching." : h("span", {}, seatMark(this.seat), ` You play ${seatStyle(this.seat).label}.`))),
       this.banner, this.statusLine, this.alert,
       h("div", { class: "game-layout" },
-        h("div", { class: "main-col" }, this.boardBox, this.replayBox),
+        h("div", { class: "main-col" },
+          // The boards title their panels with h3: a heading of the board's own keeps the order.
+          h("section", { class: "board-section", "aria-labelledby": "board-title" },
+            h("h2", { id: "board-title", class: "visually-hidden" }, "Board"), this.boardBox),
+          this.replayBox),
         h("aside", { class: "side-col" },
           h("section", { class: "card", "aria-labelledby": "score-title" }, h("h2", { id: "score-title" }, "Scores"), this.turnLine, this.scoreboard),
           this.legalBox,
@@ -214,9 +219,16 @@ class GamePage {
     const item = h("li", { "data-version": event.version }, h("span", { class: "v" }, `${event.version}`), " ", text);
     const after = [...this.log.children].find((li) => Number(li.dataset.version) > event.version);
     if (this.historyLoaded && !after) item.classList.add("fresh"); // a live arrival: fades in (app.css)
+    const following = this.followsLog();
     this.log.insertBefore(item, after ?? null);
     this.markLog();
-    if (this.replayAt === null && !after) item.scrollIntoView?.({ block: "nearest" });
+    // The log scrolls itself to a live arrival, and only when it was showing its end: never the page
+    // (scrollIntoView would scroll every scrolled ancestor, pushing a phone's board off screen).
+    if (this.replayAt === null && !after && following) this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  followsLog() {
+    return this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 48;
   }
 
   markLog() {
