@@ -89,6 +89,8 @@ export interface OptionSpec {
   type: "bool" | "int" | "choice" | "list";
   default: OptionValue;
   description: string;
+  /** the option's name for people (a form's label) */
+  label?: string;
   choices?: OptionValue[];
   /** the bounds of an `int` option */
   minimum?: number;

@@ -80,6 +80,11 @@ export function seatMark(seat) {
   return span;
 }
 
+/** A program's word ("east_west", "play_card") as people write it ("east west", "play card"). */
+export function humanWords(text) {
+  return String(text).replaceAll("_", " ");
+}
+
 export function seatName(seats, seat) {
   const entry = (seats ?? []).find((s) => s.seat === seat);
   return entry?.name ?? `seat ${seat + 1}`;
