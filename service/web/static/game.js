@@ -7,7 +7,9 @@
 // data-game-status; every control that sends carries data-command (the exact command from legal).
 
 import { parseExport, verifyExport } from "../client/audit.js";
-import { h, loadSeatStyle, seatMark, seatName, seatStyle, storedSeat } from "./ui.js";
+import { LifeControls } from "./life.js";
+import { streamLayout, streamBackground } from "./stream.js";
+import { h, humanWords, loadSeatStyle, nameSeats, seatMark, seatName, seatStyle, storedSeat } from "./ui.js";
 
 const SPEEDS = [0.5, 1, 2, 4, 8];
 const STEP_MOTION_MS = 300;
@@ -32,6 +34,25 @@ function plainDescribe(event, ctx) {
     .filter(([, v]) => typeof v !== "object")
     .map(([k, v]) => `${k} ${v}`).join(", ");
   return `${who}: ${event.type.replaceAll("_", " ")}${args ? ` (${args})` : ""}`;
+}
+
+/** A command as words: "undo", "play card: card knight blue", never "undo {}" or an id's "#1". */
+function plainCommandLabel(command) {
+  const words = (value) => (typeof value === "string" ? humanWords(value.replace(/#\d+$/, "")) : JSON.stringify(value));
+  const args = Object.entries(command.args ?? {}).map(([k, v]) => `${humanWords(k)} ${Array.isArray(v) ? v.map(words).join(", ") : words(v)}`);
+  const label = { undo: "Undo your last move", resign: "Resign" }[command.type] ?? humanWords(command.type);
+  return args.length ? `${label}: ${args.join("; ")}` : label;
+}
+
+/** `?at=` as the API takes it (a whole number from 1 to the version shown), or why it is not one. */
+export function parseAt(raw, latest) {
+  if (raw === null || raw === undefined) return { at: null };
+  const said = `?at=${raw}`;
+  if (!/^-?\d+$/.test(raw.trim())) return { error: `${said} is not a version: give a whole number from 1 to ${latest}. Showing the game live.` };
+  const at = Number(raw);
+  if (at < 1) return { error: `${said}: versions start at 1 (this game is at ${latest}). Showing the game live.` };
+  if (at > latest) return { error: `${said} is beyond this game's version ${latest}. Showing the game live.` };
+  return { at };
 }
 
 function plainSummary(view) {
@@ -78,19 +99,21 @@ function safely(fn, fallback) {
 
 // --- the page -----------------------------------------------------------------------------------
 
-export async function showGame(root, client, gameId, { at = null } = {}) {
-  const page = new GamePage(root, client, gameId);
+export async function showGame(root, client, gameId, { at = null, view = null, bg = null } = {}) {
+  const page = new GamePage(root, client, gameId, { stream: view === "stream", bg });
   await page.start(at);
   globalThis.donjonApp = page; // for people poking at it in the console, and for the browser tests
   return page;
 }
 
 class GamePage {
-  constructor(root, client, gameId) {
+  constructor(root, client, gameId, { stream = false, bg = null } = {}) {
     this.root = root;
     this.client = client;
     this.gameId = gameId;
-    this.mine = storedSeat(gameId);
+    this.stream = stream; // the streamer's view: a spectator's, so it keeps the spectator delay
+    this.bg = bg;
+    this.mine = stream ? null : storedSeat(gameId);
     this.conn = null;
     this.board = null;
     this.previousView = null;
@@ -115,10 +138,14 @@ class GamePage {
     this.module = module;
     this.seat = first.seat ?? null;
     this.seats = first.seats;
+    nameSeats(this.seats);
     this.latest = first.version;
     this.status = first.status;
-    document.title = `${this.entry.title} — donjon`;
+    document.title = `${this.entry.title} — donjon${this.stream ? " (stream)" : ""}`;
+    this.life = new LifeControls(this);
+    this.life.setSpectators(first.spectators ?? 0);
     this.layout();
+    if (this.stream) this.streamSetUp();
     this.ctx = {
       game: first.game,
       entry: this.entry,
@@ -130,12 +157,31 @@ class GamePage {
     };
     this.board = safely(() => module.createBoard(this.boardBox, this.ctx), null) ?? plainBoard(this.boardBox);
     await this.connect();
-    this.loadHistory();
-    if (at !== null) await this.showReplay(Math.min(at, this.latest));
+    if (this.stream) this.loadRecent();
+    else this.loadHistory();
+    const asked = this.stream ? { at: null } : parseAt(at, this.latest);
+    if (asked.error) this.say(asked.error);
+    if (asked.at !== null) await this.showReplay(asked.at);
+  }
+
+  streamSetUp() {
+    const bg = streamBackground(this.bg);
+    if (bg.error) this.say(bg.error);
+    document.body.classList.add("streaming");
+    document.documentElement.style.setProperty("--stream-bg", bg.color);
   }
 
   layout() {
-    const title = h("h1", { id: "game-title" }, this.entry.title);
+    this.buildParts();
+    if (this.stream) {
+      this.rootEl = streamLayout(this);
+      this.root.append(this.rootEl);
+      return;
+    }
+    this.root.append(this.rootEl = this.pageLayout());
+  }
+
+  buildParts() {
     this.statusLine = h("p", { class: "status-line", "aria-live": "polite" });
     this.banner = h("div", { class: "banner", id: "connection-banner", role: "status", hidden: true });
     this.alert = h("p", { class: "alert", role: "alert", hidden: true });
@@ -151,10 +197,21 @@ class GamePage {
     this.replayBox = this.replayControls();
     this.auditBox = h("section", { class: "card audit", id: "audit", "aria-labelledby": "audit-title", hidden: true });
     this.legalList.addEventListener("click", (event) => this.onLegalClick(event));
-    this.rootEl = h("section", { class: "game-page", id: "game", "data-game-id": this.gameId, "data-game-version": 0,
-      "data-game-status": this.status, "data-game": this.game, "data-seat": this.seat ?? "spectator" },
+  }
+
+  rootAttributes(extra = {}) {
+    return { class: "game-page", id: "game", "data-game-id": this.gameId, "data-game-version": 0,
+      "data-game-status": this.status, "data-game": this.game, "data-seat": this.seat ?? "spectator", ...extra };
+  }
+
+  pageLayout() {
+    const title = h("h1", { id: "game-title" }, this.entry.title);
+    const who = this.seat === null ? "You are watching."
+      : h("span", {}, seatMark(this.seat), ` You play as ${seatName(this.seats, this.seat)}.`);
+    return h("section", this.rootAttributes(),
       h("div", { class: "game-head" }, title, h("a", { href: "/", class: "button secondary" }, "Lobby"),
-        h("span", { class: "who" }, this.seat === null ? "You are watching." : h("span", {}, seatMark(this.seat), ` You play ${seatStyle(this.seat).label}.`))),
+        h("span", { class: "who" }, who),
+        h("a", { href: `/app/games/${encodeURIComponent(this.gameId)}?view=stream`, class: "button secondary" }, "Stream view")),
       this.banner, this.statusLine, this.alert,
       h("div", { class: "game-layout" },
         h("div", { class: "main-col" },
@@ -163,11 +220,11 @@ class GamePage {
             h("h2", { id: "board-title", class: "visually-hidden" }, "Board"), this.boardBox),
           this.replayBox),
         h("aside", { class: "side-col" },
-          h("section", { class: "card", "aria-labelledby": "score-title" }, h("h2", { id: "score-title" }, "Scores"), this.turnLine, this.scoreboard),
+          h("section", { class: "card", "aria-labelledby": "score-title" }, h("h2", { id: "score-title" }, "Scores"),
+            this.turnLine, this.scoreboard, this.life.spectators, this.life.element),
           this.legalBox,
           h("section", { class: "card", "aria-labelledby": "log-title" }, h("h2", { id: "log-title" }, "Log"), this.log),
           this.auditBox)));
-    this.root.append(this.rootEl);
   }
 
   // -- live --
@@ -177,6 +234,9 @@ class GamePage {
     this.conn.on("connection", (detail) => this.onConnection(detail));
     this.conn.on("change", (detail) => this.onChange(detail));
     this.conn.on("error", (error) => this.say(`${error.code}: ${error.message}`));
+    this.conn.on("spectators", ({ count }) => this.life.setSpectators(count));
+    this.conn.on("rematch", ({ id }) => this.life.update({ live: this.replayAt === null, status: this.status,
+      legal: this.drawnState?.legal ?? [], rematch: id }));
     await this.conn.ready;
   }
 
@@ -192,6 +252,7 @@ class GamePage {
   onChange({ version, status, seats, view, events }) {
     for (const event of events ?? []) this.addEvent(event);
     this.seats = seats ?? this.seats;
+    nameSeats(this.seats);
     this.status = status;
     this.latest = Math.max(this.latest, version);
     this.liveView = view;
@@ -208,6 +269,17 @@ class GamePage {
       }
     } catch (error) {
       this.say(`The log could not be read: ${error.message}`);
+    }
+    this.historyLoaded = true;
+  }
+
+  /** The stream's log: only the last few moves (it shows no more), then the live ones. */
+  async loadRecent() {
+    try {
+      const page = await this.client.events(this.gameId, { from: Math.max(1, (this.conn.version ?? this.latest) - 7) });
+      for (const event of page.events) this.addEvent(event);
+    } catch (error) {
+      this.say(`The last moves could not be read: ${error.message}`);
     }
     this.historyLoaded = true;
   }
@@ -258,6 +330,7 @@ class GamePage {
     this.rootEl.dataset.mode = state.live ? "live" : "replay";
     this.drawScores(state.view);
     this.drawLegal(full.legal);
+    this.life.update({ live: state.live, status: state.status, legal: full.legal, rematch: this.conn?.rematch ?? null });
     this.statusLine.textContent = `${state.live ? "Live" : "Replay"} · version ${state.version} of ${this.latest} · ${state.status}`;
     this.markLog();
   }
@@ -280,7 +353,7 @@ class GamePage {
   drawLegal(legal) {
     this.legalList.replaceChildren(...legal.map((command) =>
       h("li", {}, h("button", { type: "button", "data-command": JSON.stringify(command), disabled: this.sending },
-        `${command.type.replaceAll("_", " ")} ${Object.entries(command.args ?? {}).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(", ")}`))));
+        safely(() => this.module.describeCommand?.(command, this.ctx), null) ?? plainCommandLabel(command)))));
     if (!legal.length) {
       const why = this.seat === null ? "Spectators have no commands." : this.replayAt !== null ? "Replay: go live to play." : "Nothing to do now.";
       this.legalList.append(h("li", { class: "empty" }, why));
@@ -297,7 +370,8 @@ class GamePage {
   async send(command) {
     if (this.seat === null || this.replayAt !== null) throw new Error("only a seat's live page sends commands");
     this.sending = true;
-    for (const b of this.legalList.querySelectorAll("button")) b.disabled = true;
+    const buttons = () => [...this.legalList.querySelectorAll("button"), ...this.life.element.querySelectorAll("button")];
+    for (const b of buttons()) b.disabled = true;
     this.say("");
     try {
       return await this.conn.send(command, { expectedVersion: this.conn.version });
@@ -306,7 +380,7 @@ class GamePage {
       throw error;
     } finally {
       this.sending = false;
-      for (const b of this.legalList.querySelectorAll("button")) b.disabled = false;
+      for (const b of buttons()) b.disabled = false;
     }
   }
 
