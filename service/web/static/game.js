@@ -160,8 +160,11 @@ class GamePage {
     if (this.stream) this.loadRecent();
     else this.loadHistory();
     const asked = this.stream ? { at: null } : parseAt(at, this.latest);
-    if (asked.error) this.say(asked.error);
-    if (asked.at !== null) await this.showReplay(asked.at);
+    if (asked.error) {
+      this.say(asked.error);
+      history.replaceState(null, "", location.pathname); // the address no longer claims a moment not shown
+    }
+    if (asked.at) await this.showReplay(asked.at);
   }
 
   streamSetUp() {
@@ -271,6 +274,7 @@ class GamePage {
       this.say(`The log could not be read: ${error.message}`);
     }
     this.historyLoaded = true;
+    if (this.replayAt === null) this.log.scrollTop = this.log.scrollHeight; // the newest, where live ones arrive
   }
 
   /** The stream's log: only the last few moves (it shows no more), then the live ones. */
@@ -291,7 +295,7 @@ class GamePage {
     const item = h("li", { "data-version": event.version }, h("span", { class: "v" }, `${event.version}`), " ", text);
     const after = [...this.log.children].find((li) => Number(li.dataset.version) > event.version);
     if (this.historyLoaded && !after) item.classList.add("fresh"); // a live arrival: fades in (app.css)
-    const following = this.followsLog();
+    const following = !this.historyLoaded || this.followsLog(); // while the history loads, the end is followed
     this.log.insertBefore(item, after ?? null);
     this.markLog();
     // The log scrolls itself to a live arrival, and only when it was showing its end: never the page
