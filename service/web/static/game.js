@@ -195,8 +195,8 @@ class GamePage {
     // Spectators get no controls, so no list of them either.
     this.legalBox = h("details", { class: "card legal-box", id: "legal-box", open: !this.module.drawn, hidden: this.seat === null },
       h("summary", {}, "Every legal command, as a list"), this.legalList);
-    // Focusable, so that a keyboard can scroll it; a log role, so that screen readers hear arrivals.
-    this.log = h("ol", { class: "log", id: "log", tabindex: 0, role: "log", "aria-label": "What happened, newest last" });
+    // Focusable, so that a keyboard can scroll it (it stays a list: the turn line is what is announced).
+    this.log = h("ol", { class: "log", id: "log", tabindex: 0, "aria-label": "What happened, newest last" });
     this.replayBox = this.replayControls();
     this.auditBox = h("section", { class: "card audit", id: "audit", "aria-labelledby": "audit-title", hidden: true });
     this.legalList.addEventListener("click", (event) => this.onLegalClick(event));
