@@ -241,6 +241,7 @@ class GamePage {
     this.conn.on("rematch", ({ id }) => this.life.update({ live: this.replayAt === null, status: this.status,
       legal: this.drawnState?.legal ?? [], rematch: id }));
     await this.conn.ready;
+    this.drawIfBlank();
   }
 
   onConnection({ state, attempt }) {
@@ -253,16 +254,25 @@ class GamePage {
   }
 
   onChange({ version, status, seats, view, events }) {
-    for (const event of events ?? []) this.addEvent(event);
     this.seats = seats ?? this.seats;
     nameSeats(this.seats);
     this.status = status;
     this.latest = Math.max(this.latest, version);
     this.liveView = view;
-    this.updateScrubber();
-    if (status === "finished") this.showAudit();
+    // The board first: nothing else this does (the log, the audit panel) may keep a page that opens
+    // as a game ends from drawing it.
     if (this.replayAt === null) this.draw({ view, status, seats: this.seats, version, live: true, legal: view?.legal ?? [] });
     else if (this.drawnState) this.drawScores(this.drawnState.view); // seats taken meanwhile show in replay too
+    for (const event of events ?? []) safely(() => this.addEvent(event), null);
+    this.updateScrubber();
+    if (status === "finished") safely(() => this.showAudit(), null);
+  }
+
+  /** Draw what the connection holds if no change has been drawn yet (ready resolves on the first frame). */
+  drawIfBlank() {
+    const conn = this.conn;
+    if (this.drawnState !== null || conn.version === null || this.replayAt !== null) return;
+    this.onChange({ version: conn.version, status: conn.status, seats: conn.seats, view: conn.view, events: [] });
   }
 
   async loadHistory() {
