@@ -316,9 +316,12 @@ AXE_RUN = """async () => {
 
 
 def axe_script() -> Path:
-    import axe_playwright_python
+    """axe-core's script, as the axe-playwright-python package ships it (found, not imported)."""
+    import importlib.util
 
-    return Path(axe_playwright_python.__file__).parent / "axe.min.js"
+    spec = importlib.util.find_spec("axe_playwright_python")
+    assert spec is not None and spec.origin, "pip install axe-playwright-python (a test extra)"
+    return Path(spec.origin).parent / "axe.min.js"
 
 
 def axe_violations(page: Any, impacts: tuple[str, ...] = ("serious", "critical")) -> list[dict[str, Any]]:
