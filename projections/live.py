@@ -9,8 +9,9 @@ hands the same bytes to every socket of that class. A subscriber is anything wit
 
 Frames (see docs/protocol.md)::
 
-    snapshot {"type", "game", "version", "status", "seat", "seats", "view"}
-    update   {"type", "game", "version", "status", "seats", "events", "view"}
+    snapshot   {"type", "game", "version", "status", "seat", "seats", "view"}
+    update     {"type", "game", "version", "status", "seats", "events", "view"}
+    spectators {"type", "game", "count"}
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from projections.delay import delayed, visible_version
 from projections.game import GameProjection
 from projections.views import Viewer, events_for, own_view, shared_view, view_for
 
-__all__ = ["Subscriber", "AnySubscriber", "LiveGame", "snapshot_frame", "update_frame"]
+__all__ = ["Subscriber", "AnySubscriber", "LiveGame", "snapshot_frame", "spectators_frame", "update_frame"]
 
 
 Data = TypeVar("Data", str, bytes)
@@ -66,6 +67,11 @@ def snapshot_frame(projection: GameProjection, viewer: Viewer) -> dict[str, Any]
         "seats": projection.seat_list(),
         "view": view_for(projection, viewer),
     }
+
+
+def spectators_frame(game_id: str, count: int) -> dict[str, Any]:
+    """How many spectator sockets watch the game on this node: a number, never who."""
+    return {"type": "spectators", "game": game_id, "count": count}
 
 
 def update_frame(projection: GameProjection, envelopes: Sequence[Any], viewer: Viewer) -> dict[str, Any]:
@@ -122,6 +128,8 @@ class LiveGame:
         self._watchers: dict[Viewer, dict[str, set[AnySubscriber]]] = {}
         self.encodes = 0
         """How many frames were encoded (once per class and codec per publish): for tests and bench."""
+        self.announced_spectators = 0
+        """The spectator count the sockets were last told (:meth:`announce`)."""
 
     @property
     def game_id(self) -> str:
@@ -148,6 +156,22 @@ class LiveGame:
             del by_codec[subscriber.codec.name]
             if not by_codec:
                 del self._watchers[subscriber.viewer]
+
+    @property
+    def spectator_count(self) -> int:
+        """The spectator sockets (no seat) watching on this node."""
+        return sum(len(group) for group in self._watchers.get(None, {}).values())
+
+    def announce(self, frame: dict[str, Any]) -> int:
+        """Send one frame to every subscriber, whatever it sees: encoded once per codec."""
+        by_codec: dict[str, list[AnySubscriber]] = {}
+        for subscriber in self.subscribers():
+            by_codec.setdefault(subscriber.codec.name, []).append(subscriber)
+        for subscribers in by_codec.values():
+            data = subscribers[0].codec.encode(frame)
+            for subscriber in subscribers:
+                subscriber.deliver(data)
+        return sum(len(subscribers) for subscribers in by_codec.values())
 
     def _release(self, fresh: Sequence[Any]) -> list[Any]:
         """The envelopes spectators may now see (all of them without a delay), folded into

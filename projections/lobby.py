@@ -21,12 +21,16 @@ import json
 from typing import Any
 
 from events.protocol import Store
+from projections.delay import delayed
 from projections.game import GameProjection, Status
 
 __all__ = ["LOBBY_FIELD", "list_lobby", "lobby_entry", "needs_record", "record", "repair"]
 
 LOBBY_FIELD = "lobby"
 """The meta field holding the JSON lobby entry."""
+DELAYED = "delayed"
+"""Stored beside an entry, never listed: the game has a spectator delay, so its listed version
+stays the one recorded (the lobby shows no move of a delayed game)."""
 
 
 def lobby_entry(projection: GameProjection) -> dict[str, Any]:
@@ -79,7 +83,7 @@ def _stored_entry(meta: dict[str, Any] | None) -> dict[str, Any] | None:
 async def record(store: Store, projection: GameProjection) -> None:
     """Write the game's lobby entry and move it to its status's index (unless a newer entry is
     stored already)."""
-    entry = json.dumps(lobby_entry(projection), separators=(",", ":"))
+    entry = json.dumps({**lobby_entry(projection), DELAYED: delayed(projection)}, separators=(",", ":"))
     await store.set_status(
         projection.game_id,
         projection.status.value,
@@ -106,5 +110,15 @@ async def list_lobby(store: Store, status: Status, limit: int, offset: int) -> l
     for game_id in await store.list_games(status.value, limit, offset):
         entry = _stored_entry(await store.get_meta(game_id))
         if entry is not None and entry.get("status") == status.value:
-            entries.append(entry)
+            entries.append(await _with_live_version(store, entry))
     return entries
+
+
+async def _with_live_version(store: Store, entry: dict[str, Any]) -> dict[str, Any]:
+    """The entry with the game's version now: entries are written only when the lobby's shape
+    changes, so the recorded version of a game in play lags its moves. A delayed game (or an
+    entry from before the flag was stored) keeps the recorded one, which shows no move."""
+    undelayed = entry.pop(DELAYED, True) is False
+    if undelayed and entry.get("status") != Status.FINISHED.value:
+        entry["version"] = max(int(entry.get("version", 0)), (await store.head(entry["id"]))[0])
+    return entry

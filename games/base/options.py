@@ -18,6 +18,7 @@ class OptionSpec:
     ``kind`` is one of ``"bool"``, ``"int"``, ``"choice"``, ``"list"``; ``choices`` lists the
     allowed values of a ``"choice"`` option; ``minimum``/``maximum`` bound an ``"int"`` option;
     ``items`` says what a ``"list"`` option holds (``"tile ids"``), for messages and clients.
+    ``label`` is the option's name for people (a form's label), where the key is for programs.
     A ``"list"`` option may also be ``None`` (its usual default: "not set").
 
     >>> OptionSpec("int", 6, "Score that wins.", minimum=1, maximum=20).check("target", 7)
@@ -34,9 +35,12 @@ class OptionSpec:
     minimum: int | None = None
     maximum: int | None = None
     items: str = ""
+    label: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.kind, "default": self.default, "description": self.description}
+        if self.label:
+            out["label"] = self.label
         if self.choices:
             out["choices"] = list(self.choices)
         if self.minimum is not None:

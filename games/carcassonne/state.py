@@ -27,16 +27,18 @@ __all__ = [
 
 OPTIONS: Mapping[str, OptionSpec] = {
     "inns_cathedrals": OptionSpec("bool", False, "Inns & Cathedrals: 18 more tiles, inns, cathedrals, "
-                                  "one large follower each, up to 6 players."),
+                                  "one large follower each, up to 6 players.", label="Inns & Cathedrals"),
     "farmers": OptionSpec("bool", True, "Followers may be placed on fields; fields score 3 per adjacent "
-                          "completed city at the end."),
+                          "completed city at the end.", label="Farmers"),
     "tiny_city_points": OptionSpec("choice", 4, "Points per completed 2-tile city without pennants: 4 (2nd "
-                                   "edition) or 2 (1st edition: 1 per tile and pennant).", (4, 2)),
+                                   "edition) or 2 (1st edition: 1 per tile and pennant).", (4, 2),
+                                   label="Points for a tiny city"),
     "junction_inn": OptionSpec("choice", "east", "Which legs of the I&C junction tile IC-C its inn belongs to "
-                               "(open question Q1): 'east' (recommended) or 'east_west'.", ("east", "east_west")),
+                               "(open question Q1): 'east' (recommended) or 'east_west'.", ("east", "east_west"),
+                               label="Inn of the junction tile"),
     "tile_order": OptionSpec("list", None, "Tile ids drawn in this order after the start tile (tutorials, "
                              "puzzles, games played at a table); the game ends when the list is used up. "
-                             "Secret: never shown to players or spectators.", items="tile ids"),
+                             "Secret: never shown to players or spectators.", items="tile ids", label="Tile order"),
 }
 """The option table (the catalog shows it)."""
 

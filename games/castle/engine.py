@@ -45,17 +45,21 @@ class CastleEngine(CastleTables, EngineBase[CastleState]):
     min_seats = 2
     max_seats = 2
     options: Mapping[str, OptionSpec] = {
-        "falcon": OptionSpec("bool", False, "The Falcon expansion: 18 chapel/aerie tiles, gates, prince and falconer"),
+        "falcon": OptionSpec(
+            "bool", False, "The Falcon expansion: 18 chapel/aerie tiles, gates, prince and falconer", label="The Falcon"
+        ),
         "ties": OptionSpec(
             "choice",
             "nobody",
             "A tie for a path, house, tower or chapel: 'nobody' scores (proposed default) or 'both' score in full",
             ("nobody", "both"),
+            label="Ties",
         ),
         "halt_at_gates": OptionSpec(
             "bool",
             False,
             "Falcon variant 'Halt! Who goes there?': a marker reaching a gate stops there and loses the rest",
+            label="Halt at the gates",
         ),
         "tile_order": OptionSpec(
             "list",
@@ -63,6 +67,7 @@ class CastleEngine(CastleTables, EngineBase[CastleState]):
             "Castle tile ids drawn in this order instead of at random (tutorials, puzzles, a game from the table); "
             "the game ends when the list is used up. Secret: never shown to players or spectators",
             items="tile ids",
+            label="Tile order",
         ),
     }
     revealing = frozenset({"game_started", "tile_drawn", "tile_set_aside"})

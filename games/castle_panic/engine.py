@@ -27,30 +27,40 @@ __all__ = ["CastlePanicEngine", "OPTIONS"]
 
 OPTIONS: Mapping[str, OptionSpec] = {
     "master_slayer": OptionSpec(
-        "bool", True, "Players keep the monsters they slay as trophies; the best is Master Slayer (off: pure co-op)."
+        "bool", True, "Players keep the monsters they slay as trophies; the best is Master Slayer (off: pure co-op).",
+        label="Master Slayer",
     ),
     "overlord": OptionSpec(
-        "bool", False, "Overlord version: the last seat plays the monsters from a hidden hand of 3 tokens (2+ seats)."
+        "bool", False, "Overlord version: the last seat plays the monsters from a hidden hand of 3 tokens (2+ seats).",
+        label="Overlord",
     ),
     "easier_battles": OptionSpec(
-        "bool", False, "Remove Draw 4, Orc Warlord, Troll Mage, two plagues, 3 colour moves and 3 giant boulders."
+        "bool", False, "Remove Draw 4, Orc Warlord, Troll Mage, two plagues, 3 colour moves and 3 giant boulders.",
+        label="Easier battles",
     ),
     "all_for_one": OptionSpec(
-        "bool", False, "All For One!: an archer, knight and swordsman of one colour together slay a monster of it."
+        "bool", False, "All For One!: an archer, knight and swordsman of one colour together slay a monster of it.",
+        label="All For One!",
     ),
-    "heroic_powers": OptionSpec("bool", False, "Heroes may also hit a monster in the Castle ring of their colour."),
+    "heroic_powers": OptionSpec(
+        "bool", False, "Heroes may also hit a monster in the Castle ring of their colour.", label="Heroic powers"
+    ),
     "my_home_is_my_castle": OptionSpec(
-        "bool", False, "Each player claims a tower and is out when it falls; the King's Tower costs everyone a card."
+        "bool", False, "Each player claims a tower and is out when it falls; the King's Tower costs everyone a card.",
+        label="My home is my castle",
     ),
     "dwindling_resources": OptionSpec(
-        "bool", False, "Each reshuffle of the castle deck removes 1 Brick and 1 Mortar from the game."
+        "bool", False, "Each reshuffle of the castle deck removes 1 Brick and 1 Mortar from the game.",
+        label="Dwindling resources",
     ),
-    "under_construction": OptionSpec("bool", False, "Start with no walls."),
+    "under_construction": OptionSpec("bool", False, "Start with no walls.", label="Under construction"),
     "hidden_hands": OptionSpec(
-        "bool", False, "Friends Close, Enemies Closer: hands are hidden from the other players."
+        "bool", False, "Friends Close, Enemies Closer: hands are hidden from the other players.",
+        label="Hidden hands",
     ),
     "boss_moves_self": OptionSpec(
-        "bool", False, "Open question 2: the Orc Warlord / Troll Mage also move themselves with their effect."
+        "bool", False, "Open question 2: the Orc Warlord / Troll Mage also move themselves with their effect.",
+        label="Bosses move themselves",
     ),
 }
 assert tuple(OPTIONS) == OPTION_NAMES

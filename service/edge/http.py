@@ -328,6 +328,7 @@ async def get_game(request: web.Request) -> web.Response:
             "seat": seat,
             "seats": seats,
             "view": view_for(projection, seat),
+            "spectators": request.app[NODE].spectators(game_id),
         }
     )
 

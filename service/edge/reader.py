@@ -41,7 +41,7 @@ from aiohttp import WSCloseCode
 from events.errors import StoreUnavailable
 from events.protocol import Store
 from events.tasks import stop_task
-from projections.live import AnySubscriber, LiveGame
+from projections.live import AnySubscriber, LiveGame, spectators_frame
 from service.ops.logs import get_logger
 from service.ops.metrics import Metrics
 from service.play.game_service import GameService
@@ -52,6 +52,9 @@ _BACKOFF_START = 0.05
 _BACKOFF_MAX = 2.0
 _RESTART_AFTER = 1.0
 """Seconds before a reader that a bug stopped is started again."""
+SPECTATORS_EVERY_S = 0.25
+"""A changed spectator count is pushed at most this often per game: a crowd arriving at once
+costs one frame per socket, not one per arrival."""
 POLL_SLICE = 256
 """Watched games the safety net reads every ``block_ms``, whatever the notices say, in turn; it
 bounds the poll's cost on a node watching thousands of games (on a cluster a read costs one
@@ -82,6 +85,8 @@ class Node:
         once that append is done (:meth:`append_done`), with the projection it folded."""
         self._appending: dict[str, list[int]] = {}
         """Game -> the versions this node's appends in flight reach (one at a time under the game's lock)."""
+        self._counting: dict[str, asyncio.TimerHandle] = {}
+        """Games whose changed spectator count is due to be pushed."""
         service.listen(self)
 
     # --- this node's appends (service.play.listeners.AppendWatcher) ------------------------------
@@ -132,6 +137,8 @@ class Node:
     async def stop(self) -> None:
         if self._restart is not None:
             self._restart.cancel()
+        for timer in self._counting.values():
+            timer.cancel()
         task, self._task = self._task, None
         await stop_task(task)
         for pending in self._loading.values():
@@ -169,6 +176,8 @@ class Node:
             self.games[live.game_id] = live
             self._watch_changed()
         live.add(subscriber)
+        if subscriber.viewer is None:
+            self._count_soon(live.game_id)
 
     def unsubscribe(self, game_id: str, subscriber: AnySubscriber) -> None:
         live = self.games.get(game_id)
@@ -178,6 +187,27 @@ class Node:
         if not len(live):
             del self.games[game_id]
             self._watch_changed()
+        elif subscriber.viewer is None:
+            self._count_soon(game_id)
+
+    def spectators(self, game_id: str) -> int:
+        """The spectator sockets watching ``game_id`` on this node (each node counts its own)."""
+        live = self.games.get(game_id)
+        return live.spectator_count if live is not None else 0
+
+    def _count_soon(self, game_id: str) -> None:
+        if game_id not in self._counting:
+            loop = asyncio.get_running_loop()
+            self._counting[game_id] = loop.call_later(SPECTATORS_EVERY_S, self._push_count, game_id)
+
+    def _push_count(self, game_id: str) -> None:
+        """Tell every socket of the game its spectator count, if it changed since last told."""
+        self._counting.pop(game_id, None)
+        live = self.games.get(game_id)
+        if live is None or live.spectator_count == live.announced_spectators:
+            return
+        live.announced_spectators = live.spectator_count
+        live.announce(spectators_frame(game_id, live.spectator_count))
 
     # --- the reader ------------------------------------------------------------------------
 

@@ -79,7 +79,7 @@ def check(name: str, instance: Any) -> Any:
     return instance
 
 
-SERVER_FRAMES = {"snapshot": "Snapshot", "update": "Update", "ack": "Ack", "error": "ErrorFrame"}
+SERVER_FRAMES = {"snapshot": "Snapshot", "update": "Update", "ack": "Ack", "error": "ErrorFrame", "spectators": "Spectators"}
 
 
 def check_server_frame(frame: Any) -> Any:

@@ -114,6 +114,7 @@ def test_the_generated_client_plays_its_part_against_donjon_serve(generated: Mod
     assert isinstance(game, models.Game) and game.seat == 0 and isinstance(game.view, models.View)
     assert all(isinstance(command, models.Command) for command in game.view.legal) and game.view.legal
     assert isinstance(game.view.clock, models.Clock) and game.view.clock.running == 0
+    assert game.spectators == 0  # no spectator socket on this node: a count, typed
     early = _api(generated, "rematch").sync(created.id, client=seat0)  # commands travel by websocket only
     assert isinstance(early, models.Error) and early.error.code == models.ErrorCode.NOT_OVER
 

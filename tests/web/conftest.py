@@ -47,6 +47,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SHOTS = ROOT / ".artifacts" / "screenshots"
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
 
 
 def free_port() -> int:
@@ -302,3 +304,28 @@ def finished_bot_game(served: ServedDonjon, game: str, seats: int = 2, timeout: 
             return str(created["id"])
         time.sleep(0.1)
     raise AssertionError(f"bot game {created['id']} did not finish in {timeout} s")
+
+
+# --- accessibility: axe-core (shipped inside the axe-playwright-python package) -------------------
+
+AXE_RUN = """async () => {
+  const result = await axe.run(document, { rules: { "target-size": { enabled: true } } });
+  return result.violations.map((v) => ({ id: v.id, impact: v.impact,
+    nodes: v.nodes.slice(0, 4).map((n) => `${n.target.join(" ")}: ${(n.failureSummary || "").slice(0, 200)}`) }));
+}"""
+
+
+def axe_script() -> Path:
+    """axe-core's script, as the axe-playwright-python package ships it (found, not imported)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("axe_playwright_python")
+    assert spec is not None and spec.origin, "pip install axe-playwright-python (a test extra)"
+    return Path(spec.origin).parent / "axe.min.js"
+
+
+def axe_violations(page: Any, impacts: tuple[str, ...] = ("serious", "critical")) -> list[dict[str, Any]]:
+    """axe's violations of these impacts on the page as it is now (heading order is held to as well)."""
+    page.add_script_tag(path=str(axe_script()))
+    found = page.evaluate(AXE_RUN)
+    return [v for v in found if v["impact"] in impacts or v["id"] == "heading-order"]

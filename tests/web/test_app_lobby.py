@@ -16,11 +16,11 @@ def test_the_lobby_creates_a_game_with_options_and_a_bot_and_takes_a_seat(served
     carcassonne = next(g for g in catalog if g["id"] == "carcassonne")
     for option in carcassonne["options"]:
         assert form.locator(f"[name={option}]").count() == 1, option
-    form.get_by_label("inns cathedrals").check()
+    form.get_by_label("Inns & Cathedrals").check()  # the option's label, in the game's words
     form.locator("[name=seats]").fill("3")
     form.locator("[name=seats]").dispatch_event("change")
-    form.get_by_label("Seat 1", exact=True).select_option("greedy")
-    form.get_by_label("Seat 2", exact=True).select_option("random")
+    form.get_by_label("Seat 2", exact=True).select_option("greedy")  # seats counted from 1, as people do
+    form.get_by_label("Seat 3", exact=True).select_option("random")
     form.get_by_label("Your name").fill("Ada")
     page.screenshot(path=str(shots / "lobby-create.png"), full_page=True)
     form.get_by_role("button", name="Create a Carcassonne game").click()

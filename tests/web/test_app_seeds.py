@@ -26,7 +26,7 @@ def test_every_seat_the_web_app_takes_sends_its_own_random_seed(served, page, br
     page.goto(served.base + "/")
     page.select_option("#new-game", "castle")
     form = page.locator("form.create[data-game=castle]")
-    form.get_by_label("Seat 1", exact=True).select_option("")  # a person: the second browser
+    form.get_by_label("Seat 2", exact=True).select_option("")  # a person: the second browser
     form.get_by_label("Your name").fill("Ada")
     title = next(g["title"] for g in served.request("GET", "/games/catalog")["games"] if g["id"] == "castle")
     form.get_by_role("button", name=f"Create a {title} game").click()

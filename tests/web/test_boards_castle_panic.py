@@ -29,7 +29,7 @@ def test_a_whole_game_with_hidden_hands_by_clicking(served: ServedDonjon, page: 
     open_harness(page, served)
     start_board(page, "castle_panic", game_id, token, seat)
     hand = state(page)["view"]["hands"][seat]
-    assert hand and all(page.get_by_text(card, exact=True).count() == 1 for card in hand)
+    assert hand and all(page.locator(f"[data-item='{card}']").count() == 1 for card in hand)
     page.screenshot(path=str(shots / "castle-panic-start.png"))
     spectator = browser.new_context().new_page()
     try:
@@ -59,7 +59,7 @@ def test_the_overlord_plays_its_hidden_tokens_by_clicking(
     start_board(page, "castle_panic", game_id, token, seat)
     page.wait_for_function("() => window.__state.legal.length > 0", timeout=20_000)
     tokens = state(page)["view"]["overlord_hand"]
-    assert tokens and page.get_by_text(tokens[0], exact=True).count() >= 1
+    assert tokens and page.locator(f"[data-item='{tokens[0]}']").count() >= 1
     page.screenshot(path=str(shots / "castle-panic-overlord.png"))
     spectator = browser.new_context().new_page()
     try:

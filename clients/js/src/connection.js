@@ -110,6 +110,7 @@ export class GameConnection extends EventTarget {
     this.view = null;
     this.game = null;
     this.rematch = null;
+    this.spectators = null; // the last `spectators` frame's count
     this.state = "connecting";
 
     this.idPrefix = randomPrefix();
@@ -141,7 +142,7 @@ export class GameConnection extends EventTarget {
     return this.legal.some((command) => command.type === UNDO.type);
   }
 
-  /** Listen to "change", "connection", "rematch" or "error"; `fn` gets event.detail. Returns the unsubscribe. */
+  /** Listen to "change", "connection", "rematch", "spectators" or "error"; `fn` gets event.detail. Returns the unsubscribe. */
   on(type, fn) {
     const listener = (event) => fn(event.detail);
     this.addEventListener(type, listener);
@@ -389,7 +390,14 @@ export class GameConnection extends EventTarget {
     if (frame.type === "snapshot" || frame.type === "update") this.onView(frame);
     else if (frame.type === "ack") this.onAck(frame);
     else if (frame.type === "error") this.onError(frame);
+    else if (frame.type === "spectators") this.onSpectators(frame);
     // unknown frame types are ignored: the protocol may add some
+  }
+
+  /** The node's spectator count for this game (a count, never who), pushed when it changes. */
+  onSpectators(frame) {
+    this.spectators = frame.count;
+    this.emit("spectators", { count: frame.count });
   }
 
   onView(frame) {

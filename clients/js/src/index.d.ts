@@ -89,6 +89,8 @@ export interface OptionSpec {
   type: "bool" | "int" | "choice" | "list";
   default: OptionValue;
   description: string;
+  /** the option's name for people (a form's label) */
+  label?: string;
   choices?: OptionValue[];
   /** the bounds of an `int` option */
   minimum?: number;
@@ -221,6 +223,8 @@ export interface GameBody {
   seat: number | null;
   seats: SeatEntry[];
   view: View;
+  /** since v1.3: spectator sockets watching on the node that answered (each node counts its own) */
+  spectators?: number;
 }
 
 export interface EventsQuery {
@@ -440,7 +444,14 @@ export interface ErrorFrame {
   message: string;
 }
 
-export type ServerFrame = SnapshotFrame | UpdateFrame | AckFrame | ErrorFrame;
+/** since v1.3: the game's spectator count on this node, pushed when it changes; a count, never who */
+export interface SpectatorsFrame {
+  type: "spectators";
+  game: string;
+  count: number;
+}
+
+export type ServerFrame = SnapshotFrame | UpdateFrame | AckFrame | ErrorFrame | SpectatorsFrame;
 
 /** Close codes the server uses (docs/protocol.md, "Close codes"); 1006: dropped without a close frame. */
 export type CloseCode = 1000 | 1001 | 1006 | 1008 | 1009 | 1011 | 1013 | (number & {});
@@ -598,10 +609,16 @@ export interface RematchDetail {
   version: number;
 }
 
+/** since v1.3: the `spectators` frame: how many spectator sockets watch on the node of this socket */
+export interface SpectatorsDetail {
+  count: number;
+}
+
 export interface ConnectionEvents {
   change: ChangeDetail;
   connection: ConnectionDetail;
   rematch: RematchDetail;
+  spectators: SpectatorsDetail;
   error: DonjonError;
 }
 
@@ -636,6 +653,8 @@ export declare class GameConnection extends EventTarget {
   readonly canUndo: boolean;
   /** since v1.2: the rematch game's id once the game links one (view.rematch, `game.rematch`); null before */
   readonly rematch: string | null;
+  /** since v1.3: the last spectator count pushed (the `spectators` frame); null before one */
+  readonly spectators: number | null;
   readonly state: ConnectionState;
   on<K extends keyof ConnectionEvents>(type: K, fn: (detail: ConnectionEvents[K]) => void): () => void;
   send(command: Command, options?: SendOptions): Promise<Ack>;

@@ -63,6 +63,7 @@ same<client.ClientFrame, S["ClientFrame"]>(id, id);
 same<client.SnapshotFrame, S["Snapshot"]>(id, id);
 same<client.UpdateFrame, S["Update"]>(id, id);
 same<client.AckFrame, S["Ack"]>(id, id);
+same<client.SpectatorsFrame, S["Spectators"]>(id, id);
 reads<S["ErrorFrame"], client.ErrorFrame>(id);
 reads<S["ServerFrame"], client.ServerFrame>(id);
 reads<S["CloseCode"], client.CloseCode>(id);

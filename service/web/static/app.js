@@ -1,4 +1,5 @@
-// The router: "/" is the lobby, "/app/games/{id}" a game's page (with "?at=N": its replay at version N).
+// The router: "/" is the lobby, "/app/games/{id}" a game's page (with "?at=N": its replay at version N;
+// "?view=stream": the streamer's view).
 
 import { DonjonClient } from "../client/index.js";
 import { showLobby } from "./lobby.js";
@@ -12,8 +13,9 @@ function route() {
   const match = GAME_PATH.exec(location.pathname);
   root.replaceChildren();
   if (match) {
-    const at = Number.parseInt(new URLSearchParams(location.search).get("at") ?? "", 10);
-    return showGame(root, client, decodeURIComponent(match[1]), { at: Number.isInteger(at) && at > 0 ? at : null });
+    // ?at= is checked by the page once it knows the game's version (a bad one is said, not guessed at).
+    const query = new URLSearchParams(location.search);
+    return showGame(root, client, decodeURIComponent(match[1]), { at: query.get("at"), view: query.get("view"), bg: query.get("bg") });
   }
   return showLobby(root, client);
 }

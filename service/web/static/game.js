@@ -7,7 +7,9 @@
 // data-game-status; every control that sends carries data-command (the exact command from legal).
 
 import { verifyExport, verifyExportText } from "../client/audit.js";
-import { h, loadSeatStyle, seatMark, seatName, seatStyle, storedSeat } from "./ui.js";
+import { LifeControls } from "./life.js";
+import { streamLayout, streamBackground } from "./stream.js";
+import { h, humanWords, loadSeatStyle, nameSeats, seatMark, seatName, seatStyle, storedSeat } from "./ui.js";
 
 const SPEEDS = [0.5, 1, 2, 4, 8];
 const STEP_MOTION_MS = 300;
@@ -32,6 +34,25 @@ function plainDescribe(event, ctx) {
     .filter(([, v]) => typeof v !== "object")
     .map(([k, v]) => `${k} ${v}`).join(", ");
   return `${who}: ${event.type.replaceAll("_", " ")}${args ? ` (${args})` : ""}`;
+}
+
+/** A command as words: "undo", "play card: card knight blue", never "undo {}" or an id's "#1". */
+function plainCommandLabel(command) {
+  const words = (value) => (typeof value === "string" ? humanWords(value.replace(/#\d+$/, "")) : JSON.stringify(value));
+  const args = Object.entries(command.args ?? {}).map(([k, v]) => `${humanWords(k)} ${Array.isArray(v) ? v.map(words).join(", ") : words(v)}`);
+  const label = { undo: "Undo your last move", resign: "Resign" }[command.type] ?? humanWords(command.type);
+  return args.length ? `${label}: ${args.join("; ")}` : label;
+}
+
+/** `?at=` as the API takes it (a whole number from 1 to the version shown), or why it is not one. */
+export function parseAt(raw, latest) {
+  if (raw === null || raw === undefined) return { at: null };
+  const said = `?at=${raw}`;
+  if (!/^-?\d+$/.test(raw.trim())) return { error: `${said} is not a version: give a whole number from 1 to ${latest}. Showing the game live.` };
+  const at = Number(raw);
+  if (at < 1) return { error: `${said}: versions start at 1 (this game is at ${latest}). Showing the game live.` };
+  if (at > latest) return { error: `${said} is beyond this game's version ${latest}. Showing the game live.` };
+  return { at };
 }
 
 function plainSummary(view) {
@@ -78,19 +99,21 @@ function safely(fn, fallback) {
 
 // --- the page -----------------------------------------------------------------------------------
 
-export async function showGame(root, client, gameId, { at = null } = {}) {
-  const page = new GamePage(root, client, gameId);
+export async function showGame(root, client, gameId, { at = null, view = null, bg = null } = {}) {
+  const page = new GamePage(root, client, gameId, { stream: view === "stream", bg });
   await page.start(at);
   globalThis.donjonApp = page; // for people poking at it in the console, and for the browser tests
   return page;
 }
 
 class GamePage {
-  constructor(root, client, gameId) {
+  constructor(root, client, gameId, { stream = false, bg = null } = {}) {
     this.root = root;
     this.client = client;
     this.gameId = gameId;
-    this.mine = storedSeat(gameId);
+    this.stream = stream; // the streamer's view: a spectator's, so it keeps the spectator delay
+    this.bg = bg;
+    this.mine = stream ? null : storedSeat(gameId);
     this.conn = null;
     this.board = null;
     this.previousView = null;
@@ -115,10 +138,14 @@ class GamePage {
     this.module = module;
     this.seat = first.seat ?? null;
     this.seats = first.seats;
+    nameSeats(this.seats);
     this.latest = first.version;
     this.status = first.status;
-    document.title = `${this.entry.title} — donjon`;
+    document.title = `${this.entry.title} — donjon${this.stream ? " (stream)" : ""}`;
+    this.life = new LifeControls(this);
+    this.life.setSpectators(first.spectators ?? 0);
     this.layout();
+    if (this.stream) this.streamSetUp();
     this.ctx = {
       game: first.game,
       entry: this.entry,
@@ -130,12 +157,34 @@ class GamePage {
     };
     this.board = safely(() => module.createBoard(this.boardBox, this.ctx), null) ?? plainBoard(this.boardBox);
     await this.connect();
-    this.loadHistory();
-    if (at !== null) await this.showReplay(Math.min(at, this.latest));
+    if (this.stream) this.loadRecent();
+    else this.loadHistory();
+    const asked = this.stream ? { at: null } : parseAt(at, this.latest);
+    if (asked.error) {
+      this.say(asked.error);
+      history.replaceState(null, "", location.pathname); // the address no longer claims a moment not shown
+    }
+    if (asked.at) await this.showReplay(asked.at);
+  }
+
+  streamSetUp() {
+    const bg = streamBackground(this.bg);
+    if (bg.error) this.say(bg.error);
+    document.body.classList.add("streaming");
+    document.documentElement.style.setProperty("--stream-bg", bg.color);
   }
 
   layout() {
-    const title = h("h1", { id: "game-title" }, this.entry.title);
+    this.buildParts();
+    if (this.stream) {
+      this.rootEl = streamLayout(this);
+      this.root.append(this.rootEl);
+      return;
+    }
+    this.root.append(this.rootEl = this.pageLayout());
+  }
+
+  buildParts() {
     this.statusLine = h("p", { class: "status-line", "aria-live": "polite" });
     this.banner = h("div", { class: "banner", id: "connection-banner", role: "status", hidden: true });
     this.alert = h("p", { class: "alert", role: "alert", hidden: true });
@@ -146,23 +195,39 @@ class GamePage {
     // Spectators get no controls, so no list of them either.
     this.legalBox = h("details", { class: "card legal-box", id: "legal-box", open: !this.module.drawn, hidden: this.seat === null },
       h("summary", {}, "Every legal command, as a list"), this.legalList);
-    this.log = h("ol", { class: "log", id: "log", "aria-label": "What happened, newest last" });
+    // Focusable, so that a keyboard can scroll it (it stays a list: the turn line is what is announced).
+    this.log = h("ol", { class: "log", id: "log", tabindex: 0, "aria-label": "What happened, newest last" });
     this.replayBox = this.replayControls();
     this.auditBox = h("section", { class: "card audit", id: "audit", "aria-labelledby": "audit-title", hidden: true });
     this.legalList.addEventListener("click", (event) => this.onLegalClick(event));
-    this.rootEl = h("section", { class: "game-page", id: "game", "data-game-id": this.gameId, "data-game-version": 0,
-      "data-game-status": this.status, "data-game": this.game, "data-seat": this.seat ?? "spectator" },
+  }
+
+  rootAttributes(extra = {}) {
+    return { class: "game-page", id: "game", "data-game-id": this.gameId, "data-game-version": 0,
+      "data-game-status": this.status, "data-game": this.game, "data-seat": this.seat ?? "spectator", ...extra };
+  }
+
+  pageLayout() {
+    const title = h("h1", { id: "game-title" }, this.entry.title);
+    const who = this.seat === null ? "You are watching."
+      : h("span", {}, seatMark(this.seat), ` You play as ${seatName(this.seats, this.seat)}.`);
+    return h("section", this.rootAttributes(),
       h("div", { class: "game-head" }, title, h("a", { href: "/", class: "button secondary" }, "Lobby"),
-        h("span", { class: "who" }, this.seat === null ? "You are watching." : h("span", {}, seatMark(this.seat), ` You play ${seatStyle(this.seat).label}.`))),
+        h("span", { class: "who" }, who),
+        h("a", { href: `/app/games/${encodeURIComponent(this.gameId)}?view=stream`, class: "button secondary" }, "Stream view")),
       this.banner, this.statusLine, this.alert,
       h("div", { class: "game-layout" },
-        h("div", { class: "main-col" }, this.boardBox, this.replayBox),
+        h("div", { class: "main-col" },
+          // The boards title their panels with h3: a heading of the board's own keeps the order.
+          h("section", { class: "board-section", "aria-labelledby": "board-title" },
+            h("h2", { id: "board-title", class: "visually-hidden" }, "Board"), this.boardBox),
+          this.replayBox),
         h("aside", { class: "side-col" },
-          h("section", { class: "card", "aria-labelledby": "score-title" }, h("h2", { id: "score-title" }, "Scores"), this.turnLine, this.scoreboard),
+          h("section", { class: "card", "aria-labelledby": "score-title" }, h("h2", { id: "score-title" }, "Scores"),
+            this.turnLine, this.scoreboard, this.life.spectators, this.life.element),
           this.legalBox,
           h("section", { class: "card", "aria-labelledby": "log-title" }, h("h2", { id: "log-title" }, "Log"), this.log),
           this.auditBox)));
-    this.root.append(this.rootEl);
   }
 
   // -- live --
@@ -172,7 +237,11 @@ class GamePage {
     this.conn.on("connection", (detail) => this.onConnection(detail));
     this.conn.on("change", (detail) => this.onChange(detail));
     this.conn.on("error", (error) => this.say(`${error.code}: ${error.message}`));
+    this.conn.on("spectators", ({ count }) => this.life.setSpectators(count));
+    this.conn.on("rematch", ({ id }) => this.life.update({ live: this.replayAt === null, status: this.status,
+      legal: this.drawnState?.legal ?? [], rematch: id }));
     await this.conn.ready;
+    this.drawIfBlank();
   }
 
   onConnection({ state, attempt }) {
@@ -185,15 +254,25 @@ class GamePage {
   }
 
   onChange({ version, status, seats, view, events }) {
-    for (const event of events ?? []) this.addEvent(event);
     this.seats = seats ?? this.seats;
+    nameSeats(this.seats);
     this.status = status;
     this.latest = Math.max(this.latest, version);
     this.liveView = view;
-    this.updateScrubber();
-    if (status === "finished") this.showAudit();
+    // The board first: nothing else this does (the log, the audit panel) may keep a page that opens
+    // as a game ends from drawing it.
     if (this.replayAt === null) this.draw({ view, status, seats: this.seats, version, live: true, legal: view?.legal ?? [] });
     else if (this.drawnState) this.drawScores(this.drawnState.view); // seats taken meanwhile show in replay too
+    for (const event of events ?? []) safely(() => this.addEvent(event), null);
+    this.updateScrubber();
+    if (status === "finished") safely(() => this.showAudit(), null);
+  }
+
+  /** Draw what the connection holds if no change has been drawn yet (ready resolves on the first frame). */
+  drawIfBlank() {
+    const conn = this.conn;
+    if (this.drawnState !== null || conn.version === null || this.replayAt !== null) return;
+    this.onChange({ version: conn.version, status: conn.status, seats: conn.seats, view: conn.view, events: [] });
   }
 
   async loadHistory() {
@@ -205,6 +284,18 @@ class GamePage {
       this.say(`The log could not be read: ${error.message}`);
     }
     this.historyLoaded = true;
+    if (this.replayAt === null) this.log.scrollTop = this.log.scrollHeight; // the newest, where live ones arrive
+  }
+
+  /** The stream's log: only the last few moves (it shows no more), then the live ones. */
+  async loadRecent() {
+    try {
+      const page = await this.client.events(this.gameId, { from: Math.max(1, (this.conn.version ?? this.latest) - 7) });
+      for (const event of page.events) this.addEvent(event);
+    } catch (error) {
+      this.say(`The last moves could not be read: ${error.message}`);
+    }
+    this.historyLoaded = true;
   }
 
   addEvent(event) {
@@ -214,9 +305,16 @@ class GamePage {
     const item = h("li", { "data-version": event.version }, h("span", { class: "v" }, `${event.version}`), " ", text);
     const after = [...this.log.children].find((li) => Number(li.dataset.version) > event.version);
     if (this.historyLoaded && !after) item.classList.add("fresh"); // a live arrival: fades in (app.css)
+    const following = !this.historyLoaded || this.followsLog(); // while the history loads, the end is followed
     this.log.insertBefore(item, after ?? null);
     this.markLog();
-    if (this.replayAt === null && !after) item.scrollIntoView?.({ block: "nearest" });
+    // The log scrolls itself to a live arrival, and only when it was showing its end: never the page
+    // (scrollIntoView would scroll every scrolled ancestor, pushing a phone's board off screen).
+    if (this.replayAt === null && !after && following) this.log.scrollTop = this.log.scrollHeight;
+  }
+
+  followsLog() {
+    return this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 48;
   }
 
   markLog() {
@@ -246,6 +344,7 @@ class GamePage {
     this.rootEl.dataset.mode = state.live ? "live" : "replay";
     this.drawScores(state.view);
     this.drawLegal(full.legal);
+    this.life.update({ live: state.live, status: state.status, legal: full.legal, rematch: this.conn?.rematch ?? null });
     this.statusLine.textContent = `${state.live ? "Live" : "Replay"} · version ${state.version} of ${this.latest} · ${state.status}`;
     this.markLog();
   }
@@ -268,7 +367,7 @@ class GamePage {
   drawLegal(legal) {
     this.legalList.replaceChildren(...legal.map((command) =>
       h("li", {}, h("button", { type: "button", "data-command": JSON.stringify(command), disabled: this.sending },
-        `${command.type.replaceAll("_", " ")} ${Object.entries(command.args ?? {}).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(", ")}`))));
+        safely(() => this.module.describeCommand?.(command, this.ctx), null) ?? plainCommandLabel(command)))));
     if (!legal.length) {
       const why = this.seat === null ? "Spectators have no commands." : this.replayAt !== null ? "Replay: go live to play." : "Nothing to do now.";
       this.legalList.append(h("li", { class: "empty" }, why));
@@ -285,7 +384,8 @@ class GamePage {
   async send(command) {
     if (this.seat === null || this.replayAt !== null) throw new Error("only a seat's live page sends commands");
     this.sending = true;
-    for (const b of this.legalList.querySelectorAll("button")) b.disabled = true;
+    const buttons = () => [...this.legalList.querySelectorAll("button"), ...this.life.element.querySelectorAll("button")];
+    for (const b of buttons()) b.disabled = true;
     this.say("");
     try {
       return await this.conn.send(command, { expectedVersion: this.conn.version });
@@ -294,7 +394,7 @@ class GamePage {
       throw error;
     } finally {
       this.sending = false;
-      for (const b of this.legalList.querySelectorAll("button")) b.disabled = false;
+      for (const b of buttons()) b.disabled = false;
     }
   }
 

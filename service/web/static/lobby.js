@@ -1,7 +1,8 @@
 // The lobby: the catalog (options, seats, bots), a form to create a game, and the open, active and
 // finished games, each with "take a seat" (open games) and "watch".
 
-import { h, storeSeat, storedSeat } from "./ui.js";
+import { featureFields, readFeatures } from "./features.js";
+import { h, humanWords, storeSeat, storedSeat } from "./ui.js";
 
 // The lists follow the lobby projection by themselves: read again this often while the page is
 // visible (and at once when it becomes visible again), never while someone types in one of them.
@@ -30,17 +31,18 @@ function say(box, message) {
 
 function optionControl(gameId, name, spec) {
   const id = `opt-${gameId}-${name}`;
+  const label = spec.label ?? humanWords(name); // the game's own word for it; the key is for programs
   const describedBy = `${id}-help`;
   const help = h("small", { id: describedBy, class: "help" }, spec.description ?? "");
   let input;
   if (spec.type === "bool") {
     input = h("input", { type: "checkbox", id, name, "aria-describedby": describedBy, checked: Boolean(spec.default) });
-    return h("div", { class: "field check" }, input, h("label", { for: id }, name.replaceAll("_", " ")), help);
+    return h("div", { class: "field check" }, input, h("label", { for: id }, label), help);
   }
   if (spec.type === "choice") {
     input = h("select", { id, name, "aria-describedby": describedBy },
       (spec.choices ?? []).map((choice) =>
-        h("option", { value: JSON.stringify(choice), selected: choice === spec.default }, String(choice))));
+        h("option", { value: JSON.stringify(choice), selected: choice === spec.default }, humanWords(String(choice)))));
   } else if (spec.type === "int") {
     input = h("input", { type: "number", id, name, "aria-describedby": describedBy, value: spec.default ?? "",
       min: spec.min, max: spec.max, step: 1 });
@@ -49,7 +51,7 @@ function optionControl(gameId, name, spec) {
     input = h("input", { type: "text", id, name, "aria-describedby": describedBy, placeholder: JSON.stringify(spec.default ?? null),
       "data-json": "1" });
   }
-  return h("div", { class: "field" }, h("label", { for: id }, name.replaceAll("_", " ")), input, help);
+  return h("div", { class: "field" }, h("label", { for: id }, label), input, help);
 }
 
 function readOptions(form, entry) {
@@ -69,7 +71,7 @@ function seatRows(entry, count) {
   return Array.from({ length: count }, (_, seat) => {
     const id = `seat-${entry.id}-${seat}`;
     return h("div", { class: "field seat-row" },
-      h("label", { for: id }, `Seat ${seat}`),
+      h("label", { for: id }, `Seat ${seat + 1}`),
       h("select", { id, name: `seat-${seat}`, "data-seat": seat },
         h("option", { value: "", selected: seat === 0 }, "a person"),
         (entry.bots ?? []).map((bot) => h("option", { value: bot, selected: seat > 0 && bot === entry.bots[0] }, `${bot} bot`))));
@@ -99,6 +101,7 @@ function createForm(client, entry) {
     seatsBox,
     h("fieldset", { class: "options" }, h("legend", {}, "Options"),
       Object.entries(entry.options ?? {}).map(([option, spec]) => optionControl(entry.id, option, spec))),
+    featureFields(entry),
     h("div", { class: "field" }, h("label", { for: name.id }, "Your name (for the first seat a person takes)"), name),
     h("button", { type: "submit" }, `Create a ${entry.title} game`),
     alert);
@@ -114,7 +117,7 @@ function createForm(client, entry) {
       }
       const allBots = Object.keys(bots).length === seats;
       const created = await client.createGame({ game: entry.id, seats, options: readOptions(form, entry), bots,
-        ...(allBots ? { bots_only: true } : {}) });
+        ...readFeatures(form, entry), ...(allBots ? { bots_only: true } : {}) });
       if (!allBots) await takeSeat(client, created.id, name.value);
       location.assign(gameUrl(created.id));
     } catch (error) {
@@ -153,7 +156,7 @@ function catalogSection(client, games) {
 // --- the lists ----------------------------------------------------------------------------------
 
 function seatsText(entry) {
-  return (entry.names ?? []).map((n, i) => `seat ${i}: ${n ?? "free"}`).join(" · ");
+  return (entry.names ?? []).map((n, i) => n ?? `seat ${i + 1} free`).join(" · ");
 }
 
 function scoreText(entry) {
@@ -166,7 +169,7 @@ function listItem(client, entry, titles, refresh) {
   const title = titles.get(entry.game) ?? entry.game;
   const mine = storedSeat(entry.id);
   const actions = [];
-  if (mine) actions.push(h("a", { class: "button", href: gameUrl(entry.id) }, `Play (seat ${mine.seat})`));
+  if (mine) actions.push(h("a", { class: "button", href: gameUrl(entry.id) }, `Play as ${mine.name ?? `seat ${mine.seat + 1}`}`));
   if (entry.status === "open" && !mine) {
     const alert = alertBox();
     const nameId = `join-${entry.id}`;

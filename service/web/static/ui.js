@@ -45,12 +45,14 @@ function fallbackSeatStyle(seat) {
 }
 
 let seatStyleFn = fallbackSeatStyle;
+let nameSeatsFn = () => {};
 
 /** Load the boards' seatStyle once (static/games/common.js), keeping the fallback if it is absent. */
 export async function loadSeatStyle() {
   try {
     const common = await import("./games/common.js");
     if (typeof common.seatStyle === "function") seatStyleFn = common.seatStyle;
+    if (typeof common.setSeatNames === "function") nameSeatsFn = common.setSeatNames;
   } catch {
     // No common.js yet: the fallback palette is the same idea.
   }
@@ -59,6 +61,11 @@ export async function loadSeatStyle() {
 
 export function seatStyle(seat) {
   return seatStyleFn(seat);
+}
+
+/** Tell the boards the players' names (`seats` of GET /games/{id}), so that they label seats by them. */
+export function nameSeats(seats) {
+  nameSeatsFn(seats);
 }
 
 const SHAPE_PATHS = {
@@ -80,7 +87,12 @@ export function seatMark(seat) {
   return span;
 }
 
+/** A program's word ("east_west", "play_card") as people write it ("east west", "play card"). */
+export function humanWords(text) {
+  return String(text).replaceAll("_", " ");
+}
+
 export function seatName(seats, seat) {
   const entry = (seats ?? []).find((s) => s.seat === seat);
-  return entry?.name ?? `seat ${seat + 1}`;
+  return entry?.name ?? `seat ${seat + 1}`; // a free seat: numbered from 1, as people count
 }

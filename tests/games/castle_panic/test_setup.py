@@ -157,5 +157,7 @@ def test_catalog_entry_lists_every_option() -> None:
         "type": "bool",
         "default": True,
         "description": entry["options"]["master_slayer"]["description"],
+        "label": "Master Slayer",
     }
+    assert all(spec["label"] and "_" not in spec["label"] for spec in entry["options"].values())
     assert find_engine("castle_panic") is ENGINE

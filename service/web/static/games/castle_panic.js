@@ -253,7 +253,7 @@ export function createBoard(container, ctx) {
 
   function card(item, commands, isToken) {
     const name = isToken ? monsterName(item) : cardName(item);
-    const node = html("div", { class: "board-card" }, [html("strong", { text: name }), html("small", { text: item })]);
+    const node = html("div", { class: "board-card", "data-item": item }, [html("strong", { text: name })]); // the id for programs, the name for people
     if (commands.length === 1 && isDirect(commands[0])) return asCommand(node, commands[0], commandLabel(commands[0], state.view));
     if (commands.length) return asSelect(node, `item:${item}`, `choose ${name}: ${commands.length} possible plays`, selected === `item:${item}`);
     node.setAttribute("aria-label", `${name} (nothing to do with it now)`);

@@ -10,16 +10,26 @@ const SEAT_COLOR_NAMES = ["orange", "sky blue", "green", "yellow", "purple", "ve
 const SEAT_SHAPES = ["circle", "square", "triangle", "diamond", "star", "hexagon", "cross", "ring"];
 const SEAT_PATTERNS = ["solid", "stripes", "dots", "grid", "waves", "checks", "diagonal", "rings"];
 
+// The players' names by seat, as the page knows them (setSeatNames): people are named, not numbered.
+let seatNames = [];
+
+/** Name the seats in every label the boards draw from now on: `seats` as GET /games/{id} lists them. */
+export function setSeatNames(seats) {
+  seatNames = [];
+  for (const entry of seats || []) if (entry?.name) seatNames[entry.seat] = entry.name;
+}
+
 export function seatStyle(seat) {
   if (seat === null || seat === undefined) {
     return { color: "#777777", shape: "ring", pattern: "solid", label: "spectator" };
   }
   const i = ((seat % SEAT_COLORS.length) + SEAT_COLORS.length) % SEAT_COLORS.length;
+  const mark = `${SEAT_COLOR_NAMES[i]} ${SEAT_SHAPES[i]}`;
   return {
     color: SEAT_COLORS[i],
     shape: SEAT_SHAPES[i],
     pattern: SEAT_PATTERNS[i],
-    label: `seat ${seat} (${SEAT_COLOR_NAMES[i]} ${SEAT_SHAPES[i]})`,
+    label: seatNames[seat] ? `${seatNames[seat]} (${mark})` : `seat ${seat + 1} (${mark})`,
   };
 }
 
@@ -455,10 +465,14 @@ export function seatName(seat, ctx) {
 export function describeServiceEvent(event) {
   const p = event.payload || {};
   switch (event.type) {
-    case "game.created": return `Game of ${p.game} created for ${p.seats} seats.`;
-    case "game.seat_taken": return p.bot ? `Seat ${p.seat} is played by the ${p.bot} bot.` : `${p.name} took seat ${p.seat}.`;
+    case "game.created": return `A game for ${p.seats} players is created.`;
+    case "game.seat_taken": return p.bot ? `Seat ${p.seat + 1} is played by the ${p.bot} bot.` : `${p.name} sits down.`;
     case "game.finished": return "The game is over; the seed is revealed for audit.";
-    default: return event.type.includes(".") ? `${event.type}` : null;
+    case "clock.expired": return `${who(p.seat)} runs out of time.`;
+    case "seat.left": return `${who(p.seat)} ${p.reason === "timeout" ? "is out of time" : "resigns"}${p.bot ? `; the ${p.bot} bot plays on` : ""}.`;
+    case "move.undone": return `${who(p.seat)} takes back the last move.`;
+    case "game.rematch": return "A rematch is set up.";
+    default: return event.type.includes(".") ? event.type.replace(/[._]/g, " ") : null;
   }
 }
 
