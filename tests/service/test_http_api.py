@@ -46,6 +46,7 @@ async def test_create_game_returns_201_and_an_open_game_with_a_seed_commitment(c
         "seat": None,
         "seats": [{"seat": 0, "name": None}, {"seat": 1, "name": None}],
         "view": {"legal": []},
+        "spectators": 0,
     }
     events = (await (await client.get(f"/games/{game_id}/events")).json())["events"]
     assert [e["type"] for e in events] == ["game.created"]
