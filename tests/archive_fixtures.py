@@ -7,10 +7,12 @@ default the local one's database ``test``, dropped after the test).
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -102,3 +104,13 @@ async def finished_games(store: object, count: int, events: int = 6, ended_ms_ag
         )
         ids.append(game_id)
     return ids
+
+
+def export_content(export: bytes | dict[str, Any]) -> bytes:
+    """An export without the moment it was made (``exported_at``, and the signature's value over
+    it): what archiving must leave byte for byte as it was. Two exports of one game made at two
+    times differ there and nowhere else."""
+    body = json.loads(export) if isinstance(export, bytes) else dict(export)
+    body.pop("exported_at", None)
+    body["signature"] = {k: v for k, v in body.get("signature", {}).items() if k != "value"}
+    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()

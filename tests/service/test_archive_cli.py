@@ -15,7 +15,7 @@ from service.edge.keys import STORE
 from service.ops.settings import Secret
 from service.run.app import create_app
 from service.run.cli import main
-from tests.archive_fixtures import archive_url, own_valkey, postgres_schema_url  # noqa: F401
+from tests.archive_fixtures import archive_url, export_content, own_valkey, postgres_schema_url  # noqa: F401
 from tests.service.conftest import ENGINES, settings_for
 from tests.service.test_replay import finished_game
 
@@ -26,16 +26,18 @@ async def donjon(capsys: Any, *argv: str) -> tuple[int, str, str]:
     return code, printed.out, printed.err
 
 
-async def every_command(capsys: Any, game_id: str, folder: Path) -> dict[str, Any]:
-    """What replay, export and verify print and write for ``game_id``."""
+async def every_command(capsys: Any, game_id: str, folder: Path, keys: Path) -> dict[str, Any]:
+    """What replay, export and verify (pinned to the deployment's saved ``keys``) print and write
+    for ``game_id``; the export without the moment it was made."""
     exported = folder / f"{game_id}-{len(list(folder.iterdir()))}.json"
     code, out, err = await donjon(capsys, "replay", game_id, "--json")
     report = json.loads(out)
     report = {k: v for k, v in report.items() if not k.endswith("_per_second")}  # the fold's speed, the one figure that is not the game's
+    export = await donjon(capsys, "export", game_id, "-o", str(exported))
     return {
         "replay": (code, report, err),
-        "export": (await donjon(capsys, "export", game_id, "-o", str(exported)), exported.read_bytes()),
-        "verify": await donjon(capsys, "verify", str(exported), "--json"),
+        "export": (export, export_content(exported.read_bytes())),
+        "verify": await donjon(capsys, "verify", str(exported), "--keys", str(keys), "--json"),
     }
 
 
@@ -50,7 +52,11 @@ async def test_the_commands_answer_the_same_after_archiving(
     settings = settings_for(own_valkey, archive_url=Secret(archive_url), archive_every_s=3600)
     client = await aiohttp_client(create_app(settings, engines=ENGINES))
     game_id, _ = await finished_game(client)
-    before = await every_command(capsys, game_id, tmp_path)
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(await (await client.get("/keys")).read())
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    before = await every_command(capsys, game_id, exports, keys)
     assert before["replay"][0] == 0 and before["export"][0][0] == 0 and before["verify"][0] == 0
     code, out, _ = await donjon(capsys, "archive", "status", "--json")
     status = json.loads(out)
@@ -58,7 +64,7 @@ async def test_the_commands_answer_the_same_after_archiving(
     code, out, _ = await donjon(capsys, "archive", "run", "--json")
     assert code == 0 and json.loads(out)["archived"] >= 1
     assert await client.app[STORE].redis.exists(meta_key(game_id)) == 0
-    assert await every_command(capsys, game_id, tmp_path) == before
+    assert await every_command(capsys, game_id, exports, keys) == before
     code, out, _ = await donjon(capsys, "archive", "status", "--json")
     status = json.loads(out)
     assert status["archived_games"] >= 1 and status["archived_events"] >= 1 and status["schema_version"] == 1

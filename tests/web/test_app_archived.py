@@ -8,6 +8,7 @@ import time
 import urllib.request
 from typing import Any
 
+from tests.archive_fixtures import export_content
 from tests.web.conftest import finished_bot_game, new_served, open_game
 
 
@@ -63,16 +64,23 @@ def test_an_archived_game_shows_as_it_did_live(tmp_path, page, shots):
         served.stop()
 
 
+def every_answer(served: Any, game_id: str) -> list[Any]:
+    """The game, its events and its export (without the moment it was made) as the node answers them."""
+    game = served.request("GET", f"/games/{game_id}")
+    events = served.request("GET", f"/games/{game_id}/events")
+    return [game, events, export_content(served.request("GET", f"/games/{game_id}/export"))]
+
+
 def test_the_workers_of_one_donjon_serve_archive_into_its_folders_file(tmp_path):
     """With several workers the supervisor starts the store and hands its URL on: the workers
     still archive into (and read) the data folder's SQLite file, not nothing."""
     served = new_served(tmp_path, DONJON_WORKERS="2", DONJON_ARCHIVE_AFTER_S="1", DONJON_ARCHIVE_EVERY_S="1")
     try:
         game_id = finished_bot_game(served, "castle_panic", seats=1)
-        before = [served.request("GET", f"/games/{game_id}{path}") for path in ("", "/events", "/export")]
+        before = every_answer(served, game_id)
         wait_archived(served)
         assert (tmp_path / "data" / "archive.sqlite3").exists()
         served.restart()
-        assert [served.request("GET", f"/games/{game_id}{path}") for path in ("", "/events", "/export")] == before
+        assert every_answer(served, game_id) == before
     finally:
         served.stop()
