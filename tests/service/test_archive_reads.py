@@ -11,12 +11,9 @@ from events.archive import open_archive
 from events.archive.archiver import Archiver
 from events.keys import cmds_key, events_key, meta_key
 from service.edge.keys import STORE
-from service.fairness.draw_schemes import LegacyRandom
 from service.ops.settings import Secret
 from tests.archive_fixtures import archive_url, export_content, postgres_schema_url  # noqa: F401
-from tests.service.conftest import hello, started_tiny
-from tests.service.players import Player, play_all
-from tests.service.test_replay import finished_game
+from tests.service.test_replay import finished_game, played_tiny
 
 
 @pytest.fixture
@@ -76,12 +73,7 @@ async def test_reads_are_byte_identical_after_archiving_from_a_fresh_node(make_a
 
 async def finished_with_tokens(client: Any, seed: int = 7) -> tuple[str, list[str]]:
     """A finished tiny game and its seats' tokens."""
-    game_id, tokens = await started_tiny(client)
-    players = []
-    for seat, token in enumerate(tokens):
-        ws, first = await hello(client, game_id, token)
-        players.append(Player(ws, first, LegacyRandom(seed + seat), f"p{seat}"))
-    await play_all(players)
+    game_id, tokens, players = await played_tiny(client, seed)
     for player in players:
         await player.ws.close()
     return game_id, tokens

@@ -18,13 +18,19 @@ from tests.service.players import Player, play_all
 from tests.tinygame import TINY
 
 
-async def finished_game(client, seed=7):
+async def played_tiny(client, seed=7):
+    """A tiny game its seats played to the end: its id, the seats' tokens and their players (sockets open)."""
     game_id, tokens = await started_tiny(client)
     players = []
     for seat, token in enumerate(tokens):
         ws, first = await hello(client, game_id, token)
         players.append(Player(ws, first, LegacyRandom(seed + seat), f"p{seat}"))
     await play_all(players)
+    return game_id, tokens, players
+
+
+async def finished_game(client, seed=7):
+    game_id, _, players = await played_tiny(client, seed)
     return game_id, sum(p.sent for p in players)
 
 
