@@ -6,8 +6,10 @@ end and names the rematch), and the rematch's seed is stored like any game's, so
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import signal
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -64,48 +66,48 @@ def stop(service: Any) -> None:
     assert group_gone(service.pid)
 
 
-@pytest.mark.timeout(120)
-async def test_a_finished_game_exports_after_its_rematch_and_the_rematch_survives_a_restart(tmp_path: Path):
-    data_dir, log = tmp_path / "data", tmp_path / "serve.log"
+@contextlib.asynccontextmanager
+async def serving(data_dir: Path, log: Path) -> AsyncIterator[tuple[aiohttp.ClientSession, str]]:
+    """A real ``donjon serve`` on ``data_dir``, ready, with a session to it; stopped at the end."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     service = start_service(data_dir, port, log)
     try:
         async with aiohttp.ClientSession() as session:
             await wait_ready(session, base)
-            game_id, tokens = await new_started_game(session, base)
-            await resign(session, base, game_id, tokens[0])
-            before = await verified_export(session, base, game_id)
-            assert "rematch" not in before
-            rematch_id = await rematch_of(session, base, game_id, tokens)
-            after = await verified_export(session, base, game_id)
-            assert after["rematch"] == rematch_id
-            assert after["events"] == before["events"] and after["chain"] == before["chain"]
+            yield session, base
     finally:
         stop(service)
 
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    restarted = start_service(data_dir, port, log)
-    try:
-        async with aiohttp.ClientSession() as session:
-            await wait_ready(session, base)
-            async with session.get(f"{base}/games/{rematch_id}") as response:
+
+@pytest.mark.timeout(120)
+async def test_a_finished_game_exports_after_its_rematch_and_the_rematch_survives_a_restart(tmp_path: Path):
+    data_dir, log = tmp_path / "data", tmp_path / "serve.log"
+    async with serving(data_dir, log) as (session, base):
+        game_id, tokens = await new_started_game(session, base)
+        await resign(session, base, game_id, tokens[0])
+        before = await verified_export(session, base, game_id)
+        assert "rematch" not in before
+        rematch_id = await rematch_of(session, base, game_id, tokens)
+        after = await verified_export(session, base, game_id)
+        assert after["rematch"] == rematch_id
+        assert after["events"] == before["events"] and after["chain"] == before["chain"]
+
+    async with serving(data_dir, log) as (session, base):
+        async with session.get(f"{base}/games/{rematch_id}") as response:
+            assert response.status == 200, await response.text()
+            state = await response.json()
+        assert state["status"] == "open", state
+        new_tokens = []
+        for token in reversed(tokens):  # the old seat 1 sits at 0 now
+            async with session.post(
+                f"{base}/games/{rematch_id}/seats", headers={"Authorization": f"Bearer {token}"}
+            ) as response:
                 assert response.status == 200, await response.text()
-                state = await response.json()
-            assert state["status"] == "open", state
-            new_tokens = []
-            for token in reversed(tokens):  # the old seat 1 sits at 0 now
-                async with session.post(
-                    f"{base}/games/{rematch_id}/seats", headers={"Authorization": f"Bearer {token}"}
-                ) as response:
-                    assert response.status == 200, await response.text()
-                    new_tokens.append((await response.json())["token"])
-            await resign(session, base, rematch_id, new_tokens[1])
-            export = await verified_export(session, base, rematch_id)
-            assert export["id"] == rematch_id and "rematch" not in export
-            created = msgpack.unpackb(base64.b64decode(export["events"][0]["body"]), raw=False)
-            assert created["payload"]["rematch_of"] == game_id
-            assert (await verified_export(session, base, game_id))["rematch"] == rematch_id
-    finally:
-        stop(restarted)
+                new_tokens.append((await response.json())["token"])
+        await resign(session, base, rematch_id, new_tokens[1])
+        export = await verified_export(session, base, rematch_id)
+        assert export["id"] == rematch_id and "rematch" not in export
+        created = msgpack.unpackb(base64.b64decode(export["events"][0]["body"]), raw=False)
+        assert created["payload"]["rematch_of"] == game_id
+        assert (await verified_export(session, base, game_id))["rematch"] == rematch_id
