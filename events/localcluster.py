@@ -179,7 +179,7 @@ class LocalCluster:
                 self._wait_for([replica], lambda node, known=master_id: self._knows(node, known), "meet")
                 with replica.client() as client:
                     client.execute_command("CLUSTER", "REPLICATE", master_id)
-        self._wait_for(self.replicas, self._replicates, "replicate its master")
+        self._wait_for(self.replicas, self.replicates, "replicate its master")
         self._wait_for(masters + self.replicas, self._sees_a_whole_cluster, "agree on the cluster with replicas")
 
     @staticmethod
@@ -191,7 +191,7 @@ class LocalCluster:
         return wanted in (listing.decode() if isinstance(listing, bytes) else str(listing))
 
     @staticmethod
-    def _replicates(replica: ClusterMaster) -> bool:
+    def replicates(replica: ClusterMaster) -> bool:
         with replica.client() as client:
             info = client.info("replication")
             return bool(info.get("role") == "slave" and info.get("master_link_status") == "up")

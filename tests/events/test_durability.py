@@ -50,21 +50,33 @@ def replica_client(pair: LocalReplicaPair) -> redis.Redis:
     return pair.replica.client()
 
 
-async def append_until_killed(store: EventStore, game_id: str, kill: object, after: int) -> list[int]:
+async def append_until_killed(
+    store: EventStore, game_id: str, kill: object, after: int, patience: float = 30.0
+) -> list[int]:
     """Append one event at a time to ``game_id``; right after the ``after``-th ack, ``kill()``
-    the master and go on until the store refuses. The versions acknowledged."""
+    the master and go on until the store refuses. The versions acknowledged.
+
+    Before the kill a refusal is a slow machine (a ``WAIT`` past its timeout while the suite
+    loads both cores), not the fault under test: the same command is resent, which the store
+    makes safe (a retried command id never applies twice), for up to ``patience`` seconds."""
     acked: list[int] = []
     version = 0
+    deadline = time.monotonic() + patience
+    command_id = uuid.uuid4().hex
     while True:
         try:
             result = await store.append(
                 game_id, [NewEvent("e", {"n": version})], expected_version=version,
-                command_id=uuid.uuid4().hex, actor=None, ts=0,
+                command_id=command_id, actor=None, ts=0,
             )
         except StoreUnavailable:
-            return acked
+            if len(acked) >= after or time.monotonic() > deadline:
+                return acked
+            await asyncio.sleep(0.1)
+            continue
         acked.append(result.last_version)
         version = result.last_version
+        command_id = uuid.uuid4().hex
         if len(acked) == after:
             kill()  # type: ignore[operator]
 
@@ -154,8 +166,9 @@ async def test_every_acked_event_survives_each_master_killed_in_turn(replicated_
         assert store.durability == "replica"
         for index, (master, replica) in enumerate(zip(list(cluster.masters), list(cluster.replicas))):
             game_id = _game_on(cluster, master, f"round{index}")
+            _until(lambda replica=replica: LocalCluster.replicates(replica), within=30)
             acked = await append_until_killed(store, game_id, master.process.kill, after=15)
-            assert len(acked) >= 15, "the store refused before the master was killed: nothing tested"
+            assert len(acked) >= 15, f"master {index}: the store refused before the kill: nothing tested"
             master.process.kill()  # already killed after the 15th ack; again is harmless
             master.process.wait(timeout=30)
             _until(lambda replica=replica: _promoted(cluster, replica), within=30)
