@@ -60,6 +60,9 @@ that a game whose archiver died is taken by the next pass soon after."""
 CALL_BUDGET_S = 15.0
 """Seconds one of the pass's pipelines may take: far more than the service's call budget (a
 batch moves megabytes, on a store busy serving games), and still a bound on a hung store."""
+PAGE_BATCHES = 4
+"""Batches per page of the live index a pass takes at once (the batches of a page flow through
+``parallel`` slots; the pages follow each other)."""
 READ_CHUNK = 50
 """Games read from the live store per pipeline (a finished game is ~200-300 events, ~80 KB)."""
 
@@ -173,31 +176,42 @@ class Archiver:
         self._release = server.script(RELEASE_LUA)
 
     async def run_pass(self, max_games: int | None = None) -> PassReport:
-        """Look at every finished game of the live index once (at most ``max_games``): rounds of
-        ``parallel`` batches at once, so that one batch's reads from the live store overlap
-        another's writes to the archive (the leases keep them apart, as between nodes)."""
+        """Look at every finished game of the live index once (at most ``max_games``): pages of
+        :data:`PAGE_BATCHES` batches, ``parallel`` of them in flight at once, so that one batch's
+        reads from the live store overlap another's writes to the archive (the leases keep them
+        apart, as between nodes), and a batch starts as soon as one ends rather than when the
+        slowest of a round does."""
         report = PassReport()
         offset = 0
         while max_games is None or report.seen < max_games:
-            size = self.batch * self.parallel
+            size = self.batch * self.parallel * PAGE_BATCHES
             if max_games is not None:
                 size = min(size, max_games - report.seen)
             page = await self.index.ranked(size, offset, highest_first=False)
             if not page:
                 break
-            try:
-                async with asyncio.TaskGroup() as group:
-                    tasks = [group.create_task(self.archive_batch(page[start:start + self.batch]))
-                             for start in range(0, len(page), self.batch)]
-            except BaseExceptionGroup as failed:  # the callers expect the store's own errors
-                raise failed.exceptions[0] from None
-            for task in tasks:
-                part = task.result()
+            for part in await self._archive_page(page):
                 report.merge(part)
                 offset += part.seen - part.archived - part.finished_off  # what stays listed is skipped next
             if len(page) < size:
                 break
         return report
+
+    async def _archive_page(self, page: Sequence[str]) -> list[PassReport]:
+        """The page's batches, at most ``parallel`` in flight; each batch's report."""
+        slots = asyncio.Semaphore(self.parallel)
+
+        async def one(game_ids: Sequence[str]) -> PassReport:
+            async with slots:
+                return await self.archive_batch(game_ids)
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(one(page[start:start + self.batch]))
+                         for start in range(0, len(page), self.batch)]
+        except BaseExceptionGroup as failed:  # the callers expect the store's own errors
+            raise failed.exceptions[0] from None
+        return [task.result() for task in tasks]
 
     async def survey(self) -> PassReport:
         """What a pass would find, archiving nothing: every finished game still live, how many

@@ -32,6 +32,7 @@ __all__ = [
     "Entry",
     "Hook",
     "chain_head",
+    "linked_head",
     "pack_hash",
     "unpack_hash",
 ]
@@ -116,6 +117,27 @@ def chain_head(entries: Sequence[Entry]) -> str | None:
             return None
         prev = hash_
     return prev
+
+
+def linked_head(versions: Sequence[int], links: str, width: int) -> str | None:
+    """The head of a chain read back as each row's version and ``prev_hash + hash`` (hashes of
+    ``width`` hex digits, rows in any one order), ``None`` unless the versions are 1, 2, ... and
+    each ``prev_hash`` is the hash before (the genesis first). Whether each row's hash is that
+    of its own body is the caller's check (PostgreSQL recomputes it where the rows are)."""
+    count = len(versions)
+    if not count or len(links) != 2 * width * count:
+        return None
+    pairs = [links[start:start + 2 * width] for start in range(0, len(links), 2 * width)]
+    if list(versions) != list(range(1, count + 1)):
+        order = sorted(range(count), key=versions.__getitem__)
+        if [versions[index] for index in order] != list(range(1, count + 1)):
+            return None
+        pairs = [pairs[index] for index in order]
+    prevs = [pair[:width] for pair in pairs]
+    hashes = [pair[width:] for pair in pairs]
+    if prevs[0] != "0" * width or prevs[1:] != hashes[:-1]:
+        return None
+    return hashes[-1]
 
 
 def pack_hash(fields: Mapping[str, bytes]) -> bytes:

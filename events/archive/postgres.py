@@ -34,24 +34,25 @@ from events.archive.base import (
     chain_head,
     game_of_row,
     game_row,
+    linked_head,
 )
 from events.archive.schema import SCHEMA_VERSION, VERSION_TABLE, schema_message, steps_after
 
 __all__ = ["PostgresArchive"]
 
-# Per game: its rows, whether each one's hash is sha256(prev_hash || body), links to the one before
-# (the genesis first) and has the next version, and the last hash.
+SHA256_HEX = 64
+"""Hex digits of a SHA-256 hash."""
+
+# Per game: whether each row's hash is sha256(prev_hash || body), recomputed here from the stored
+# bytes, and every row's version and prev_hash || hash, in one (any) order: the node puts them in
+# version order and checks that each row links to the one before, from the genesis to the head
+# (:func:`events.archive.base.linked_head`). No window or ordered aggregate: sorting each game's
+# rows here cost as much as hashing them.
 _CHAIN_HEADS = """
-WITH checked AS (
-  SELECT game_id, version, hash,
-         hash = encode(sha256(convert_to(prev_hash, 'UTF8') || body), 'hex')
-           AND prev_hash = coalesce(lag(hash) OVER w, repeat('0', 64))
-           AND version = row_number() OVER w AS good
-  FROM events WHERE game_id = ANY($1::text[])
-  WINDOW w AS (PARTITION BY game_id ORDER BY version)
-)
-SELECT game_id, count(*), bool_and(good), (array_agg(hash ORDER BY version DESC))[1]
-FROM checked GROUP BY game_id
+SELECT game_id,
+       bool_and(hash = encode(sha256(convert_to(prev_hash, 'UTF8') || body), 'hex')),
+       array_agg(version), string_agg(prev_hash || hash, '')
+FROM events WHERE game_id = ANY($1::text[]) GROUP BY game_id
 """
 _EVENT_COLUMNS = ("game_id", "version", "body", "prev_hash", "hash")
 _UNAVAILABLE = (OSError, asyncio.TimeoutError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
@@ -163,16 +164,18 @@ class PostgresArchive:
         return found
 
     async def chain_heads(self, game_ids: Sequence[str]) -> dict[str, tuple[int, str | None]]:
-        """SHA-256 games are re-chained by PostgreSQL itself (``sha256()``, one row back per game,
-        not every event); SHA-1 games, which it cannot hash without an extension, here."""
+        """SHA-256 games: each row re-hashed by PostgreSQL itself (``sha256()``), the links and
+        versions checked here on what it read back; SHA-1 games, which it cannot hash without an
+        extension, re-chained here from their rows."""
         async with self._connection() as connection:
             rows = await connection.fetch(_CHAIN_HEADS, list(game_ids))
         heads: dict[str, tuple[int, str | None]] = dict.fromkeys(game_ids, (0, None))
         legacy = []
-        for game_id, count, sha256_ok, head in rows:
-            if len(head) != 64:
+        for game_id, hashed_ok, versions, links in rows:
+            head = linked_head(versions, links, SHA256_HEX)
+            if head is None and len(links) != 2 * SHA256_HEX * len(versions):
                 legacy.append(game_id)
-            heads[game_id] = (int(count), head if sha256_ok else None)
+            heads[game_id] = (len(versions), head if hashed_ok else None)
         for game_id, copy in (await self.entries_of(legacy)).items() if legacy else ():
             heads[game_id] = (len(copy), chain_head(copy))
         return heads

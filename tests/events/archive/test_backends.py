@@ -110,6 +110,35 @@ async def test_the_chain_heads_are_recomputed_from_the_stored_rows(archive):
 
 
 
+async def test_a_row_hashed_right_but_linked_wrong_breaks_the_chain(archive):
+    """Each row's own hash checks, but one row's prev_hash is not the hash before it (a row of
+    another chain): the links are checked too, not only the hashes."""
+    from events.chain import link_hash
+
+    forked = chained("forked", 6)
+    rows = list(forked.entries)
+    version, body, _, _ = rows[3]
+    rows[3] = (version, body, "f" * 64, link_hash("f" * 64, body, "sha256"))
+    await archive.put([dataclasses.replace(forked, entries=rows)])
+    assert await archive.chain_heads(["forked"]) == {"forked": (6, None)}
+
+
+def test_linked_head_puts_rows_in_version_order_and_checks_every_link():
+    from events.archive.base import linked_head
+
+    def pair(prev: str, digest: str) -> str:
+        return prev + digest
+
+    a, b, c = "a" * 4, "b" * 4, "c" * 4
+    links = [pair("0" * 4, a), pair(a, b), pair(b, c)]
+    assert linked_head([1, 2, 3], "".join(links), 4) == c
+    assert linked_head([3, 1, 2], links[2] + links[0] + links[1], 4) == c
+    assert linked_head([1, 2, 4], "".join(links), 4) is None  # a version missing
+    assert linked_head([1, 2, 3], pair("0" * 4, a) + pair(c, b) + pair(b, c), 4) is None  # a link broken
+    assert linked_head([1, 2], "".join(links), 4) is None  # rows and links disagree
+    assert linked_head([], "", 4) is None
+
+
 async def test_both_backends_are_archives_and_the_reading_store_is_a_store(archive, embedded_redis_url):
     from events.archive import Archive
     from events.archive.reading import ArchivingStore
