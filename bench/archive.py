@@ -3,18 +3,19 @@ reads of archived games.
 
 On a throwaway embedded Valkey (fsync everysec) the bench writes ``games`` finished games straight
 to the store as the service writes them (a SHA-256 chain, the meta with its lobby entry, filed as
-finished), each of ``events`` events whose bodies are the size of a real game's (~300 bytes), and
-measures:
+finished, an entry in the public ledger), each of ``events`` events whose bodies are the size of
+a real game's (~300 bytes), and measures:
 
 - **throughput**: one node's archiving passes (:class:`events.archive.archiver.Archiver`, batches
-  of 200: probe, lease, read, COPY, read back and re-chain, conditional delete, unlist) into the
-  local PostgreSQL (``DONJON_BENCH_POSTGRES_URL``, default the database ``test`` of
-  127.0.0.1:5432, in a schema of its own dropped afterwards), games/s and events/s; and into the
-  SQLite default, on fewer games;
-- **Valkey memory** (``used_memory`` less the clients' buffers) of the empty server and after every game was
-  archived; "empty" is measured after a warm-up pass of 50 games (created, archived), since a
-  freshly started server holds ~0.5 MiB less whatever comes after: the allocator's caches and the
-  scripts, not data;
+  of 200, three in flight: probe, lease, read, COPY, read back and re-chain, conditional delete,
+  unlist; then the ledger's entries of those games) into the local PostgreSQL
+  (``DONJON_BENCH_POSTGRES_URL``, default the database ``test`` of 127.0.0.1:5432, in a schema of
+  its own dropped afterwards), games/s and events/s; and into the SQLite default, on fewer games;
+- **Valkey memory** (``used_memory`` less the clients' buffers) of the empty server and after
+  every game was archived (the games and their ledger entries: the pass moves both; the
+  ledger's head stays); "empty" is measured after a warm-up pass of 50 games (created,
+  archived), since a freshly started server holds ~0.5 MiB less whatever comes after: the
+  allocator's caches and the scripts, not data;
 - **reads**: p50/p99 of ``store.read(game_id)`` of random archived games through the service's
   store (:class:`events.archive.reading.ArchivingStore`), 1,000 reads.
 """
@@ -111,7 +112,8 @@ async def _measure(url: str, where: str, label: str, count: int, events: int, *,
 
 
 async def _write_games(store: Any, count: int, events: int) -> list[str]:
-    """``count`` finished games as the service writes them; their ids."""
+    """``count`` finished games as the service writes them (each with its entry in the public
+    ledger, recorded between its meta and its first events); their ids."""
     from events.chain import genesis
     from events.envelope import NewEvent
 
@@ -124,6 +126,8 @@ async def _write_games(store: Any, count: int, events: int) -> list[str]:
         batch += [NewEvent("tile_placed", {**_PAYLOAD, "n": i}) for i in range(events - 2)]
         batch.append(NewEvent("game.finished", {"winner": n % 2}))
         await store.create_game(game_id, {"game": "bench", "seats": 2, "options": {}})
+        await store.ledger.record(game_id, {"game": "bench", "options": {}, "seed_commitment": f"{n:064x}",
+                                            "created": now + n})  # as service.fairness.ledger.record_game
         await store.append(game_id, batch, expected_version=0, command_id=f"c-{game_id}", actor=None, ts=now,
                            link=genesis("sha256"))
         entry = {"id": game_id, "game": "bench", "status": "finished", "version": events, "created": now + n}

@@ -17,6 +17,10 @@ the node computes the hash on top of the head it read and the script appends onl
 still the head (and the game has no entry yet); another node that appended first makes the node
 try again on the head the refusal names (:meth:`Ledger.record`).
 
+Entries may move to the archive of finished games (:mod:`events.archive.ledger`: those of games
+no longer in the live store, never the head); with the archive attached (:attr:`Ledger.archive`)
+every read here answers the same entries, the same bytes, from wherever each one is.
+
 >>> ledger_key(), games_key()
 ('donjon:ledger:{ledger}', 'donjon:ledger:{ledger}:games')
 >>> entry_hash(GENESIS, {"position": 1, "id": "g"})[:16]
@@ -29,9 +33,9 @@ import asyncio
 import hashlib
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from events.errors import StoreError
 from events.server import Script, Server
@@ -39,6 +43,7 @@ from events.server import Script, Server
 __all__ = [
     "GENESIS",
     "Ledger",
+    "LedgerArchive",
     "LedgerEntry",
     "canonical_json",
     "entry_hash",
@@ -121,11 +126,35 @@ def _entry_of(row: Any) -> LedgerEntry:
     return LedgerEntry(json.loads(fields["entry"]), fields["prev_hash"], fields["hash"])
 
 
+def entry_of_row(row: Sequence[Any]) -> LedgerEntry:
+    """An archived row ``(position, game id, entry JSON, prev_hash, hash, ...)`` as an entry."""
+    return LedgerEntry(json.loads(row[2]), str(row[3]), str(row[4]))
+
+
+class LedgerArchive(Protocol):
+    """What the ledger reads of an archive (:class:`events.archive.base.Archive` has it)."""
+
+    async def ledger_rows(self, start: int, limit: int) -> Sequence[Sequence[Any]]: ...
+
+    async def ledger_position(self, game_id: str) -> int | None: ...
+
+
+def _from_start(entries: Sequence[LedgerEntry], start: int) -> bool:
+    """Whether live ``entries`` (a page from ``start``) are the whole answer: they begin at
+    ``start`` with no gap, so no archived entry falls among them (and none lies past the head,
+    which never moves)."""
+    if not entries or entries[0].position != start:
+        return False
+    return entries[-1].position - start == len(entries) - 1
+
+
 class Ledger:
     """The ledger on the store's server (:class:`events.server.Server`: its budget, its errors)."""
 
     def __init__(self, server: Server) -> None:
         self.server = server
+        self.archive: LedgerArchive | None = None
+        """Where moved entries are (``None``: every entry is live)."""
         self._append: Script | None = None
         self._lock = asyncio.Lock()
         self._head: tuple[int, str] | None = None
@@ -179,10 +208,18 @@ class Ledger:
         return last.position, last.hash
 
     async def page(self, start: int, limit: int) -> list[LedgerEntry]:
-        """Up to ``limit`` entries from position ``start`` on, in order."""
+        """Up to ``limit`` entries from position ``start`` on, in order: the live ones, merged
+        with the archived ones unless the live ones run from ``start`` without a gap (an entry
+        in both, while it moves, is the same entry)."""
+        start = max(start, 1)
         async with self.server.call():
-            rows = await self.server.redis.xrange(ledger_key(), f"{max(start, 1)}-0", "+", count=limit)
-        return [_entry_of(row) for row in rows]
+            rows = await self.server.redis.xrange(ledger_key(), f"{start}-0", "+", count=limit)
+        live = [_entry_of(row) for row in rows]
+        if self.archive is None or _from_start(live, start):
+            return live
+        merged = {entry.position: entry for entry in map(entry_of_row, await self.archive.ledger_rows(start, limit))}
+        merged.update((entry.position, entry) for entry in live)
+        return [merged[position] for position in sorted(merged)[:limit]]
 
     async def entry_at(self, position: int) -> LedgerEntry | None:
         """The entry at ``position``, if there is one."""
@@ -193,7 +230,9 @@ class Ledger:
         """Where the game's entry is, ``None`` when it has none."""
         async with self.server.call():
             position = await self.server.redis.hget(games_key(), game_id)
-        return None if position is None else int(_text(position))
+        if position is not None:
+            return int(_text(position))
+        return None if self.archive is None else await self.archive.ledger_position(game_id)
 
     def _script(self) -> Script:
         if self._append is None:

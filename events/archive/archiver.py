@@ -17,6 +17,9 @@ any point leaves every game whole in the live store, in the archive, or in both:
    meanwhile keeps the game live, to be archived again later).
 7. **Unlist** it from the lobby's live index (the archive lists it now).
 
+After the games, the pass moves the public ledger's entries of the games no longer live to the
+archive too (:class:`events.archive.ledger.LedgerMover`, its own steps and guarantees).
+
 No tombstone is left: a reader that finds no key of a game asks the archive
 (:class:`events.archive.reading.ArchivingStore`), and the copy is there before the keys go.
 
@@ -41,6 +44,7 @@ from typing import Any
 import msgpack
 
 from events.archive.base import Archive, ArchivedGame, Entry
+from events.archive.ledger import LedgerMover
 from events.errors import StoreError
 from events.keys import archive_lease_key, cmds_key, events_key, meta_key
 from events.server import Server
@@ -126,9 +130,12 @@ class PassReport:
     """The last event time of the oldest finished game still live."""
     latencies: list[float] = field(default_factory=list)
     """Seconds from each archived game's last event to its delete."""
+    ledger_moved: int = 0
+    """Ledger entries moved to the archive."""
 
     def merge(self, other: PassReport) -> None:
         self.archived += other.archived
+        self.ledger_moved += other.ledger_moved
         self.seen += other.seen
         self.waiting += other.waiting
         self.taken += other.taken
@@ -174,9 +181,11 @@ class Archiver:
         self._delete = server.script(DELETE_LUA)
         self._read_script = server.script(READ_LUA)
         self._release = server.script(RELEASE_LUA)
+        self.ledger = LedgerMover(server, archive)
 
     async def run_pass(self, max_games: int | None = None) -> PassReport:
-        """Look at every finished game of the live index once (at most ``max_games``): pages of
+        """Look at every finished game of the live index once (at most ``max_games``), then at
+        the live ledger's entries (:class:`~events.archive.ledger.LedgerMover`): pages of
         :data:`PAGE_BATCHES` batches, ``parallel`` of them in flight at once, so that one batch's
         reads from the live store overlap another's writes to the archive (the leases keep them
         apart, as between nodes), and a batch starts as soon as one ends rather than when the
@@ -195,6 +204,7 @@ class Archiver:
                 offset += part.seen - part.archived - part.finished_off  # what stays listed is skipped next
             if len(page) < size:
                 break
+        report.ledger_moved = await self.ledger.run_pass()
         return report
 
     async def _archive_page(self, page: Sequence[str]) -> list[PassReport]:

@@ -30,12 +30,17 @@ __all__ = [
     "game_of_row",
     "game_row",
     "Entry",
+    "LedgerRow",
     "Hook",
     "chain_head",
     "linked_head",
     "pack_hash",
     "unpack_hash",
 ]
+
+LedgerRow = tuple[int, str, str, str, str, bool]
+"""One entry of the public ledger as the archive keeps it: ``(position, game id, entry's
+canonical JSON, prev_hash, hash, indexed)`` (``indexed``: the live game index named it)."""
 
 Entry = tuple[int, bytes, str, str]
 """One stored event: ``(version, body, prev_hash, hash)``, the bytes the chain covers."""
@@ -81,6 +86,8 @@ class ArchiveCounts:
     games: int
     events: int
     schema_version: int
+    ledger: int = 0
+    """Ledger entries moved to the archive."""
 
 
 GAME_COLUMNS = ("game_id", "game", "status", "score", "version", "head", "finished_ms", "archived_ms", "meta", "cmds")
@@ -193,5 +200,22 @@ class Archive(Protocol):
         ...
 
     async def counts(self) -> ArchiveCounts: ...
+
+    async def put_ledger(self, rows: Sequence[LedgerRow]) -> None:
+        """Write ledger entries in one transaction; a position held already is left as it is
+        (an entry never changes, and two nodes may move the same one)."""
+        ...
+
+    async def ledger_rows(self, start: int, limit: int) -> list[LedgerRow]:
+        """Up to ``limit`` archived ledger entries from position ``start`` on, in order."""
+        ...
+
+    async def ledger_rows_at(self, positions: Sequence[int]) -> list[LedgerRow]:
+        """The archived ledger entries at ``positions`` (those it holds), in order."""
+        ...
+
+    async def ledger_position(self, game_id: str) -> int | None:
+        """The position the live game index named for the game, among the archived entries."""
+        ...
 
     async def close(self) -> None: ...

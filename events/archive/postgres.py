@@ -31,6 +31,7 @@ from events.archive.base import (
     ArchiveUnavailable,
     Entry,
     Hook,
+    LedgerRow,
     chain_head,
     game_of_row,
     game_row,
@@ -204,13 +205,52 @@ class PostgresArchive:
                 return ArchiveCounts(0, 0, 0)
             games = await connection.fetchval("SELECT count(*) FROM games")
             events = await connection.fetchval("SELECT count(*) FROM events")
-        return ArchiveCounts(int(games), int(events), version)
+            ledger = await connection.fetchval("SELECT count(*) FROM ledger") if version >= 2 else 0
+        return ArchiveCounts(int(games), int(events), version, int(ledger))
+
+    async def put_ledger(self, rows: Sequence[LedgerRow]) -> None:
+        if not rows:
+            return
+        columns = list(zip(*rows, strict=True))
+        async with self._connection() as connection:
+            await connection.execute(
+                "INSERT INTO ledger (position, game_id, entry, prev_hash, hash, indexed)"
+                " SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[])"
+                " ON CONFLICT (position) DO NOTHING",
+                columns[0], columns[1], columns[2], columns[3], columns[4], [int(flag) for flag in columns[5]],
+            )
+
+    async def ledger_rows(self, start: int, limit: int) -> list[LedgerRow]:
+        async with self._connection() as connection:
+            rows = await connection.fetch(_SELECT_LEDGER + " WHERE position >= $1 ORDER BY position LIMIT $2",
+                                          start, limit)
+        return [_ledger_row(row) for row in rows]
+
+    async def ledger_rows_at(self, positions: Sequence[int]) -> list[LedgerRow]:
+        async with self._connection() as connection:
+            rows = await connection.fetch(_SELECT_LEDGER + " WHERE position = ANY($1::bigint[]) ORDER BY position",
+                                          list(positions))
+        return [_ledger_row(row) for row in rows]
+
+    async def ledger_position(self, game_id: str) -> int | None:
+        async with self._connection() as connection:
+            value = await connection.fetchval(
+                "SELECT position FROM ledger WHERE game_id = $1 AND indexed = 1 ORDER BY position LIMIT 1", game_id
+            )
+        return None if value is None else int(value)
 
     async def close(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(pool.close(), self._timeout)
+
+
+_SELECT_LEDGER = "SELECT position, game_id, entry, prev_hash, hash, indexed FROM ledger"
+
+
+def _ledger_row(row: Any) -> LedgerRow:
+    return (int(row[0]), str(row[1]), str(row[2]), str(row[3]), str(row[4]), bool(row[5]))
 
 
 def _event_rows(games: Sequence[ArchivedGame]) -> Iterator[tuple[Any, ...]]:

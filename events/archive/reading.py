@@ -57,7 +57,9 @@ class ArchivingStore(EventStore):
         self._restore_script = self.server.script(RESTORE_LUA)
 
     def attach(self, archive: Archive | None) -> None:
+        """Serve the archive's games, and its ledger entries, from now on (``None``: stop)."""
         self.archive = archive
+        self.ledger.archive = archive
 
     async def _is_live(self, game_id: str) -> bool:
         async with self.server.call():

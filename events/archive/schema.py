@@ -1,6 +1,6 @@
 """The archive's schema, one step per version, for PostgreSQL and SQLite alike.
 
-Two tables, one per concern, and the version table:
+Three tables, one per concern, and the version table:
 
 - ``games``: one row per archived game: its lobby fields (``status``, ``score``: the listing is
   an index scan of ``games_lobby``), its last version and chain head, when it finished and was
@@ -8,6 +8,10 @@ Two tables, one per concern, and the version table:
   msgpack blob each, field -> stored bytes).
 - ``events``: one row per event, ``(game_id, version)`` its primary key (a game's events by
   version are one index range), with the stored body and both hashes.
+- ``ledger`` (version 2): the public ledger's entries moved out of the live store
+  (:mod:`events.archive.ledger`), ``position`` their key, each with the entry's canonical JSON
+  and both hashes exactly as the ledger's stream held them, and ``indexed`` 1 when the live
+  ledger's game index named this position for the game (``position_of`` answers those).
 - ``schema_version``: one row, the version applied; a node refuses an archive at another
   version (:class:`events.archive.base.ArchiveSchemaError`), ``donjon archive migrate`` applies
   the missing steps.
@@ -43,7 +47,19 @@ _V1 = [
     )""",
 ]
 
-MIGRATIONS: list[list[str]] = [_V1]
+_V2 = [
+    """CREATE TABLE ledger (
+        position  BIGINT PRIMARY KEY,
+        game_id   TEXT NOT NULL,
+        entry     TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash      TEXT NOT NULL,
+        indexed   INTEGER NOT NULL
+    )""",
+    "CREATE INDEX ledger_game ON ledger (game_id)",
+]
+
+MIGRATIONS: list[list[str]] = [_V1, _V2]
 """Step ``n`` (1-based) brings the schema from version ``n - 1`` to ``n``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -25,6 +25,7 @@ from events.archive.base import (
     ArchiveUnavailable,
     Entry,
     Hook,
+    LedgerRow,
     chain_head,
     game_of_row,
     game_row,
@@ -158,7 +159,52 @@ class SqliteArchive:
                 return ArchiveCounts(0, 0, 0)
             games = db.execute("SELECT count(*) FROM games").fetchone()[0]
             events = db.execute("SELECT count(*) FROM events").fetchone()[0]
-            return ArchiveCounts(int(games), int(events), version)
+            ledger = db.execute("SELECT count(*) FROM ledger").fetchone()[0] if version >= 2 else 0
+            return ArchiveCounts(int(games), int(events), version, int(ledger))
+
+        return await self._run(read)
+
+    async def put_ledger(self, rows: Sequence[LedgerRow]) -> None:
+        if not rows:
+            return
+
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany("INSERT OR IGNORE INTO ledger (position, game_id, entry, prev_hash, hash, indexed)"
+                               " VALUES (?, ?, ?, ?, ?, ?)", [(*row[:5], int(row[5])) for row in rows])
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+        await self._run(write)
+
+    async def ledger_rows(self, start: int, limit: int) -> list[LedgerRow]:
+        def read(db: sqlite3.Connection) -> list[LedgerRow]:
+            rows = db.execute(_SELECT_LEDGER + " WHERE position >= ? ORDER BY position LIMIT ?", (start, limit))
+            return [_ledger_row(row) for row in rows.fetchall()]
+
+        return await self._run(read)
+
+    async def ledger_rows_at(self, positions: Sequence[int]) -> list[LedgerRow]:
+        wanted = list(positions)
+
+        def read(db: sqlite3.Connection) -> list[LedgerRow]:
+            found = []
+            for position in sorted(wanted):
+                row = db.execute(_SELECT_LEDGER + " WHERE position = ?", (position,)).fetchone()
+                if row is not None:
+                    found.append(_ledger_row(row))
+            return found
+
+        return await self._run(read)
+
+    async def ledger_position(self, game_id: str) -> int | None:
+        def read(db: sqlite3.Connection) -> int | None:
+            row = db.execute("SELECT position FROM ledger WHERE game_id = ? AND indexed = 1 ORDER BY position LIMIT 1",
+                             (game_id,)).fetchone()
+            return None if row is None else int(row[0])
 
         return await self._run(read)
 
@@ -167,6 +213,14 @@ class SqliteArchive:
             db, self._db = self._db, None
             if db is not None:
                 await asyncio.to_thread(db.close)
+
+
+_SELECT_LEDGER = "SELECT position, game_id, entry, prev_hash, hash, indexed FROM ledger"
+
+
+def _ledger_row(row: Sequence[object]) -> LedgerRow:
+    position, game_id, entry, prev_hash, hash_, indexed = row
+    return (int(position), str(game_id), str(entry), str(prev_hash), str(hash_), bool(indexed))  # type: ignore[call-overload]
 
 
 def _version(db: sqlite3.Connection) -> int:

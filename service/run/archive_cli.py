@@ -2,7 +2,7 @@
 
 - ``migrate``: bring the archive's schema (``DONJON_ARCHIVE_URL``, else the data folder's SQLite
   file) to this donjon's version; exit 0, 2 when it cannot be reached.
-- ``status``: the archive's counts (games, events, schema version) and the live store's
+- ``status``: the archive's counts (games, events, ledger entries, schema version) and the live store's
   finished games: how many, how many are due (``DONJON_ARCHIVE_AFTER_S`` old), the oldest;
   ``--json`` for machines.
 - ``run``: one archiving pass now, as a node's background pass does (leases included, so it is
@@ -98,11 +98,12 @@ async def _run(store: Any, archive: Archive, settings: Settings, as_json: bool) 
     report = await Archiver(store.server, archive, after_ms=settings.archive_after_s * 1000).run_pass()
     seconds = time.perf_counter() - started
     figures = {"archived": report.archived, "waiting": report.waiting, "taken_by_another_node": report.taken,
-               "finished_off": report.finished_off, "seconds": round(seconds, 3)}
+               "finished_off": report.finished_off, "ledger_moved": report.ledger_moved, "seconds": round(seconds, 3)}
     out(json.dumps(figures) if as_json else
         f"archived {report.archived} games in {seconds:.2f} s; {report.waiting} finished games wait"
         f" (not {settings.archive_after_s} s old yet, or their copy did not check); {report.taken} held by"
-        f" another node; {report.finished_off} finished off after an interrupted pass")
+        f" another node; {report.finished_off} finished off after an interrupted pass; {report.ledger_moved}"
+        f" ledger entries moved")
     return 0
 
 
@@ -112,7 +113,8 @@ async def _status(store: Any, archive: Archive, settings: Settings, as_json: boo
     oldest = survey.oldest_waiting_ms
     figures: dict[str, Any] = {
         "archive": archive.where, "schema_version": counts.schema_version, "archived_games": counts.games,
-        "archived_events": counts.events, "live_finished_games": survey.seen, "backlog": survey.waiting,
+        "archived_events": counts.events, "archived_ledger_entries": counts.ledger,
+        "live_finished_games": survey.seen, "backlog": survey.waiting,
         "oldest_unarchived_finished_ms": oldest,
         "oldest_unarchived_age_s": None if oldest is None else round(time.time() - oldest / 1000, 1),
     }
@@ -120,7 +122,7 @@ async def _status(store: Any, archive: Archive, settings: Settings, as_json: boo
         out(json.dumps(figures, indent=2))
         return 0
     out(f"archive         {archive.where} (schema version {counts.schema_version})")
-    out(f"archived        {counts.games:,} games, {counts.events:,} events")
+    out(f"archived        {counts.games:,} games, {counts.events:,} events, {counts.ledger:,} ledger entries")
     out(f"live, finished  {survey.seen:,} games; backlog (not archived yet) {survey.waiting:,}")
     age = "none" if oldest is None else f"{figures['oldest_unarchived_age_s']:,} s since its last event"
     out(f"oldest waiting  {age} (archived {settings.archive_after_s} s after the end)")

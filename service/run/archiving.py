@@ -138,6 +138,6 @@ def record_pass(report: PassReport, metrics: Metrics, seconds: float) -> None:
     metrics.archive_backlog.set(report.waiting)
     oldest = report.oldest_waiting_ms
     metrics.archive_oldest_seconds.set(0 if oldest is None else max(0.0, time.time() - oldest / 1000))
-    if report.archived or report.finished_off:
+    if report.archived or report.finished_off or report.ledger_moved:
         log.info("archive.pass", archived=report.archived, waiting=report.waiting, taken=report.taken,
-                 finished_off=report.finished_off, seconds=round(seconds, 3))
+                 finished_off=report.finished_off, ledger_moved=report.ledger_moved, seconds=round(seconds, 3))

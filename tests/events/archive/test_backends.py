@@ -59,11 +59,48 @@ async def test_a_write_that_fails_half_way_leaves_nothing(archive):
 async def test_an_archive_not_migrated_is_refused_with_the_command_to_run(archive_url):
     backend = open_archive(archive_url.removeprefix("sqlite://"))
     try:
-        with pytest.raises(ArchiveSchemaError, match="schema version 0, this donjon needs 1: run `donjon archive"):
+        with pytest.raises(ArchiveSchemaError,
+                           match=f"schema version 0, this donjon needs {SCHEMA_VERSION}: run `donjon archive"):
             await backend.check()
         assert await backend.migrate() == (0, SCHEMA_VERSION)
         assert await backend.migrate() == (SCHEMA_VERSION, SCHEMA_VERSION)
         await backend.check()
+    finally:
+        await backend.close()
+
+
+async def test_an_archive_at_version_1_keeps_its_games_and_gains_the_ledger_table(archive_url):
+    """A version-1 archive (games and events only) migrated: its games are still there, and the
+    ledger's entries can be written and read."""
+    import sqlite3
+
+    from events.archive.schema import steps_after
+
+    backend = open_archive(archive_url.removeprefix("sqlite://"))
+    try:
+        if archive_url.startswith("sqlite://"):
+            path = archive_url.removeprefix("sqlite://")
+            with sqlite3.connect(path) as db:
+                db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+                for statement in steps_after(0, "BLOB")[0][1]:
+                    db.execute(statement)
+                db.execute("INSERT INTO schema_version VALUES (1)")
+        else:
+            async with backend._connection() as connection:  # type: ignore[attr-defined]
+                await connection.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+                for statement in steps_after(0, "BYTEA")[0][1]:
+                    await connection.execute(statement)
+                await connection.execute("INSERT INTO schema_version VALUES (1)")
+        with pytest.raises(ArchiveSchemaError, match="schema version 1"):
+            await backend.check()
+        assert await backend.migrate() == (1, SCHEMA_VERSION)
+        await backend.put([record("g1")])
+        row = (1, "g1", '{"id":"g1","position":1}', "0" * 64, "a" * 64, True)
+        await backend.put_ledger([row])
+        await backend.put_ledger([row])  # moved twice (two nodes): kept once
+        assert await backend.ledger_rows(1, 10) == [row] and await backend.ledger_rows_at([1, 2]) == [row]
+        assert await backend.ledger_position("g1") == 1 and await backend.ledger_position("g2") is None
+        assert (await backend.counts()).ledger == 1
     finally:
         await backend.close()
 
