@@ -126,25 +126,28 @@ def chain_head(entries: Sequence[Entry]) -> str | None:
     return prev
 
 
-def linked_head(versions: Sequence[int], links: str, width: int) -> str | None:
-    """The head of a chain read back as each row's version and ``prev_hash + hash`` (hashes of
-    ``width`` hex digits, rows in any one order), ``None`` unless the versions are 1, 2, ... and
-    each ``prev_hash`` is the hash before (the genesis first). Whether each row's hash is that
-    of its own body is the caller's check (PostgreSQL recomputes it where the rows are)."""
+def linked_head(versions: Sequence[int], prevs: str, hashes: str, width: int) -> str | None:
+    """The head of a chain read back as each row's version, and its ``prev_hash`` and ``hash``
+    each run together in one string (hashes of ``width`` hex digits, the three in one same order
+    of the rows, any order), ``None`` unless the versions are 1, 2, ... and each ``prev_hash`` is
+    the hash before (the genesis first). Whether each row's hash is that of its own body is the
+    caller's check (PostgreSQL recomputes it where the rows are)."""
     count = len(versions)
-    if not count or len(links) != 2 * width * count:
+    if not count or len(prevs) != width * count or len(hashes) != width * count:
         return None
-    pairs = [links[start:start + 2 * width] for start in range(0, len(links), 2 * width)]
-    if list(versions) != list(range(1, count + 1)):
+    if list(versions) != list(range(1, count + 1)):  # rows out of order: put them in order
         order = sorted(range(count), key=versions.__getitem__)
         if [versions[index] for index in order] != list(range(1, count + 1)):
             return None
-        pairs = [pairs[index] for index in order]
-    prevs = [pair[:width] for pair in pairs]
-    hashes = [pair[width:] for pair in pairs]
-    if prevs[0] != "0" * width or prevs[1:] != hashes[:-1]:
+        prevs, hashes = (_reordered(joined, order, width) for joined in (prevs, hashes))
+    # In version order: prev 1 is the genesis, and prevs 2..n run as hashes 1..n-1 do.
+    if prevs[:width] != "0" * width or prevs[width:] != hashes[:-width]:
         return None
-    return hashes[-1]
+    return hashes[-width:]
+
+
+def _reordered(joined: str, order: Sequence[int], width: int) -> str:
+    return "".join(joined[index * width:(index + 1) * width] for index in order)
 
 
 def pack_hash(fields: Mapping[str, bytes]) -> bytes:

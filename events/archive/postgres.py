@@ -45,14 +45,15 @@ SHA256_HEX = 64
 """Hex digits of a SHA-256 hash."""
 
 # Per game: whether each row's hash is sha256(prev_hash || body), recomputed here from the stored
-# bytes, and every row's version and prev_hash || hash, in one (any) order: the node puts them in
-# version order and checks that each row links to the one before, from the genesis to the head
-# (:func:`events.archive.base.linked_head`). No window or ordered aggregate: sorting each game's
-# rows here cost as much as hashing them.
+# bytes, and every row's version, prev_hash and hash, the three in one same (any) order (one
+# aggregation's input): the node checks that in version order each row links to the one before,
+# from the genesis to the head (:func:`events.archive.base.linked_head`). No window or ordered
+# aggregate: sorting each game's rows here cost as much as hashing them. (Were the three ever in
+# different orders, the links would not check and the game would stay live: it fails closed.)
 _CHAIN_HEADS = """
 SELECT game_id,
        bool_and(hash = encode(sha256(convert_to(prev_hash, 'UTF8') || body), 'hex')),
-       array_agg(version), string_agg(prev_hash || hash, '')
+       array_agg(version), string_agg(prev_hash, ''), string_agg(hash, '')
 FROM events WHERE game_id = ANY($1::text[]) GROUP BY game_id
 """
 _EVENT_COLUMNS = ("game_id", "version", "body", "prev_hash", "hash")
@@ -172,9 +173,9 @@ class PostgresArchive:
             rows = await connection.fetch(_CHAIN_HEADS, list(game_ids))
         heads: dict[str, tuple[int, str | None]] = dict.fromkeys(game_ids, (0, None))
         legacy = []
-        for game_id, hashed_ok, versions, links in rows:
-            head = linked_head(versions, links, SHA256_HEX)
-            if head is None and len(links) != 2 * SHA256_HEX * len(versions):
+        for game_id, hashed_ok, versions, prevs, hashes in rows:
+            head = linked_head(versions, prevs, hashes, SHA256_HEX)
+            if head is None and len(hashes) != SHA256_HEX * len(versions):
                 legacy.append(game_id)
             heads[game_id] = (len(versions), head if hashed_ok else None)
         for game_id, copy in (await self.entries_of(legacy)).items() if legacy else ():
@@ -254,10 +255,11 @@ def _ledger_row(row: Any) -> LedgerRow:
 
 
 def _event_rows(games: Sequence[ArchivedGame]) -> Iterator[tuple[Any, ...]]:
-    """The ``events`` rows of ``games``, built by zip (no Python work per event)."""
-    for game in games:
-        versions, bodies, prevs, hashes = zip(*game.entries, strict=True)
-        yield from zip(itertools.repeat(game.game_id), versions, bodies, prevs, hashes)
+    """The ``events`` rows of ``games``, built by zip and chained (no Python frame per event:
+    COPY pulls the rows through C iterators only, one generator step per game)."""
+    return itertools.chain.from_iterable(
+        zip(itertools.repeat(game.game_id), *zip(*game.entries, strict=True), strict=False) for game in games
+    )
 
 
 async def _version(connection: Any) -> int:

@@ -163,17 +163,14 @@ async def test_a_row_hashed_right_but_linked_wrong_breaks_the_chain(archive):
 def test_linked_head_puts_rows_in_version_order_and_checks_every_link():
     from events.archive.base import linked_head
 
-    def pair(prev: str, digest: str) -> str:
-        return prev + digest
-
-    a, b, c = "a" * 4, "b" * 4, "c" * 4
-    links = [pair("0" * 4, a), pair(a, b), pair(b, c)]
-    assert linked_head([1, 2, 3], "".join(links), 4) == c
-    assert linked_head([3, 1, 2], links[2] + links[0] + links[1], 4) == c
-    assert linked_head([1, 2, 4], "".join(links), 4) is None  # a version missing
-    assert linked_head([1, 2, 3], pair("0" * 4, a) + pair(c, b) + pair(b, c), 4) is None  # a link broken
-    assert linked_head([1, 2], "".join(links), 4) is None  # rows and links disagree
-    assert linked_head([], "", 4) is None
+    a, b, c, zero = "a" * 4, "b" * 4, "c" * 4, "0" * 4
+    assert linked_head([1, 2, 3], zero + a + b, a + b + c, 4) == c
+    assert linked_head([3, 1, 2], b + zero + a, c + a + b, 4) == c
+    assert linked_head([1, 2, 4], zero + a + b, a + b + c, 4) is None  # a version missing
+    assert linked_head([1, 2, 3], zero + c + b, a + b + c, 4) is None  # a link broken
+    assert linked_head([1, 2, 3], a + a + b, a + b + c, 4) is None  # not from the genesis
+    assert linked_head([1, 2], zero + a + b, a + b + c, 4) is None  # rows and links disagree
+    assert linked_head([], "", "", 4) is None
 
 
 async def test_both_backends_are_archives_and_the_reading_store_is_a_store(archive, embedded_redis_url):
