@@ -50,9 +50,12 @@ SHA256_HEX = 64
 # from the genesis to the head (:func:`events.archive.base.linked_head`). No window or ordered
 # aggregate: sorting each game's rows here cost as much as hashing them. (Were the three ever in
 # different orders, the links would not check and the game would stay live: it fails closed.)
+# ``prev_hash::bytea`` is the text's bytes for anything without a backslash, which every row
+# that passes has: its prev_hash is the hash before it (the links), each hash is hex (the
+# comparison with encode()), and the first one is the genesis; it costs less than convert_to().
 _CHAIN_HEADS = """
 SELECT game_id,
-       bool_and(hash = encode(sha256(convert_to(prev_hash, 'UTF8') || body), 'hex')),
+       bool_and(hash = encode(sha256(prev_hash::bytea || body), 'hex')),
        array_agg(version), string_agg(prev_hash, ''), string_agg(hash, '')
 FROM events WHERE game_id = ANY($1::text[]) GROUP BY game_id
 """
