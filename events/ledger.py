@@ -162,10 +162,17 @@ class Ledger:
 
     async def record(self, game_id: str, fields: Mapping[str, Any]) -> LedgerEntry:
         """Append the entry of a new game (``fields`` without ``position``); the entry, or the
-        game's earlier entry when it has one already (a retried creation).
+        game's earlier entry when it has one already (a retried creation, or a game re-dealt
+        under its id, whose first entry then stands against the new deal's commitment).
 
         A node appends one entry at a time (its own creations would only race each other for
-        the head), so only other nodes can make an append retry: each refusal names the new head."""
+        the head), so only other nodes can make an append retry: each refusal names the new head.
+        An earlier entry moved to the archive is looked up there first: the append script sees
+        the live index only (an entry moves only once its game has no live key, and is copied
+        before it leaves, so a creation, which stores the meta first, never misses it)."""
+        archived = await self._archived_entry(game_id)
+        if archived is not None:
+            return archived
         async with self._lock:
             head = self._head or await self.head()
             for attempt in range(_ATTEMPTS):
@@ -176,6 +183,12 @@ class Ledger:
                     raise StoreError(f"ledger: game {game_id!r} is indexed at a position the ledger lacks")
                 await asyncio.sleep(random.random() * 0.001 * min(attempt, 20))
         raise StoreError("ledger: other nodes kept appending first; the entry was not recorded")
+
+    async def _archived_entry(self, game_id: str) -> LedgerEntry | None:
+        if self.archive is None:
+            return None
+        position = await self.archive.ledger_position(game_id)
+        return None if position is None else await self.entry_at(position)
 
     async def _try_append(
         self, game_id: str, fields: Mapping[str, Any], head: tuple[int, str]

@@ -98,3 +98,21 @@ async def test_an_entry_copied_but_not_yet_deleted_reads_once(
     assert await archiver.ledger.run_pass() == 1
     assert await ledger_reads(node, [game_id, head]) == before
     assert await archiver.ledger.run_pass() == 0  # the head always stays live
+
+
+async def test_a_game_re_dealt_after_its_entry_moved_keeps_its_first_entry(
+    aiohttp_client, valkey, archive_url  # noqa: F811
+):
+    """The ledger's guarantee against a game dealt again under its id holds with the entry in
+    the archive: the new deal gets the first entry back (whose commitment it does not match),
+    never a second one."""
+    node = await archiving_node(aiohttp_client, valkey, archive_url)
+    game_id, _ = await finished_tiny(node)
+    await create_tiny(node)
+    store = node.app[STORE]
+    assert (await Archiver(store.server, store.archive, after_ms=0).run_pass()).ledger_moved == 1
+    first = await store.ledger.entry_at(await store.ledger.position_of(game_id))
+    length = await store.redis.xlen(ledger_key())
+    again = await store.ledger.record(game_id, {"game": "tiny", "options": {}, "seed_commitment": "f" * 64,
+                                                "created": 1})
+    assert again == first and await store.redis.xlen(ledger_key()) == length
