@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from events.errors import StoreError
+from events.errors import StoreError, StoreUnavailable
 from events.server import Script, Server
 
 __all__ = [
@@ -185,10 +185,16 @@ class Ledger:
         raise StoreError("ledger: other nodes kept appending first; the entry was not recorded")
 
     async def _archived_entry(self, game_id: str) -> LedgerEntry | None:
+        """The game's entry in the archive, if it has one there. An archive that does not answer
+        does not stop a creation (a new game's id is new; only a game re-dealt under its id while
+        the archive is down would get a second entry, which the ledger then shows)."""
         if self.archive is None:
             return None
-        position = await self.archive.ledger_position(game_id)
-        return None if position is None else await self.entry_at(position)
+        try:
+            position = await self.archive.ledger_position(game_id)
+            return None if position is None else await self.entry_at(position)
+        except StoreUnavailable:
+            return None
 
     async def _try_append(
         self, game_id: str, fields: Mapping[str, Any], head: tuple[int, str]
