@@ -34,6 +34,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.commands.core import AsyncScript
 
+from events.batcher import AppendBatcher
 from events.errors import StoreError, StoreUnavailable
 
 __all__ = [
@@ -214,16 +215,37 @@ class Call:
 
 
 class Script:
-    """A Lua script registered on the server's client; calling it is one bounded, translated call."""
+    """A Lua script registered on the server's client; calling it is one bounded, translated call.
 
-    def __init__(self, server: Server, source: str) -> None:
+    A script that writes, on a server whose writes replicas must confirm (``replica``
+    durability), is sent with a ``WAIT`` after it on the same connection, through an
+    :class:`~events.batcher.AppendBatcher` of its own: its reply counts only once a replica has
+    the write, else the call fails as :class:`~events.errors.StoreUnavailable`. So what a node
+    acknowledges besides appends (a game created, its metadata, its ledger entry, the keys)
+    survives a failover too."""
+
+    def __init__(self, server: Server, source: str, *, writes: bool = True) -> None:
         self.server = server
         self.inner: AsyncScript = server.redis.register_script(source)
         """redis-py's script object (its ``sha`` and ``script``), for whoever pipelines it."""
+        self._confirmed = (
+            AppendBatcher(
+                server.redis, self.inner, max_batch=_CONFIRMED_BATCH, translate=translated,
+                timeout=server.timeout, replicas=server.replicas, replica_timeout_ms=server.replica_timeout_ms,
+            )
+            if writes and server.replicas
+            else None
+        )
 
     async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+        if self._confirmed is not None:
+            return await self._confirmed.call(keys, args)
         async with self.server.call():
             return await self.inner(keys=keys, args=args)
+
+
+_CONFIRMED_BATCH = 32
+"""Most calls of one confirmed script sent in one pipeline before its ``WAIT``."""
 
 
 class Server:
@@ -233,20 +255,31 @@ class Server:
     ``Any``); ``timeout`` bounds every :meth:`call` (``None``: the client's timeouts only).
     """
 
-    def __init__(self, redis: aioredis.Redis | RedisCluster, *, timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        redis: aioredis.Redis | RedisCluster,
+        *,
+        timeout: float | None = None,
+        replicas: int = 0,
+        replica_timeout_ms: int = 1000,
+    ) -> None:
         self.redis: Any = redis
         self.cluster = is_cluster(redis)
         """True on Redis Cluster: multi-key commands go one key (or slot) at a time."""
         self.timeout = timeout
+        self.replicas = replicas
+        """Replicas that must confirm each script's writes (``WAIT``) before it returns; 0: none."""
+        self.replica_timeout_ms = replica_timeout_ms
 
     def call(self, budget: float | None = None) -> Call:
         """One call to the server: ``async with server.call(): ...`` (see :class:`Call`), within
         ``budget`` seconds, or the server's ``timeout`` by default."""
         return Call(self.timeout if budget is None else budget)
 
-    def script(self, source: str) -> Script:
-        """``source`` registered as a :class:`Script` (sent, and loaded when missing, at its first call)."""
-        return Script(self, source)
+    def script(self, source: str, *, writes: bool = True) -> Script:
+        """``source`` registered as a :class:`Script` (sent, and loaded when missing, at its first
+        call); ``writes=False`` for a script that only reads (no replica has anything to confirm)."""
+        return Script(self, source, writes=writes)
 
     def connection_settings(self) -> dict[str, Any]:
         """The settings the client makes its connections with (see :func:`connection_settings`)."""

@@ -137,14 +137,14 @@ class EventStore(Appending, Reading, Metadata, Lobby):
         replicas: int = 0,
         replica_timeout_ms: int = DEFAULT_REPLICA_TIMEOUT_MS,
     ) -> None:
-        self.server = Server(redis, timeout=call_timeout)
+        self.server = Server(redis, timeout=call_timeout, replicas=replicas, replica_timeout_ms=replica_timeout_ms)
         """The client and its call budget: the seam the indexes beside the store use."""
         self.redis = self.server.redis
         """The redis-py client itself (tests and the bench look at the server through it)."""
         self._max_block_ms = block_cap_ms(self.server)
         self._owns_client = owns_client
         self._upcasters = upcasters
-        self._append_script = self.server.script(APPEND_LUA)
+        self._append_script = self.server.script(APPEND_LUA, writes=False)  # the batcher below confirms appends
         self._create_script = self.server.script(CREATE_LUA)
         self._update_meta_script = self.server.script(UPDATE_META_LUA)
         self._file_status_script = self.server.script(FILE_STATUS_LUA)

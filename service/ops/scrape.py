@@ -48,6 +48,9 @@ class WorkerPlace:
     count: int
     sockets: Path
     """The folder of the workers' unix sockets (``worker-<index>.sock``), made by the supervisor."""
+    routed: bool = False
+    """Whether a router hands this worker its connections (:mod:`service.run.routing`) at
+    :attr:`route_socket`, rather than the worker listening on the port itself."""
 
     def socket_of(self, index: int) -> Path:
         return self.sockets / f"worker-{index}.sock"
@@ -55,6 +58,11 @@ class WorkerPlace:
     @property
     def own_socket(self) -> Path:
         return self.socket_of(self.index)
+
+    @property
+    def route_socket(self) -> Path:
+        """Where the router hands this worker the connections of its games."""
+        return self.sockets / f"route-{self.index}.sock"
 
 
 async def gather(place: WorkerPlace, own: bytes) -> bytes:

@@ -67,6 +67,10 @@ variable                       default                     meaning
 ``DONJON_AWAY_MS``             ``120000``                  how long a seat has no socket open
                                                            before it is shown as away
 ``DONJON_WORKERS``             ``0`` (one per core)        ``donjon serve`` processes on one port
+``DONJON_WORKER_ROUTING``      ``game``                    with several workers: ``game`` hands
+                                                           every connection of one game to the
+                                                           same worker; ``kernel`` lets the
+                                                           kernel spread them (``SO_REUSEPORT``)
 ``DONJON_DRAIN_MS``            ``2000``                    on SIGTERM, how long the node refuses
                                                            new games and sockets (``/readyz`` 503)
                                                            before it closes its sockets, so that
@@ -249,6 +253,9 @@ class Settings:
     away_ms: int = field(default=120_000, metadata={"cast": int})
     workers: int = field(default=0, metadata={"cast": int})
     """``donjon serve`` processes on the one port (``service.run.workers``); 0: one per core."""
+    worker_routing: str = field(default="game", metadata={"cast": _choice("game", "kernel")})
+    """How those workers share the port: a router hands each game's connections to one worker
+    (``game``, :mod:`service.run.routing`), or the kernel spreads them (``kernel``, ``SO_REUSEPORT``)."""
     drain_ms: int = field(default=2000, metadata={"cast": int})
     archive: bool = field(default=True, metadata={"cast": _switch})
     """Whether finished games move to the archive (``service.run.archiving``)."""

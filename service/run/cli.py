@@ -162,7 +162,7 @@ def _serve(settings: Any, engines: Mapping[str, Engine[Any]] | None) -> int:
     configure_logging(settings.log_format, settings.log_level, node_id=settings.node_id)
     try:
         return Supervisor(
-            settings, workers, lambda worker, place: _serve_one(worker, engines, reuse_port=True, place=place)
+            settings, workers, lambda worker, place: _serve_one(worker, engines, place=place)
         ).run()
     except DataDirInUse:
         _data_dir_in_use(settings)
@@ -173,7 +173,6 @@ def _serve_one(
     settings: Any,
     engines: Mapping[str, Engine[Any]] | None,
     *,
-    reuse_port: bool = False,
     place: WorkerPlace | None = None,
 ) -> int:
     from events.archive import ArchiveSchemaError
@@ -198,7 +197,11 @@ def _serve_one(
         )
 
     try:
-        return serve_app(app, host=settings.host, port=settings.port, announce=announce, reuse_port=reuse_port or None)
+        return serve_app(
+            app, host=settings.host, port=settings.port, announce=announce,
+            reuse_port=None if place is None or place.routed else True,  # a worker the kernel hands connections to
+            handed=None if place is None or not place.routed else place.route_socket,
+        )
     except DataDirInUse:
         _data_dir_in_use(settings)
         return 2

@@ -13,6 +13,7 @@ import asyncio
 import gc
 import signal
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any, TypeVar
 
 import uvloop
@@ -47,24 +48,29 @@ def serve_app(
     port: int,
     announce: Callable[[], None] | None = None,
     reuse_port: bool | None = None,
+    handed: Path | None = None,
 ) -> int:
     """Serve the aiohttp ``app`` as ``donjon serve`` does, until stopped; the exit status.
+
+    ``handed``: take the connections a router hands over at that unix socket
+    (:mod:`service.run.routing`) instead of listening on ``host:port``.
 
     On uvloop, no access log, the collector settled once every resource has started (the bench's
     cluster nodes too). SIGTERM and SIGINT, or a part of the node that cannot go on, ask the app's
     :class:`~service.ops.lifecycle.Lifecycle` to stop: the node drains, then stops."""
     app.on_startup.append(_settle_gc_on_startup)  # after the cleanup contexts: every resource has started
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(_serve(app, host, port, announce, reuse_port))
+        return runner.run(_serve(app, host, port, announce, reuse_port, handed))
 
 
 async def _serve(
-    app: Any, host: str, port: int, announce: Callable[[], None] | None, reuse_port: bool | None
+    app: Any, host: str, port: int, announce: Callable[[], None] | None, reuse_port: bool | None, handed: Path | None
 ) -> int:
     from aiohttp import web
 
     from service.edge.keys import LIFECYCLE, WORKER
     from service.run.drain import drain
+    from service.run.routing import HandedSockets
 
     life = app[LIFECYCLE]
     loop = asyncio.get_running_loop()
@@ -72,8 +78,13 @@ async def _serve(
         loop.add_signal_handler(sig, life.stop, 0, signal.Signals(sig).name)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=STOP_BOUND)
     await runner.setup()
+    assert runner.server is not None  # made by setup()
+    taken = None if handed is None else HandedSockets(handed, runner.server)
     try:
-        await web.TCPSite(runner, host, port, reuse_port=reuse_port).start()
+        if taken is None:
+            await web.TCPSite(runner, host, port, reuse_port=reuse_port).start()
+        else:
+            taken.start()
         if WORKER in app:  # where the other workers ask for this one's series
             await web.UnixSite(runner, str(app[WORKER].own_socket)).start()
         if announce is not None:
@@ -81,6 +92,8 @@ async def _serve(
         await life.stopped()
         await drain(app)
     finally:
+        if taken is not None:
+            taken.stop()
         await runner.cleanup()
     return int(life.status)
 

@@ -3,16 +3,21 @@
 The supervisor (the process ``donjon serve`` started) starts the embedded store once, when no
 ``DONJON_REDIS_URL`` names one, then forks N workers. Each worker is an ordinary node (the
 multi-node design: its own cache, stream reader and bot scheduler) on the supervisor's store,
-listening on the same address with ``SO_REUSEPORT``, so the kernel spreads new connections
-over the workers; a command taken on one worker reaches the spectators on another through the
-stream, as between any two nodes. The supervisor holds a socket bound to that address for as
-long as it runs, so port ``0`` resolves once and the port stays the workers'.
+serving one address. By default (``DONJON_WORKER_ROUTING=game``) a router process accepts on
+it and hands every connection of one game to the same worker (:mod:`service.run.routing`), as a
+load balancer routes by game between nodes; with ``kernel`` the workers listen on the address
+themselves with ``SO_REUSEPORT`` and the kernel spreads the connections. Either way a command
+taken on one worker reaches the spectators on another through the stream, as between any two
+nodes. The supervisor holds a socket bound to that address for as long as it runs (the router's
+listening socket), so port ``0`` resolves once, the port stays the workers', and connections
+wait in its backlog while a router restarts.
 
 * SIGTERM or SIGINT to the supervisor: every worker gets SIGTERM and closes its sockets
   (``going away``), then the supervisor stops the embedded store; a worker still running after
   :data:`STOP_GRACE` seconds is killed.
-* A worker killed by a signal (SIGKILL, the OOM killer) is logged and started again after
-  :data:`RESTART_DELAY`; the others serve on meanwhile. Its socket's pending connections are
+* A worker (or the router) killed by a signal (SIGKILL, the OOM killer) is logged and started
+  again after :data:`RESTART_DELAY`; the others serve on meanwhile, the router handing the
+  dead worker's games to the next worker. Its socket's pending connections are
   lost, never a command that was acknowledged (acks follow the fsynced append). A worker that
   exits by itself (it refused its settings, or failed) stops them all with its exit status, as
   the one process of ``--workers 1`` would end.
@@ -46,9 +51,10 @@ from service.ops.logs import get_logger
 from service.ops.scrape import WorkerPlace
 from service.ops.settings import Secret, Settings
 from service.run.archiving import embedded_archive_url
+from service.run.routing import Router
 from service.run.supervise import GAVE_UP, RestartBudget
 
-__all__ = ["RESTART_DELAY", "STOP_GRACE", "Supervisor", "cgroup_cpu_quota", "default_workers"]
+__all__ = ["RESTART_DELAY", "ROUTER", "STOP_GRACE", "Supervisor", "cgroup_cpu_quota", "default_workers"]
 
 STOP_GRACE = 10.0
 """Seconds the workers have, on top of their drain (``DONJON_DRAIN_MS``), to close their sockets
@@ -57,6 +63,11 @@ RESTART_DELAY = 1.0
 """Seconds between a worker's death and its replacement, so a worker that cannot start does
 not spin."""
 _PR_SET_PDEATHSIG = 1
+_PR_SET_NAME = 15
+ROUTER = -1
+"""The router's index among the supervisor's children (workers are 0, 1, ...)."""
+BACKLOG = 1024
+"""Connections the router's socket queues (while the router restarts, too)."""
 
 
 def default_workers(cgroup: Path = Path("/sys/fs/cgroup")) -> int:
@@ -106,6 +117,13 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def _name_process(name: str) -> None:
+    """Name this process as ``ps``, ``top`` and ``/proc/<pid>/comm`` show it (``donjon-router``,
+    ``donjon-worker-0``): an operator tells the router and the workers apart at a glance."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, name.encode()[:15])
+
+
 def _reserve(host: str, port: int) -> socket.socket:
     """A socket bound to ``host:port`` with ``SO_REUSEPORT`` and not listening: it fixes the
     port (``0`` included) for the workers and takes no connection itself."""
@@ -137,6 +155,7 @@ class Supervisor:
         """Serve until SIGTERM/SIGINT; 0 after a clean stop, else the exit status of a worker
         that ended by itself (2: a setting or dataset it cannot use), as one process would."""
         keeper = _reserve(self.settings.host, self.settings.port)
+        self.keeper = keeper
         port = keeper.getsockname()[1]
         store: EmbeddedServer | None = None
         settings = dataclasses.replace(self.settings, port=port)
@@ -151,7 +170,13 @@ class Supervisor:
         try:
             for index in range(self.workers):
                 self._start(settings, index)
-            self.log.info("serve.workers", workers=self.workers, pids=sorted(self.pids), port=port)
+            if self.routed:
+                keeper.listen(BACKLOG)
+                self._start(settings, ROUTER)
+            self.log.info(
+                "serve.workers", workers=self.workers, pids=sorted(self.pids), port=port,
+                routing=self.settings.worker_routing,
+            )
             self._watch(settings, store)
         finally:
             self._stop_workers()
@@ -164,24 +189,45 @@ class Supervisor:
                 self.log.info("embedded.stopped", data_dir=str(settings.data_dir))
         return self._status
 
+    @property
+    def routed(self) -> bool:
+        """Whether a router hands each game's connections to one worker (else the kernel spreads them)."""
+        return self.settings.worker_routing == "game"
+
     def _on_stop(self, _signum: int, _frame: FrameType | None) -> None:
         self._stopping = True
 
     def _start(self, settings: Settings, index: int) -> None:
-        worker = dataclasses.replace(settings, node_id=f"{settings.node_id}-{index}")
         pid = os.fork()
-        if pid == 0:  # the worker
+        if pid == 0:  # the worker, or the router
             status = 1
             try:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     signal.signal(sig, signal.SIG_DFL)
                 _die_with_parent()
-                status = self.serve(worker, WorkerPlace(index, self.workers, self.sockets))
+                _name_process("donjon-router" if index == ROUTER else f"donjon-worker-{index}")
+                status = self._route() if index == ROUTER else self._serve_as(settings, index)
             except Exception:  # logged here: os._exit below skips the interpreter's own report
                 self.log.exception("serve.worker_failed", worker=index)
             finally:
                 os._exit(status)
         self.pids[pid] = index
+
+    def _serve_as(self, settings: Settings, index: int) -> int:
+        worker = dataclasses.replace(settings, node_id=f"{settings.node_id}-{index}")
+        return self.serve(worker, WorkerPlace(index, self.workers, self.sockets, routed=self.routed))
+
+    def _route(self) -> int:
+        stop = False
+
+        def on_stop(_signum: int, _frame: FrameType | None) -> None:
+            nonlocal stop
+            stop = True
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, on_stop)
+        channels = [WorkerPlace(index, self.workers, self.sockets).route_socket for index in range(self.workers)]
+        return Router(self.keeper, channels, lambda: stop).run()
 
     def _watch(self, settings: Settings, store: EmbeddedServer | None) -> None:
         """Wait for worker deaths until asked to stop; start a replacement for each. Keep the

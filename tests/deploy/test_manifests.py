@@ -49,7 +49,7 @@ def test_the_pods_are_probed_drained_and_budgeted() -> None:
 def test_every_long_running_compose_service_has_a_healthcheck() -> None:
     services = compose()["services"]
     for name, service in services.items():
-        if name.startswith(("api", "capi", "redis", "valkey")):
+        if name.startswith(("api", "capi", "redis", "valkey", "postgres")):
             assert "healthcheck" in service, f"{name} has no healthcheck"
     for balancer in ("lb", "lb-cluster"):
         conditions = {dependency["condition"] for dependency in services[balancer]["depends_on"].values()}
@@ -71,3 +71,21 @@ def test_the_nodes_share_one_seed_key_and_set_no_per_node_key() -> None:
         if name.startswith(("api", "capi")):
             assert environment["DONJON_SEED_KEY"].startswith("${DONJON_SEED_KEY:?")
             assert "DONJON_SIGNING_KEY" not in environment, "the deployment's signing key lives in the store"
+
+
+def test_every_node_archives_into_a_migrated_postgresql() -> None:
+    services = compose()["services"]
+    for name, service in services.items():
+        if name.startswith(("api", "capi")):
+            url = service["environment"]["DONJON_ARCHIVE_URL"]
+            assert url.startswith("postgresql://") and "@postgres:5432/" in url
+            migrate = "archive-migrate" if name.startswith("api") else "archive-migrate-cluster"
+            assert service["depends_on"][migrate]["condition"] == "service_completed_successfully"
+            assert services[migrate]["environment"]["DONJON_ARCHIVE_URL"] == url, "migrated where it archives"
+            assert services[migrate]["command"] == ["donjon", "archive", "migrate"]
+    pod = next(m for m in manifests() if m["kind"] == "Deployment")["spec"]["template"]["spec"]
+    [init] = pod["initContainers"]
+    assert init["args"] == ["donjon", "archive", "migrate"]
+    for container in (init, pod["containers"][0]):
+        archive = next(variable for variable in container["env"] if variable["name"] == "DONJON_ARCHIVE_URL")
+        assert archive["valueFrom"]["secretKeyRef"]["key"] == "archive-url"

@@ -20,8 +20,9 @@ import redis
 
 from events.embedded import EmbeddedServer
 from events.errors import StoreUnavailable
+from events.ledger import ledger_key
 from events.localcluster import ClusterMaster, LocalCluster, LocalReplicaPair
-from events.store import EventStore, NewEvent, events_key
+from events.store import EventStore, NewEvent, events_key, meta_key
 
 ROUNDS = 8
 """Master kills of the plain pair; each round writes, kills right after an ack, and checks."""
@@ -204,5 +205,32 @@ async def test_the_resend_of_an_unconfirmed_append_is_confirmed_once_a_replica_h
         again = await store.append("g", [NewEvent("e", {})], expected_version=0, command_id="c", actor=None, ts=0)
         assert again.duplicate and again.last_version == 1
         assert replica_client(pair).xlen(events_key("g")) == 1
+    finally:
+        await store.close()
+
+
+async def test_what_a_node_acks_besides_appends_waits_for_a_replica_too(alone: str) -> None:
+    """A game's creation, its metadata and its ledger entry are acknowledged writes as much as
+    its events: at ``replica`` durability, with no replica to confirm them, each is refused."""
+    store = await EventStore.connect(alone, durability="replica", replica_timeout_ms=200)
+    try:
+        with pytest.raises(StoreUnavailable, match="NotReplicated"):
+            await store.create_game("g", {"game": "tictactoe"})
+        with pytest.raises(StoreUnavailable, match="NotReplicated"):
+            await store.update_meta("g", {"status": "finished"})
+        with pytest.raises(StoreUnavailable, match="NotReplicated"):
+            await store.ledger.record("g", {"game": "tictactoe", "created": 0})
+    finally:
+        await store.close()
+
+
+async def test_a_replicated_creation_is_on_the_replica_when_acked(pair: LocalReplicaPair) -> None:
+    store = await EventStore.connect(pair.url, durability="replica")
+    try:
+        await store.create_game("g", {"game": "tictactoe"})
+        entry = await store.ledger.record("g", {"game": "tictactoe", "created": 0})
+        replica = replica_client(pair)
+        assert replica.exists(meta_key("g")), "the meta is on the replica"
+        assert replica.xlen(ledger_key()) == entry.position == 1
     finally:
         await store.close()

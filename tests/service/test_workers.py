@@ -26,6 +26,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from service.run.routing import worker_for
 from tests.service.test_crash_recovery import LAUNCH, ROOT, env, free_port, group_gone, new_started_game, wait_ready
 
 WITHIN = 20.0
@@ -48,8 +49,11 @@ class Served:
         return found
 
     def workers(self) -> list[int]:
-        """The pids of the running workers (the supervisor's children but the store)."""
-        return sorted(pid for pid in _children(self.proc.pid) if "valkey" not in _command(pid))
+        """The pids of the running workers (the supervisor's children but the store and the router)."""
+        return sorted(pid for pid in _children(self.proc.pid) if _name(pid).startswith("donjon-worker"))
+
+    def router(self) -> list[int]:
+        return [pid for pid in _children(self.proc.pid) if _name(pid) == "donjon-router"]
 
     def store(self) -> list[int]:
         return [pid for pid in _children(self.proc.pid) if "valkey" in _command(pid)]
@@ -67,6 +71,13 @@ async def until(condition: Any, within: float = WITHIN) -> bool:
 def _children(pid: int) -> list[int]:
     path = Path(f"/proc/{pid}/task/{pid}/children")
     return [int(part) for part in path.read_text().split()] if path.exists() else []
+
+
+def _name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except FileNotFoundError:
+        return ""
 
 
 def _command(pid: int) -> str:
@@ -108,12 +119,15 @@ def _client_port(ws: aiohttp.ClientWebSocketResponse) -> int:
     return int(connection.transport.get_extra_info("sockname")[1])
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
+@pytest.fixture(params=["game"])
+def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Served]:
+    """``donjon serve --workers 2``, its connections routed by game (the default) or, with the
+    parameter ``kernel``, spread by the kernel."""
     port = free_port()
     log = tmp_path / "serve.log"
     environ = env()
     environ["DONJON_NODE_ID"] = "wk"
+    environ["DONJON_WORKER_ROUTING"] = request.param
     args = ["serve", "--workers", "2", "--port", str(port), "--data-dir", str(tmp_path / "d")]
     proc = subprocess.Popen(
         [sys.executable, "-c", LAUNCH, *args],
@@ -185,6 +199,7 @@ async def _socket_on(
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("served", ["kernel"], indirect=True)
 async def test_spectators_on_one_worker_see_commands_taken_on_another(
     served: Served, session: aiohttp.ClientSession
 ) -> None:
@@ -214,8 +229,8 @@ async def test_spectators_on_one_worker_see_commands_taken_on_another(
 async def test_sigterm_stops_every_worker_and_the_embedded_store(
     served: Served, session: aiohttp.ClientSession
 ) -> None:
-    everyone = [*served.workers(), *served.store()]
-    assert len(everyone) == 3
+    everyone = [*served.workers(), *served.store(), *served.router()]
+    assert len(everyone) == 4
     served.proc.send_signal(signal.SIGTERM)
     assert served.proc.wait(timeout=WITHIN) == 0
     assert group_gone(served.proc.pid), "a worker or the store outlived the supervisor's SIGTERM"
@@ -282,3 +297,63 @@ async def test_every_scrape_shows_the_whole_server(served: Served, session: aioh
         games = sum(sample.value for sample in families["donjon_games_created"].samples if sample.name.endswith("_total"))
         assert games == created, "a scrape must count every worker's games"
         assert [sample.value for sample in families["donjon_scrape_workers"].samples] == [2.0]
+
+
+def _index_of(pid: int) -> int:
+    return int(_name(pid).rsplit("-", 1)[1])
+
+
+@pytest.mark.timeout(120)
+async def test_every_connection_of_one_game_reaches_the_worker_its_id_hashes_to(
+    served: Served, session: aiohttp.ClientSession
+) -> None:
+    games = [(await new_started_game(session, served.base))[0] for _ in range(4)]
+    for game_id in games:
+        holders = set()
+        for _ in range(6):  # each a new connection, as a browser opens every websocket
+            async with aiohttp.ClientSession() as fresh, fresh.ws_connect(f"{served.base}/games/{game_id}/ws") as ws:
+                holder = worker_of(served, _client_port(ws))
+                assert holder is not None
+                holders.add(_index_of(holder))
+        assert holders == {worker_for(game_id, 2)}, f"game {game_id}: its sockets reached workers {holders}"
+
+
+@pytest.mark.timeout(120)
+async def test_a_dead_workers_games_are_served_by_the_other_meanwhile(
+    served: Served, session: aiohttp.ClientSession
+) -> None:
+    game_id, tokens = await new_started_game(session, served.base)
+    owner = next(pid for pid in served.workers() if _index_of(pid) == worker_for(game_id, 2))
+    os.kill(owner, signal.SIGKILL)
+    assert await until(lambda: owner not in served.workers())
+    async with aiohttp.ClientSession() as fresh:
+        await _play_one_command_through_another_worker(served, fresh, game_id, tokens[0])
+
+
+async def _play_one_command_through_another_worker(
+    served: Served, session: aiohttp.ClientSession, game_id: str, token: str
+) -> None:
+    ws = await session.ws_connect(f"{served.base}/games/{game_id}/ws")
+    holder = worker_of(served, _client_port(ws))
+    assert holder is not None and _index_of(holder) != worker_for(game_id, 2)
+    await ws.send_json({"type": "hello", "token": token})
+    first = await ws.receive_json(timeout=WITHIN)
+    await ws.send_json({"type": "command", "id": "c1", "command": first["view"]["legal"][0]})
+    frames = [await ws.receive_json(timeout=WITHIN) for _ in range(2)]
+    assert any(frame["type"] == "ack" for frame in frames)
+    await ws.close()
+
+
+@pytest.mark.timeout(120)
+async def test_a_killed_router_is_started_again_and_no_connection_is_refused_meanwhile(
+    served: Served, session: aiohttp.ClientSession
+) -> None:
+    [router] = served.router()
+    os.kill(router, signal.SIGKILL)
+    for _ in range(10):  # queued in the supervisor's socket until the new router takes them
+        async with (
+            aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as one,
+            one.get(f"{served.base}/readyz", timeout=aiohttp.ClientTimeout(total=WITHIN)) as response,
+        ):
+            assert response.status == 200
+    assert await until(lambda: len(served.router()) == 1 and served.router() != [router])
