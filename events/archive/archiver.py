@@ -184,7 +184,7 @@ class Archiver:
         self.index: ShardedIndex = lobby_index(server, FINISHED)
         self.log = log
         self._delete = server.script(DELETE_LUA)
-        self._read_script = server.script(READ_LUA)
+        self._read_script = server.script(READ_LUA, writes=False)
         self._release = server.script(RELEASE_LUA)
         self.ledger = LedgerMover(server, archive)
 
