@@ -115,11 +115,17 @@ class Node:
     def appended(self, append: Append, after: GameProjection) -> None:
         """Push what this node's own append wrote as soon as the store has it, from the batch
         (fsync'd by then), instead of waiting for its append notice: the sender's update then
-        leaves in the same loop turn as its ack. Only when it continues what the game's sockets
-        were shown and no spectator delay holds events back; else the notice (or a read) pushes
-        it, as any other node's append. The notice that follows finds nothing newer to push."""
+        leaves with its ack. Only in a game with no spectators here, when it continues what the
+        game's sockets were shown and no spectator delay holds events back; else the notice (or
+        a read) pushes it, as any other node's append. The notice that follows finds nothing
+        newer to push."""
         live = self.games.get(append.game_id)
         if live is None or live.version != append.batch.expected_version or delayed(after):
+            return
+        if live.spectator_count:
+            # Spectators are served better on the notice: while the node is busy fanning a
+            # version out, the next appends' notices pile up and one frame per socket shows them
+            # all (measured at 1 game x 200 spectators: 25-50 % more CPU per move when pushed here).
             return
         if self.service.cached(append.game_id) is not after:  # the push takes the fold as it is, never folds again
             return
