@@ -103,6 +103,30 @@ def check_safe(value: Any, where: str = "payload") -> None:
     ...
     events.errors.InvalidEvent: payload['x'] is a float (1.5); allowed: str, int, bool, None, list, dict with str keys
     """
+    if not _is_safe(value):
+        _raise_unsafe(value, where)
+
+
+_PLAIN = (str, bool, type(None))
+
+
+def _is_safe(value: Any) -> bool:
+    """Whether ``value`` is msgpack/JSON-safe, without naming any path: every event of every
+    append passes here, and building each element's path (a format and a ``repr`` per item)
+    made the check cost as much as encoding a large payload. Only a failure names its path."""
+    if isinstance(value, _PLAIN):
+        return True
+    if isinstance(value, int):
+        return _INT_MIN <= value <= _INT_MAX
+    if isinstance(value, (list, tuple)):
+        return all(map(_is_safe, value))
+    if isinstance(value, dict):
+        return all(isinstance(key, str) for key in value) and all(map(_is_safe, value.values()))
+    return False
+
+
+def _raise_unsafe(value: Any, where: str) -> None:
+    """Raise :class:`InvalidEvent` naming the path of the first unsafe value in ``value``."""
     if value is None or isinstance(value, (str, bool)):
         return
     if isinstance(value, int):
@@ -111,13 +135,13 @@ def check_safe(value: Any, where: str = "payload") -> None:
         return
     if isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
-            check_safe(item, f"{where}[{i}]")
+            _raise_unsafe(item, f"{where}[{i}]")
         return
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidEvent(f"{where} has a non-str key {key!r}")
-            check_safe(item, f"{where}[{key!r}]")
+            _raise_unsafe(item, f"{where}[{key!r}]")
         return
     raise InvalidEvent(
         f"{where} is a {type(value).__name__} ({value!r}); "

@@ -15,9 +15,12 @@ games or slots watched.
 Whatever it gets is folded by that game's :class:`~projections.live.LiveGame` and fanned out to
 the game's sockets; the newer projection is offered to the command path's cache so the next
 command decides on it. Events this node is appending itself are not folded here a second time:
-the notice usually comes before the append's answer, so the reader holds them until that append
-is done and pushes the projection the command path folded: it is the game service's
-:class:`~service.play.listeners.AppendWatcher`, told of this node's appends in flight.
+the reader pushes this node's own append as soon as it lands, from the batch and the projection
+the command path folded (:meth:`Node.appended`; the store's answer says the stream holds those
+entries), when it continues what the game's sockets were shown; a notice of it that comes before
+the append's answer is held until that append is done; a notice that comes after finds nothing
+newer. It is the game service's :class:`~service.play.listeners.AppendWatcher`, told of this
+node's appends in flight and landed.
 Because every node, including the one that took a command, pushes this
 same way, a command taken on node A reaches spectators on node B exactly as it reaches its own
 sender. Each new version is also shown to the command path's bot watch
@@ -38,13 +41,18 @@ from typing import Any
 
 from aiohttp import WSCloseCode
 
+from events.envelope import Envelope
 from events.errors import StoreUnavailable
 from events.protocol import Store
 from events.tasks import stop_task
+from projections.delay import delayed
+from projections.game import GameProjection
 from projections.live import AnySubscriber, LiveGame, spectators_frame
 from service.ops.logs import get_logger
 from service.ops.metrics import Metrics
+from service.play.batches import Batch
 from service.play.game_service import GameService
+from service.play.listeners import Append
 
 __all__ = ["Node"]
 
@@ -103,6 +111,26 @@ class Node:
         envelopes = self._awaiting.pop(game_id, None)
         if envelopes is not None:
             self._publish({game_id: envelopes})
+
+    def appended(self, append: Append, after: GameProjection) -> None:
+        """Push what this node's own append wrote as soon as the store has it, from the batch
+        (fsync'd by then), instead of waiting for its append notice: the sender's update then
+        leaves with its ack. Only in a game with no spectators here, when it continues what the
+        game's sockets were shown and no spectator delay holds events back; else the notice (or
+        a read) pushes it, as any other node's append. The notice that follows finds nothing
+        newer to push."""
+        live = self.games.get(append.game_id)
+        if live is None or live.version != append.batch.expected_version or delayed(after):
+            return
+        if live.spectator_count:
+            # Spectators are served better on the notice: while the node is busy fanning a
+            # version out, the next appends' notices pile up and one frame per socket shows them
+            # all (measured at 1 game x 200 spectators: 25-50 % more CPU per move when pushed here).
+            return
+        if self.service.cached(append.game_id) is not after:  # the push takes the fold as it is, never folds again
+            return
+        self._awaiting.pop(append.game_id, None)
+        self._publish({append.game_id: appended_envelopes(append.batch, after)})
 
     def keeps(self, game_id: str) -> bool:
         """The games with sockets on this node stay in the command path's cache."""
@@ -276,8 +304,8 @@ class Node:
         carried, positions = {}, {}
         for game_id, envelopes in due.items():
             live = self.games.get(game_id)
-            if live is None:
-                continue
+            if live is None or (envelopes and envelopes[-1].version <= live.version):
+                continue  # not watched, or shown already (this node pushed its own append as it landed)
             if _continues(live.version, envelopes):
                 carried[game_id] = envelopes
             else:
@@ -328,6 +356,19 @@ class Node:
             self.metrics.updates_delivered.inc(delivered)
             self.service.offer(live.projection)
             self.service.watch_bots(live.projection)
+
+
+def appended_envelopes(batch: Batch, after: GameProjection) -> list[Envelope]:
+    """The envelopes ``batch`` became in the stream, opened, as far as a viewer may see them
+    (the chain's hashes never leave the node, so they are left empty)."""
+    first = batch.expected_version + 1
+    return [
+        Envelope(
+            batch.game_id, first + i, event.type, getattr(event, "schema", 1), event.payload, batch.command_id,
+            batch.actor, batch.ts, "", "", batch.command if i == 0 else None,
+        )
+        for i, event in enumerate(batch.events)
+    ]
 
 
 def _version(envelope: Any) -> int:

@@ -5,7 +5,10 @@ message and dispatches on it. Everything sent to the client (the hello answer, a
 the live updates the node's stream reader fans out) is a whole websocket frame prepared once
 (:class:`FramedCodec`; an update once per visibility class) and written in order: straight to
 the socket's transport while the socket keeps up, else through the connection's outbox by its
-own writer task, which waits on flow control. While a ``hello`` is being answered
+own writer task, which waits on flow control. While a socket's command runs, the frames that
+come for it (its own update, pushed as the append lands, and the other seats' updates) are kept
+back and written with the ack in one ``transport.write``: one ``send`` system call, the largest
+single cost of a trivial command, instead of one per frame. While a ``hello`` is being answered
 the live updates are held back, so the answer (``snapshot``, or ``update`` with what was missed
 since ``since``) is always the first frame and nothing is sent twice or skipped after it; a hello
 that fails drops what it held, since the client's retry reads it again.
@@ -157,6 +160,8 @@ class Connection:
         self.metrics = metrics
         self._outbox: collections.deque[tuple[bytes, float]] = collections.deque()
         self._held: list[tuple[bytes, float]] | None = None
+        self._corked: list[bytes] | None = None
+        """Frames kept back while this socket's command runs, written with its answer (:meth:`cork`)."""
         self._wake = asyncio.Event()
         self._closing = False
         self._closer: asyncio.Future[bool] | None = None  # held: the loop keeps only a weak reference
@@ -190,11 +195,34 @@ class Connection:
         if transport.is_closing() or self.ws.closed:  # nothing more will reach this socket
             self._closing = True
             return True
+        if self._corked is not None:
+            self._corked.append(data)
+            return True
         if transport.get_write_buffer_size() > DIRECT_WRITE_BUFFER:
             return False
         transport.write(data)
         self.metrics.ws_frames_out.inc()
         return True
+
+    def cork(self) -> None:
+        """Keep this socket's frames back until :meth:`uncork`: while the socket's own command
+        runs, its update (pushed as the store answers, :meth:`service.edge.reader.Node.appended`)
+        then leaves with the ack in one ``transport.write``, one ``send`` system call instead of
+        two (each the largest single cost of a trivial command)."""
+        self._corked = []
+
+    def uncork(self, answer: bytes | None = None) -> None:
+        """Write what was kept back, and ``answer`` after it, in one write (in order, as ever)."""
+        frames, self._corked = self._corked or [], None
+        if answer is not None:
+            frames.append(answer)
+        if not frames:
+            return
+        data = frames[0] if len(frames) == 1 else b"".join(frames)
+        if not self._write_now(data):
+            self._enqueue((data, 0.0))
+        elif len(frames) > 1:
+            self.metrics.ws_frames_out.inc(len(frames) - 1)
 
     def hold(self) -> None:
         """Queue live updates aside until :meth:`release` (while a hello is answered)."""
@@ -370,10 +398,15 @@ class _Session:
             raise ServiceError(ErrorCode.HELLO_REQUIRED, "send a hello frame before commands")
         if self.conn.viewer is None:
             raise ServiceError(ErrorCode.SPECTATOR, "spectators cannot send commands; say hello with a seat token")
-        result = await self.service.execute(
-            self.game_id, self.conn.viewer, frame.id, frame.command, frame.expected_version
-        )
-        self.conn.send_encoded(self.conn.codec.ack(frame.id, result.version, result.duplicate))
+        self.conn.cork()
+        try:
+            result = await self.service.execute(
+                self.game_id, self.conn.viewer, frame.id, frame.command, frame.expected_version
+            )
+        except BaseException:
+            self.conn.uncork()  # the error frame follows what was kept back
+            raise
+        self.conn.uncork(self.conn.codec.ack(frame.id, result.version, result.duplicate))
 
 
 def _command_id_of(codec: Codec, data: str | bytes) -> str | None:

@@ -121,6 +121,8 @@ class GameService:
             watcher.append_done(append.game_id, append.after.version)
 
     async def appended(self, append: Append, after: GameProjection) -> None:
+        for watcher in self._watchers:
+            watcher.appended(append, after)
         await self.listings.appended(append, after)
         self.bot_scheduler.appended(after)
         self.clocks.appended(after)

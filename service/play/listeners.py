@@ -52,6 +52,9 @@ class AppendWatcher(Protocol):
         """That append is done, well or not (the projection after it is cached by then, if it
         was appended)."""
 
+    def appended(self, append: Append, after: GameProjection) -> None:
+        """That append landed (not a duplicate); ``after`` is the projection after it, cached."""
+
     def keeps(self, game_id: str) -> bool:
         """True for a game the cache must not forget (one with sockets on this node)."""
 

@@ -5,6 +5,7 @@ with bots it drives (GameService and apps on the embedded Valkey)."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -100,6 +101,9 @@ class _Keeps:
         pass
 
     def append_done(self, game_id: str, version: int) -> None:
+        pass
+
+    def appended(self, append: Any, after: Any) -> None:
         pass
 
     def keeps(self, game_id: str) -> bool:

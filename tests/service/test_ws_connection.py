@@ -158,3 +158,38 @@ async def test_nothing_is_written_to_a_closing_socket():
     await asyncio.sleep(0.01)
     assert transport.written == []
     await conn.stop()
+
+
+async def test_frames_that_come_while_the_sockets_command_runs_leave_with_its_answer_in_one_write():
+    conn, transport, _, _ = connection()
+    conn.cork()
+    conn.deliver(b"u1")
+    conn.deliver(b"u2")
+    assert transport.written == []  # kept back while the command runs
+    conn.uncork(b"ack")
+    assert transport.written == [b"u1u2ack"]
+    conn.deliver(b"u3")
+    assert transport.written[-1] == b"u3"  # uncorked: written at once again
+    await conn.stop()
+
+
+async def test_a_command_that_fails_writes_what_was_kept_back_before_its_error():
+    conn, transport, _, _ = connection()
+    conn.cork()
+    conn.deliver(b"u1")
+    conn.uncork()
+    conn.send({"type": "error"})
+    assert transport.written == [b"u1", FRAMED["json"].encode({"type": "error"})]
+    await conn.stop()
+
+
+async def test_what_a_command_kept_back_queues_in_order_behind_a_full_buffer():
+    conn, transport, _, drain = connection(stalled=True)
+    conn.cork()
+    conn.deliver(b"u1")
+    conn.uncork(b"ack")
+    assert transport.written == []
+    drain.resumed.set()
+    await asyncio.sleep(0.01)
+    assert transport.written == [b"u1ack"]
+    await conn.stop()

@@ -262,3 +262,31 @@ async def test_events_held_for_the_appending_node_are_pushed_when_its_append_fai
     assert [frame["version"] for frame in before if frame["type"] == "update"] == [7]  # pushed before the answer
     update, _ = await receive_until(sockets[1], lambda f: f["type"] == "update")
     assert update["version"] == 7
+
+
+async def test_the_appending_node_pushes_its_own_append_as_it_lands_and_its_notice_costs_no_read(client, monkeypatch):
+    """With no spectator on the node, the node pushes its own append from the store's answer
+    (the reader never folds or reads it again): the sender's update is in its socket by the ack,
+    and the notice that follows carries nothing newer, so no read of the stream is made for it."""
+    from service.edge.keys import METRICS, NODE
+
+    game_id, tokens = await started_tiny(client)
+    sockets = [(await hello(client, game_id, token))[0] for token in tokens]
+    node, metrics = client.app[NODE], client.app[METRICS]
+    pushed = []
+    appended = node.appended
+
+    def spy(append, after):
+        before = node.games[game_id].version if game_id in node.games else None
+        appended(append, after)
+        pushed.append((before, node.games[game_id].version))
+
+    monkeypatch.setattr(node, "appended", spy)
+    gap_reads = metrics.feed_gap_reads.value()
+    await command(sockets[0], "c1", {"type": "draw", "args": {}})
+    ack, frames = await expect_reply(sockets[0], "c1")
+    assert ack["type"] == "ack"
+    assert pushed == [(ack["version"] - 1, ack["version"])]  # pushed as it landed, before the ack
+    assert [frame["version"] for frame in frames if frame["type"] == "update"] == [ack["version"]]
+    await asyncio.sleep(0.2)  # the notice comes and goes
+    assert metrics.feed_gap_reads.value() == gap_reads
