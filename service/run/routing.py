@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import array
 import asyncio
-import contextlib
 import hashlib
 import re
 import selectors
@@ -38,6 +37,8 @@ GAME_IN_PATH = re.compile(rb"^[A-Z]{3,7} /(?:app/)?games/([A-Za-z0-9_-]{1,64})(?
 (the web app's page)."""
 PEEK_BYTES = 2048
 """Most of a request head the router looks at; a request line is far shorter."""
+PARTIAL_POLL_S = 0.02
+"""How often the router looks again at a connection that sent part of its request line."""
 PEEK_WAIT_S = 5.0
 """How long a connection may stay silent before the router hands it over without a game."""
 
@@ -80,6 +81,9 @@ class Router:
         self._selector = selectors.DefaultSelector()
         self._waiting: dict[socket.socket, float] = {}
         """Accepted connections whose request line has not come yet -> when they were accepted."""
+        self._partial: set[socket.socket] = set()
+        """Those of them that sent part of it: looked at again every :data:`PARTIAL_POLL_S`
+        instead of by the selector, which would report their unread bytes again at once."""
         self._channel = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._channel.settimeout(1.0)
         self._next = 0
@@ -90,11 +94,13 @@ class Router:
         self.log.info("router.started", workers=self.workers)
         try:
             while not self.stopping():
-                for key, _ in self._selector.select(timeout=0.2):
+                for key, _ in self._selector.select(timeout=PARTIAL_POLL_S if self._partial else 0.2):
                     if key.fileobj is self.listener:
                         self._accept()
                     else:
                         self._peek(key.fileobj)  # type: ignore[arg-type]
+                for conn in list(self._partial):
+                    self._peek(conn)
                 self._hand_over_the_silent()
         finally:
             for conn in list(self._waiting):
@@ -129,6 +135,9 @@ class Router:
             self._drop(conn)
         elif b"\n" in head or len(head) >= PEEK_BYTES:
             self._hand_over(conn, game_in(head))
+        elif conn not in self._partial:  # the bytes peeked stay readable: the selector would spin on them
+            self._selector.unregister(conn)
+            self._partial.add(conn)
 
     def _hand_over_the_silent(self) -> None:
         """A connection silent for :data:`PEEK_WAIT_S` goes to a worker as it is (its own
@@ -138,8 +147,7 @@ class Router:
             self._hand_over(conn, None)
 
     def _hand_over(self, conn: socket.socket, game_id: str | None) -> None:
-        self._selector.unregister(conn)
-        del self._waiting[conn]
+        self._forget(conn)
         first = worker_for(game_id, self.workers) if game_id is not None else self._take_turn()
         try:
             for step in range(self.workers):  # the game's worker, else the next one that is up
@@ -165,10 +173,16 @@ class Router:
         return True
 
     def _drop(self, conn: socket.socket) -> None:
-        self._waiting.pop(conn, None)
-        with contextlib.suppress(KeyError, ValueError):
-            self._selector.unregister(conn)
+        self._forget(conn)
         conn.close()
+
+    def _forget(self, conn: socket.socket) -> None:
+        """Stop waiting for ``conn``'s request line (registered with the selector or partial)."""
+        self._waiting.pop(conn, None)
+        if conn in self._partial:
+            self._partial.discard(conn)
+        else:
+            self._selector.unregister(conn)
 
 
 class HandedSockets:

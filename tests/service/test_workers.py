@@ -357,3 +357,27 @@ async def test_a_killed_router_is_started_again_and_no_connection_is_refused_mea
         ):
             assert response.status == 200
     assert await until(lambda: len(served.router()) == 1 and served.router() != [router])
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.timeout(120)
+async def test_a_request_line_that_comes_in_pieces_is_routed_without_the_router_spinning(
+    served: Served, session: aiohttp.ClientSession
+) -> None:
+    [router] = served.router()
+    host, port = served.base.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(b"GET /rea")
+    await writer.drain()
+    before = _cpu_seconds(router)
+    await asyncio.sleep(1.0)  # the router has seen bytes but no end of line all this time
+    assert _cpu_seconds(router) - before < 0.3, "the router spun on bytes it had peeked already"
+    writer.write(b"dyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    await writer.drain()
+    answer = await asyncio.wait_for(reader.read(), WITHIN)
+    assert answer.startswith(b"HTTP/1.1 200")
+    writer.close()
