@@ -112,21 +112,25 @@ def cgroup_cpu_quota(cgroup: Path) -> float | None:
     return cpus if cpus > 0 else None
 
 
-def _die_with_parent() -> None:
+def _prctl(option: int, value: object) -> None:
     if sys.platform == "linux":
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        ctypes.CDLL(None, use_errno=True).prctl(option, value)
+
+
+def _die_with_parent() -> None:
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _name_process(name: str) -> None:
     """Name this process as ``ps``, ``top`` and ``/proc/<pid>/comm`` show it (``donjon-router``,
     ``donjon-worker-0``): an operator tells the router and the workers apart at a glance."""
-    if sys.platform == "linux":
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, name.encode()[:15])
+    _prctl(_PR_SET_NAME, name.encode()[:15])
 
 
 def _reserve(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port`` with ``SO_REUSEPORT`` and not listening: it fixes the
-    port (``0`` included) for the workers and takes no connection itself."""
+    """A socket bound to ``host:port`` with ``SO_REUSEPORT``: it fixes the port (``0`` included)
+    for the workers. Not listening yet: with routing by game the router listens on it; with the
+    kernel's spreading it takes no connection itself."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -148,14 +152,15 @@ class Supervisor:
         self.log = get_logger()
         self.pids: dict[int, int] = {}
         """Worker pid -> its index (the index names its node: ``<node_id>-<index>``)."""
+        self.keeper: socket.socket | None = None
+        """The socket bound to the port while :meth:`run` runs (the router's listening socket)."""
         self._stopping = False
         self._status = 0
 
     def run(self) -> int:
         """Serve until SIGTERM/SIGINT; 0 after a clean stop, else the exit status of a worker
         that ended by itself (2: a setting or dataset it cannot use), as one process would."""
-        keeper = _reserve(self.settings.host, self.settings.port)
-        self.keeper = keeper
+        keeper = self.keeper = _reserve(self.settings.host, self.settings.port)
         port = keeper.getsockname()[1]
         store: EmbeddedServer | None = None
         settings = dataclasses.replace(self.settings, port=port)
@@ -226,6 +231,7 @@ class Supervisor:
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, on_stop)
+        assert self.keeper is not None  # bound by run() before any child starts
         channels = [WorkerPlace(index, self.workers, self.sockets).route_socket for index in range(self.workers)]
         return Router(self.keeper, channels, lambda: stop).run()
 
