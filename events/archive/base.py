@@ -31,6 +31,8 @@ __all__ = [
     "game_row",
     "Entry",
     "LedgerRow",
+    "SELECT_LEDGER",
+    "ledger_of_row",
     "Hook",
     "chain_head",
     "linked_head",
@@ -41,6 +43,16 @@ __all__ = [
 LedgerRow = tuple[int, str, str, str, str, bool]
 """One entry of the public ledger as the archive keeps it: ``(position, game id, entry's
 canonical JSON, prev_hash, hash, indexed)`` (``indexed``: the live game index named it)."""
+
+SELECT_LEDGER = "SELECT position, game_id, entry, prev_hash, hash, indexed FROM ledger"
+"""A ledger row as :func:`ledger_of_row` reads it (both backends)."""
+
+
+def ledger_of_row(row: Sequence[object]) -> LedgerRow:
+    """A row of :data:`SELECT_LEDGER` (``indexed`` stored as 0/1) as a :data:`LedgerRow`."""
+    position, game_id, entry, prev_hash, hash_, indexed = row
+    return (int(position), str(game_id), str(entry), str(prev_hash), str(hash_), bool(indexed))  # type: ignore[call-overload]
+
 
 Entry = tuple[int, bytes, str, str]
 """One stored event: ``(version, body, prev_hash, hash)``, the bytes the chain covers."""

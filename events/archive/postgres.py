@@ -25,6 +25,7 @@ import asyncpg
 from events.archive.base import (
     GAME_COLUMNS,
     SELECT_GAME,
+    SELECT_LEDGER,
     ArchiveCounts,
     ArchivedGame,
     ArchiveSchemaError,
@@ -35,6 +36,7 @@ from events.archive.base import (
     chain_head,
     game_of_row,
     game_row,
+    ledger_of_row,
     linked_head,
 )
 from events.archive.schema import SCHEMA_VERSION, VERSION_TABLE, schema_message, steps_after
@@ -226,15 +228,15 @@ class PostgresArchive:
 
     async def ledger_rows(self, start: int, limit: int) -> list[LedgerRow]:
         async with self._connection() as connection:
-            rows = await connection.fetch(_SELECT_LEDGER + " WHERE position >= $1 ORDER BY position LIMIT $2",
+            rows = await connection.fetch(SELECT_LEDGER + " WHERE position >= $1 ORDER BY position LIMIT $2",
                                           start, limit)
-        return [_ledger_row(row) for row in rows]
+        return [ledger_of_row(row) for row in rows]
 
     async def ledger_rows_at(self, positions: Sequence[int]) -> list[LedgerRow]:
         async with self._connection() as connection:
-            rows = await connection.fetch(_SELECT_LEDGER + " WHERE position = ANY($1::bigint[]) ORDER BY position",
+            rows = await connection.fetch(SELECT_LEDGER + " WHERE position = ANY($1::bigint[]) ORDER BY position",
                                           list(positions))
-        return [_ledger_row(row) for row in rows]
+        return [ledger_of_row(row) for row in rows]
 
     async def ledger_position(self, game_id: str) -> int | None:
         async with self._connection() as connection:
@@ -248,13 +250,6 @@ class PostgresArchive:
         if pool is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(pool.close(), self._timeout)
-
-
-_SELECT_LEDGER = "SELECT position, game_id, entry, prev_hash, hash, indexed FROM ledger"
-
-
-def _ledger_row(row: Any) -> LedgerRow:
-    return (int(row[0]), str(row[1]), str(row[2]), str(row[3]), str(row[4]), bool(row[5]))
 
 
 def _event_rows(games: Sequence[ArchivedGame]) -> Iterator[tuple[Any, ...]]:

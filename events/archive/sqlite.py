@@ -19,6 +19,7 @@ from typing import TypeVar
 from events.archive.base import (
     GAME_COLUMNS,
     SELECT_GAME,
+    SELECT_LEDGER,
     ArchiveCounts,
     ArchivedGame,
     ArchiveSchemaError,
@@ -29,6 +30,7 @@ from events.archive.base import (
     chain_head,
     game_of_row,
     game_row,
+    ledger_of_row,
 )
 from events.archive.schema import SCHEMA_VERSION, VERSION_TABLE, schema_message, steps_after
 
@@ -182,21 +184,20 @@ class SqliteArchive:
 
     async def ledger_rows(self, start: int, limit: int) -> list[LedgerRow]:
         def read(db: sqlite3.Connection) -> list[LedgerRow]:
-            rows = db.execute(_SELECT_LEDGER + " WHERE position >= ? ORDER BY position LIMIT ?", (start, limit))
-            return [_ledger_row(row) for row in rows.fetchall()]
+            rows = db.execute(SELECT_LEDGER + " WHERE position >= ? ORDER BY position LIMIT ?", (start, limit))
+            return [ledger_of_row(row) for row in rows.fetchall()]
 
         return await self._run(read)
 
     async def ledger_rows_at(self, positions: Sequence[int]) -> list[LedgerRow]:
         wanted = list(positions)
+        if not wanted:
+            return []
 
         def read(db: sqlite3.Connection) -> list[LedgerRow]:
-            found = []
-            for position in sorted(wanted):
-                row = db.execute(_SELECT_LEDGER + " WHERE position = ?", (position,)).fetchone()
-                if row is not None:
-                    found.append(_ledger_row(row))
-            return found
+            marks = ", ".join("?" * len(wanted))
+            rows = db.execute(SELECT_LEDGER + f" WHERE position IN ({marks}) ORDER BY position", wanted)
+            return [ledger_of_row(row) for row in rows.fetchall()]
 
         return await self._run(read)
 
@@ -213,14 +214,6 @@ class SqliteArchive:
             db, self._db = self._db, None
             if db is not None:
                 await asyncio.to_thread(db.close)
-
-
-_SELECT_LEDGER = "SELECT position, game_id, entry, prev_hash, hash, indexed FROM ledger"
-
-
-def _ledger_row(row: Sequence[object]) -> LedgerRow:
-    position, game_id, entry, prev_hash, hash_, indexed = row
-    return (int(position), str(game_id), str(entry), str(prev_hash), str(hash_), bool(indexed))  # type: ignore[call-overload]
 
 
 def _version(db: sqlite3.Connection) -> int:
