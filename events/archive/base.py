@@ -10,7 +10,8 @@ store never know which one they talk to.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -35,7 +36,12 @@ __all__ = [
     "ledger_of_row",
     "Hook",
     "chain_head",
-    "linked_head",
+    "copy_checks",
+    "EVENT_COLUMNS",
+    "StoredRow",
+    "entries_of_rows",
+    "storable",
+    "stored_rows",
     "pack_hash",
     "unpack_hash",
 ]
@@ -138,28 +144,92 @@ def chain_head(entries: Sequence[Entry]) -> str | None:
     return prev
 
 
-def linked_head(versions: Sequence[int], prevs: str, hashes: str, width: int) -> str | None:
-    """The head of a chain read back as each row's version, and its ``prev_hash`` and ``hash``
-    each run together in one string (hashes of ``width`` hex digits, the three in one same order
-    of the rows, any order), ``None`` unless the versions are 1, 2, ... and each ``prev_hash`` is
-    the hash before (the genesis first). Whether each row's hash is that of its own body is the
-    caller's check (PostgreSQL recomputes it where the rows are)."""
-    count = len(versions)
-    if not count or len(prevs) != width * count or len(hashes) != width * count:
-        return None
-    if list(versions) != list(range(1, count + 1)):  # rows out of order: put them in order
-        order = sorted(range(count), key=versions.__getitem__)
-        if [versions[index] for index in order] != list(range(1, count + 1)):
-            return None
-        prevs, hashes = (_reordered(joined, order, width) for joined in (prevs, hashes))
-    # In version order: prev 1 is the genesis, and prevs 2..n run as hashes 1..n-1 do.
-    if prevs[:width] != "0" * width or prevs[width:] != hashes[:-width]:
-        return None
-    return hashes[-width:]
+def copy_checks(copy: Sequence[Entry], game: ArchivedGame) -> bool:
+    """Whether entries read back from the archive re-chain (:func:`chain_head`) to ``game``'s
+    head, as many as it has: the check of a copy where the database does not hash it itself."""
+    return len(copy) == len(game.entries) and chain_head(copy) == game.head
 
 
-def _reordered(joined: str, order: Sequence[int], width: int) -> str:
-    return "".join(joined[index * width:(index + 1) * width] for index in order)
+StoredRow = tuple[str, int, bytes, bytes | None, bytes]
+"""An ``events`` row as written (schema version 3): ``(game id, version, body, prev_hash, hash)``,
+each hash its raw bytes, and ``prev_hash`` ``None`` when it is the hash of the row before (the
+genesis for version 1): every row of a chain that links, so the column holds only breaks."""
+
+EVENT_COLUMNS = ("game_id", "version", "body", "prev_hash", "hash")
+
+
+def storable(entries: Sequence[Entry]) -> bool:
+    """Whether the archive can keep ``entries`` byte for byte: every hash and ``prev_hash``
+    lowercase hex of one width (the hex is rebuilt from the raw bytes on the way out). Every
+    chain the store writes is."""
+    if not entries:
+        return True
+    _, _, prevs, hashes = zip(*entries, strict=True)
+    width = len(hashes[0])
+    return width > 0 and all(set(map(len, column)) == {width} and _lower_hex("".join(column))
+                             for column in (prevs, hashes))
+
+
+def _lower_hex(text: str) -> bool:
+    try:
+        return bytes.fromhex(text).hex() == text
+    except ValueError:
+        return False
+
+
+def stored_rows(game: ArchivedGame) -> Iterator[StoredRow]:
+    """The ``events`` rows of ``game`` (:data:`StoredRow`); ``ValueError`` unless :func:`storable`.
+    A chain that links from the genesis (every one the store writes) stores no ``prev_hash`` at
+    all, and is sent with no Python frame per row (zip and map, C loops)."""
+    entries = game.entries
+    if not storable(entries):
+        raise ValueError(f"game {game.game_id}: its hashes are not lowercase hex of one width")
+    if not entries:
+        return iter(())
+    versions, bodies, prevs, hashes = zip(*entries, strict=True)
+    if prevs[0] == "0" * len(hashes[0]) and prevs[1:] == hashes[:-1]:
+        links: Iterator[bytes | None] = itertools.repeat(None)
+    else:
+        links = (None if prev == _derived_prev(entries, index) else bytes.fromhex(prev)
+                 for index, prev in enumerate(prevs))
+    return zip(itertools.repeat(game.game_id), versions, bodies, links, map(bytes.fromhex, hashes), strict=False)
+
+
+def _derived_prev(entries: Sequence[Entry], index: int) -> str | None:
+    """The ``prev_hash`` a reader derives for ``entries[index]``: the genesis for version 1, the
+    hash of the entry before when it is the version before, else none."""
+    version, _, _, hash_ = entries[index]
+    if version == 1:
+        return "0" * len(hash_)
+    if index and entries[index - 1][0] == version - 1:
+        return entries[index - 1][3]
+    return None
+
+
+def entries_of_rows(rows: Iterable[Sequence[Any]], first_version: int = 1) -> list[Entry]:
+    """The entries of stored rows ``(version, body, prev_hash, hash)`` of one game in version
+    order, from ``first_version`` on (a row before it, when read, gives the first one's link):
+    the hex of each hash as the live store held it, a ``prev_hash`` not stored being the hash of
+    the version before (the genesis for version 1)."""
+    entries: list[Entry] = []
+    before: tuple[int, str] | None = None
+    for version, body, prev, hash_ in rows:
+        digest = bytes(hash_).hex()
+        if version >= first_version:  # a row before is read only for the first one's link
+            entries.append((version, bytes(body), _link(version, prev, digest, before), digest))
+        before = (version, digest)
+    return entries
+
+
+def _link(version: int, prev: bytes | None, digest: str, before: tuple[int, str] | None) -> str:
+    """A row's ``prev_hash``: stored (a break), else the genesis or the hash of the version before."""
+    if prev is not None:
+        return bytes(prev).hex()
+    if version == 1:
+        return "0" * len(digest)
+    if before is not None and before[0] == version - 1:
+        return before[1]
+    raise StoreError(f"the archive's event {version} links to an event it does not hold")
 
 
 def pack_hash(fields: Mapping[str, bytes]) -> bytes:
@@ -193,18 +263,19 @@ class Archive(Protocol):
         """:class:`ArchiveSchemaError` unless the schema is the version this code reads."""
         ...
 
-    async def put(self, games: Sequence[ArchivedGame], during: Hook | None = None) -> None:
-        """Write ``games`` in one transaction (a game archived before is replaced whole)."""
+    async def put(self, games: Sequence[ArchivedGame], during: Hook | None = None) -> set[str]:
+        """Write ``games`` in one transaction (a game archived before is replaced whole) and check
+        each copy in it, before it commits: the ids of the games whose archived rows, re-hashed
+        from their stored bytes (each ``hash == H(prev_hash + body)``, each ``prev_hash`` the
+        hash before, versions 1, 2, ... from the genesis), give the game's own hashes and head,
+        as many as it has. A game whose copy does not check is not kept (its rows are deleted in
+        the same transaction); one whose hashes are not :func:`storable` is refused
+        (``ValueError``, nothing written)."""
         ...
 
     async def entries(self, game_id: str, from_version: int = 1, to_version: int | None = None) -> list[Entry]: ...
 
     async def entries_of(self, game_ids: Sequence[str]) -> dict[str, list[Entry]]: ...
-
-    async def chain_heads(self, game_ids: Sequence[str]) -> dict[str, tuple[int, str | None]]:
-        """For each game, how many events the archive holds and the head their chain recomputes
-        to from the stored rows (``None`` where it breaks): the archiver's check of a copy."""
-        ...
 
     async def game(self, game_id: str) -> ArchivedGame | None:
         """The game's record without its events (``entries`` empty), or ``None``."""

@@ -16,13 +16,15 @@ import asyncio
 import contextlib
 import itertools
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
+from operator import itemgetter
 from typing import Any
 from urllib.parse import urlsplit
 
 import asyncpg
 
 from events.archive.base import (
+    EVENT_COLUMNS,
     GAME_COLUMNS,
     SELECT_GAME,
     SELECT_LEDGER,
@@ -33,35 +35,40 @@ from events.archive.base import (
     Entry,
     Hook,
     LedgerRow,
-    chain_head,
+    copy_checks,
+    entries_of_rows,
     game_of_row,
     game_row,
     ledger_of_row,
-    linked_head,
+    stored_rows,
 )
 from events.archive.schema import SCHEMA_VERSION, VERSION_TABLE, schema_message, steps_after
 
 __all__ = ["PostgresArchive"]
 
-SHA256_HEX = 64
-"""Hex digits of a SHA-256 hash."""
+SHA256_BYTES = 32
 
-# Per game: whether each row's hash is sha256(prev_hash || body), recomputed here from the stored
-# bytes, and every row's version, prev_hash and hash, the three in one same (any) order (one
-# aggregation's input): the node checks that in version order each row links to the one before,
-# from the genesis to the head (:func:`events.archive.base.linked_head`). No window or ordered
-# aggregate: sorting each game's rows here cost as much as hashing them. (Were the three ever in
-# different orders, the links would not check and the game would stay live: it fails closed.)
-# ``prev_hash::bytea`` is the text's bytes for anything without a backslash, which every row
-# that passes has: its prev_hash is the hash before it (the links), each hash is hex (the
-# comparison with encode()), and the first one is the genesis; it costs less than convert_to().
-_CHAIN_HEADS = """
-SELECT game_id,
-       bool_and(hash = encode(sha256(prev_hash::bytea || body), 'hex')),
-       array_agg(version), string_agg(prev_hash, ''), string_agg(hash, '')
-FROM events WHERE game_id = ANY($1::text[]) GROUP BY game_id
+# Each game's copy checked in the transaction that writes it, against the hashes the node read
+# live ($2: each game's hashes run together, version order): every row's hash is the live hash
+# of its version and sha256(prev || body) of its stored body, with prev the hex of the live hash
+# of the version before (the genesis for version 1), which the row of that version was just
+# found to hold; no row stores a prev_hash (a break); and there are as many rows as live hashes.
+# So the stored rows chain from the genesis to the live head, version by version, and the
+# database never sorts them (each row is compared with its own version's live hash).
+_CHECK = f"""
+SELECT live.game_id FROM unnest($1::text[], $2::bytea[]) AS live(game_id, hashes)
+CROSS JOIN LATERAL (
+    SELECT count(*) AS rows, bool_and(
+        e.prev_hash IS NULL
+        AND e.hash = substring(live.hashes FROM (e.version - 1) * {SHA256_BYTES} + 1 FOR {SHA256_BYTES})
+        AND e.hash = sha256(CASE WHEN e.version = 1 THEN repeat('0', {2 * SHA256_BYTES})
+            ELSE encode(substring(live.hashes FROM (e.version - 2) * {SHA256_BYTES} + 1 FOR {SHA256_BYTES}), 'hex')
+            END::bytea || e.body)) AS ok
+    FROM events AS e WHERE e.game_id = live.game_id AND e.version >= 1
+) AS copy
+WHERE copy.ok AND copy.rows * {SHA256_BYTES} = length(live.hashes)
 """
-_EVENT_COLUMNS = ("game_id", "version", "body", "prev_hash", "hash")
+_SELECT_ENTRIES = "SELECT version, body, prev_hash, hash FROM events"
 _UNAVAILABLE = (OSError, asyncio.TimeoutError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
                 asyncpg.CannotConnectNowError)
 
@@ -121,7 +128,7 @@ class PostgresArchive:
             await connection.execute("SELECT pg_advisory_lock(7170023)")  # one migrating node at a time
             try:
                 before = await _version(connection)
-                for number, statements in steps_after(before, "BYTEA"):
+                for number, statements in steps_after(before, "BYTEA", key='TEXT COLLATE "C"'):
                     async with connection.transaction():
                         for statement in statements:
                             await connection.execute(statement)
@@ -131,9 +138,10 @@ class PostgresArchive:
             finally:
                 await connection.execute("SELECT pg_advisory_unlock(7170023)")
 
-    async def put(self, games: Sequence[ArchivedGame], during: Hook | None = None) -> None:
+    async def put(self, games: Sequence[ArchivedGame], during: Hook | None = None) -> set[str]:
         if not games:
-            return
+            return set()
+        rows = [stored_rows(game) for game in games]  # ValueError before anything is sent
         ids = [game.game_id for game in games]
         now = int(time.time() * 1000)
         async with self._connection() as connection, connection.transaction():
@@ -143,49 +151,26 @@ class PostgresArchive:
                                                    columns=GAME_COLUMNS)
             if during is not None:
                 await during()
-            await connection.copy_records_to_table(
-                "events",
-                records=_event_rows(games),
-                columns=_EVENT_COLUMNS,
-            )
+            await connection.copy_records_to_table("events", records=itertools.chain.from_iterable(rows),
+                                                   columns=EVENT_COLUMNS)
+            checked = await _checked(connection, games)
+            failed = [game_id for game_id in ids if game_id not in checked]
+            if failed:
+                await connection.execute("DELETE FROM events WHERE game_id = ANY($1::text[])", failed)
+                await connection.execute("DELETE FROM games WHERE game_id = ANY($1::text[])", failed)
+        return checked
 
     async def entries(self, game_id: str, from_version: int = 1, to_version: int | None = None) -> list[Entry]:
         async with self._connection() as connection:
             rows = await connection.fetch(
-                "SELECT version, body, prev_hash, hash FROM events WHERE game_id = $1 AND version >= $2"
-                " AND version <= $3 ORDER BY version",
-                game_id, from_version, to_version if to_version is not None else 2**31 - 1,
+                _SELECT_ENTRIES + " WHERE game_id = $1 AND version >= $2 AND version <= $3 ORDER BY version",
+                game_id, from_version - 1, to_version if to_version is not None else 2**31 - 1,
             )
-        return [(row[0], bytes(row[1]), row[2], row[3]) for row in rows]
+        return entries_of_rows(rows, from_version)
 
     async def entries_of(self, game_ids: Sequence[str]) -> dict[str, list[Entry]]:
-        found: dict[str, list[Entry]] = {game_id: [] for game_id in game_ids}
         async with self._connection() as connection:
-            rows = await connection.fetch(
-                "SELECT game_id, version, body, prev_hash, hash FROM events WHERE game_id = ANY($1::text[])"
-                " ORDER BY game_id, version",
-                list(game_ids),
-            )
-        for row in rows:
-            found[row[0]].append((row[1], bytes(row[2]), row[3], row[4]))
-        return found
-
-    async def chain_heads(self, game_ids: Sequence[str]) -> dict[str, tuple[int, str | None]]:
-        """SHA-256 games: each row re-hashed by PostgreSQL itself (``sha256()``), the links and
-        versions checked here on what it read back; SHA-1 games, which it cannot hash without an
-        extension, re-chained here from their rows."""
-        async with self._connection() as connection:
-            rows = await connection.fetch(_CHAIN_HEADS, list(game_ids))
-        heads: dict[str, tuple[int, str | None]] = dict.fromkeys(game_ids, (0, None))
-        legacy = []
-        for game_id, hashed_ok, versions, prevs, hashes in rows:
-            head = linked_head(versions, prevs, hashes, SHA256_HEX)
-            if head is None and len(hashes) != SHA256_HEX * len(versions):
-                legacy.append(game_id)
-            heads[game_id] = (len(versions), head if hashed_ok else None)
-        for game_id, copy in (await self.entries_of(legacy)).items() if legacy else ():
-            heads[game_id] = (len(copy), chain_head(copy))
-        return heads
+            return await _entries_of(connection, game_ids)
 
     async def game(self, game_id: str) -> ArchivedGame | None:
         async with self._connection() as connection:
@@ -252,12 +237,35 @@ class PostgresArchive:
                 await asyncio.wait_for(pool.close(), self._timeout)
 
 
-def _event_rows(games: Sequence[ArchivedGame]) -> Iterator[tuple[Any, ...]]:
-    """The ``events`` rows of ``games``, built by zip and chained (no Python frame per event:
-    COPY pulls the rows through C iterators only, one generator step per game)."""
-    return itertools.chain.from_iterable(
-        zip(itertools.repeat(game.game_id), *zip(*game.entries, strict=True), strict=False) for game in games
+async def _checked(connection: Any, games: Sequence[ArchivedGame]) -> set[str]:
+    """The games whose rows, as the transaction holds them now, check (see :data:`_CHECK`);
+    those of another width (SHA-1, which PostgreSQL cannot hash without an extension) are read
+    back and re-chained here from their stored bytes."""
+    sha256 = [game for game in games if _is_sha256(game)]
+    found = await connection.fetch(
+        _CHECK, [game.game_id for game in sha256],
+        [bytes.fromhex("".join(hash_ for _, _, _, hash_ in game.entries)) for game in sha256],
     )
+    checked = {row[0] for row in found}
+    others = [game for game in games if not _is_sha256(game)]
+    copies = await _entries_of(connection, [game.game_id for game in others]) if others else {}
+    return checked | {game.game_id for game in others if copy_checks(copies[game.game_id], game)}
+
+
+def _is_sha256(game: ArchivedGame) -> bool:
+    return bool(game.entries) and len(game.head) == 2 * SHA256_BYTES
+
+
+async def _entries_of(connection: Any, game_ids: Sequence[str]) -> dict[str, list[Entry]]:
+    rows = await connection.fetch(
+        "SELECT game_id, version, body, prev_hash, hash FROM events WHERE game_id = ANY($1::text[])"
+        " ORDER BY game_id, version",
+        list(game_ids),
+    )
+    found: dict[str, list[Entry]] = {game_id: [] for game_id in game_ids}
+    for game_id, game_rows in itertools.groupby(rows, key=itemgetter(0)):
+        found[game_id] = entries_of_rows(row[1:] for row in game_rows)
+    return found
 
 
 async def _version(connection: Any) -> int:

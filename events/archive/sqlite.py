@@ -10,6 +10,7 @@ writes. The schema and its steps are :mod:`events.archive.schema`'s, as in Postg
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -27,10 +28,12 @@ from events.archive.base import (
     Entry,
     Hook,
     LedgerRow,
-    chain_head,
+    copy_checks,
+    entries_of_rows,
     game_of_row,
     game_row,
     ledger_of_row,
+    stored_rows,
 )
 from events.archive.schema import SCHEMA_VERSION, VERSION_TABLE, schema_message, steps_after
 
@@ -58,6 +61,7 @@ class SqliteArchive:
             db = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a commit survives a killed process
+            db.create_function("decode", 2, _decode, deterministic=True)
             self._db = db
         return self._db
 
@@ -79,60 +83,42 @@ class SqliteArchive:
     async def migrate(self) -> tuple[int, int]:
         return await self._run(_migrate)
 
-    async def put(self, games: Sequence[ArchivedGame], during: Hook | None = None) -> None:
+    async def put(self, games: Sequence[ArchivedGame], during: Hook | None = None) -> set[str]:
         if not games:
-            return
+            return set()
+        rows = [stored_rows(game) for game in games]  # ValueError before anything is written
         loop = asyncio.get_running_loop()
 
-        def write(db: sqlite3.Connection) -> None:
+        def write(db: sqlite3.Connection) -> set[str]:
             now = int(time.time() * 1000)
             db.execute("BEGIN IMMEDIATE")
             try:
                 for game in games:
-                    db.execute("DELETE FROM events WHERE game_id = ?", (game.game_id,))
-                    db.execute("DELETE FROM games WHERE game_id = ?", (game.game_id,))
+                    _delete_game(db, game.game_id)
                 marks = ", ".join("?" * len(GAME_COLUMNS))
                 db.executemany(f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) VALUES ({marks})",
                                [game_row(game, now) for game in games])
                 if during is not None:
                     asyncio.run_coroutine_threadsafe(during(), loop).result()
-                db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)",
-                               [(game.game_id, *entry) for game in games for entry in game.entries])
+                db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)", itertools.chain.from_iterable(rows))
+                checked = {game.game_id for game in games if copy_checks(_entries(db, game.game_id), game)}
+                for game in games:
+                    if game.game_id not in checked:
+                        _delete_game(db, game.game_id)
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
+            return checked
 
-        await self._run(write)
+        return await self._run(write)
 
     async def entries(self, game_id: str, from_version: int = 1, to_version: int | None = None) -> list[Entry]:
         last = to_version if to_version is not None else 2**31 - 1
-
-        def read(db: sqlite3.Connection) -> list[Entry]:
-            rows = db.execute(
-                "SELECT version, body, prev_hash, hash FROM events WHERE game_id = ? AND version BETWEEN ? AND ?"
-                " ORDER BY version",
-                (game_id, from_version, last),
-            ).fetchall()
-            return [(int(v), bytes(b), str(p), str(h)) for v, b, p, h in rows]
-
-        return await self._run(read)
+        return await self._run(lambda db: _entries(db, game_id, from_version, last))
 
     async def entries_of(self, game_ids: Sequence[str]) -> dict[str, list[Entry]]:
-        def read(db: sqlite3.Connection) -> dict[str, list[Entry]]:
-            found: dict[str, list[Entry]] = {game_id: [] for game_id in game_ids}
-            for game_id in game_ids:
-                rows = db.execute(
-                    "SELECT version, body, prev_hash, hash FROM events WHERE game_id = ? ORDER BY version", (game_id,)
-                ).fetchall()
-                found[game_id] = [(int(v), bytes(b), str(p), str(h)) for v, b, p, h in rows]
-            return found
-
-        return await self._run(read)
-
-    async def chain_heads(self, game_ids: Sequence[str]) -> dict[str, tuple[int, str | None]]:
-        copies = await self.entries_of(game_ids)
-        return {game_id: (len(rows), chain_head(rows)) for game_id, rows in copies.items()}
+        return await self._run(lambda db: {game_id: _entries(db, game_id) for game_id in game_ids})
 
     async def game(self, game_id: str) -> ArchivedGame | None:
         def read(db: sqlite3.Connection) -> ArchivedGame | None:
@@ -214,6 +200,28 @@ class SqliteArchive:
             db, self._db = self._db, None
             if db is not None:
                 await asyncio.to_thread(db.close)
+
+
+def _entries(db: sqlite3.Connection, game_id: str, first: int = 1, last: int = 2**31 - 1) -> list[Entry]:
+    rows = db.execute(
+        "SELECT version, body, prev_hash, hash FROM events WHERE game_id = ? AND version BETWEEN ? AND ?"
+        " ORDER BY version",
+        (game_id, first - 1, last),  # the row before the first gives its link
+    )
+    return entries_of_rows(rows, first)
+
+
+def _delete_game(db: sqlite3.Connection, game_id: str) -> None:
+    db.execute("DELETE FROM events WHERE game_id = ?", (game_id,))
+    db.execute("DELETE FROM games WHERE game_id = ?", (game_id,))
+
+
+def _decode(text: str, encoding: str) -> bytes:
+    """PostgreSQL's ``decode(text, 'hex')``, which schema step 3 uses (SQLite before 3.41 has no
+    ``unhex``): a text that is not hex fails the statement."""
+    if encoding != "hex":
+        raise ValueError(f"decode: no encoding {encoding!r}")
+    return bytes.fromhex(text)
 
 
 def _version(db: sqlite3.Connection) -> int:

@@ -12,36 +12,58 @@ from events.archive.schema import SCHEMA_VERSION
 
 
 def record(game_id: str, events: int = 3, score: float = 1.0) -> ArchivedGame:
-    entries = [(v, f"body-{game_id}-{v}".encode(), f"p{v - 1}", f"h{v}") for v in range(1, events + 1)]
+    """A game whose hashes are hex but chain nothing: what the archive stores and reads back (the
+    check of a copy is :func:`chained`'s)."""
+    entries = [(v, f"body-{game_id}-{v}".encode(), f"{v - 1:064x}", f"{v:064x}") for v in range(1, events + 1)]
     return ArchivedGame(
         game_id=game_id, game="tiny", status="finished", score=score, finished_ms=123, version=events,
-        head=f"h{events}", meta={"game": b"\xa4tiny", "lobby": b"{}"}, cmds={"": b"0,0", "c1": b"1,3"},
+        head=f"{events:064x}", meta={"game": b"\xa4tiny", "lobby": b"{}"}, cmds={"": b"0,0", "c1": b"1,3"},
         entries=entries,
     )
 
 
+async def kept(archive, games: list[ArchivedGame]) -> None:
+    """Write games whose copies do not check, as rows only (a test of the reads, not the check)."""
+    if hasattr(archive, "_connection"):
+        from events.archive.base import EVENT_COLUMNS, game_row, stored_rows
+
+        async with archive._connection() as connection:
+            await connection.copy_records_to_table("games", records=[game_row(g, 0) for g in games])
+            for game in games:
+                await connection.copy_records_to_table("events", records=list(stored_rows(game)),
+                                                       columns=EVENT_COLUMNS)
+    else:
+        from events.archive.base import game_row, stored_rows
+
+        def write(db):
+            db.executemany("INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [game_row(g, 0) for g in games])
+            db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)", [row for g in games for row in stored_rows(g)])
+
+        await archive._run(write)
+
+
 async def test_a_game_written_reads_back_byte_for_byte(archive):
-    await archive.put([record("g1"), record("g2", 5, score=2.0)])
+    await kept(archive, [record("g1"), record("g2", 5, score=2.0)])
     assert await archive.entries("g1") == list(record("g1").entries)
     assert await archive.entries("g2", 2, 3) == list(record("g2", 5).entries)[1:3]
     both = await archive.entries_of(["g1", "g2", "none"])
     assert len(both["g2"]) == 5 and both["none"] == []
     game = await archive.game("g2")
     assert game is not None and game.meta == record("g2").meta and game.cmds == record("g2").cmds
-    assert (game.version, game.head, game.score) == (5, "h5", 2.0)
+    assert (game.version, game.head, game.score) == (5, f"{5:064x}", 2.0)
     assert await archive.game("none") is None
 
 
 async def test_writing_a_game_again_replaces_it_whole(archive):
-    await archive.put([record("g1", 3)])
-    await archive.put([record("g1", 4)])
+    assert await archive.put([chained("g1", 3)]) == {"g1"}
+    assert await archive.put([chained("g1", 4)]) == {"g1"}
     assert [entry[0] for entry in await archive.entries("g1")] == [1, 2, 3, 4]
     counts = await archive.counts()
     assert (counts.games, counts.events, counts.schema_version) == (1, 4, SCHEMA_VERSION)
 
 
 async def test_the_listing_pages_in_the_lobby_order(archive):
-    await archive.put([record(f"g{n}", 1, score=float(n)) for n in range(5)])
+    await archive.put([dataclasses.replace(chained(f"g{n}", 1), score=float(n)) for n in range(5)])
     assert [game_id for game_id, _ in await archive.listed("finished", 2, 0, True)] == ["g4", "g3"]
     assert [game_id for game_id, _ in await archive.listed("finished", 2, 2, True)] == ["g2", "g1"]
     assert [game_id for game_id, _ in await archive.listed("finished", 2, 0, False)] == ["g0", "g1"]
@@ -52,7 +74,7 @@ async def test_a_write_that_fails_half_way_leaves_nothing(archive):
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError):
-        await archive.put([record("g1")], during=fail)
+        await archive.put([chained("g1", 3)], during=fail)
     assert await archive.game("g1") is None and await archive.entries("g1") == []
 
 
@@ -94,7 +116,7 @@ async def test_an_archive_at_version_1_keeps_its_games_and_gains_the_ledger_tabl
         with pytest.raises(ArchiveSchemaError, match="schema version 1"):
             await backend.check()
         assert await backend.migrate() == (1, SCHEMA_VERSION)
-        await backend.put([record("g1")])
+        await backend.put([chained("g1", 3)])
         row = (1, "g1", '{"id":"g1","position":1}', "0" * 64, "a" * 64, True)
         await backend.put_ledger([row])
         await backend.put_ledger([row])  # moved twice (two nodes): kept once
@@ -136,41 +158,90 @@ def chained(game_id: str, events: int, algorithm: str = "sha256") -> ArchivedGam
                         head=prev, meta={}, cmds={}, entries=entries)
 
 
-async def test_the_chain_heads_are_recomputed_from_the_stored_rows(archive):
+async def test_each_copy_is_checked_from_the_stored_rows_before_it_commits(archive):
+    """A copy is kept only if its rows re-hash to the game's own hashes and head: a body changed
+    (the row's hash no longer its body's), a SHA-1 game re-chained by the node."""
     good, legacy, bad = chained("good", 30), chained("legacy", 12, "sha1"), chained("bad", 5)
     tampered = list(bad.entries)
     version, body, prev, hash_ = tampered[2]
     tampered[2] = (version, body + b"\x00", prev, hash_)
-    await archive.put([good, legacy, dataclasses.replace(bad, entries=tampered)])
-    heads = await archive.chain_heads(["good", "legacy", "bad", "none"])
-    assert heads == {"good": (30, good.head), "legacy": (12, legacy.head), "bad": (5, None), "none": (0, None)}
+    assert await archive.put([good, legacy, dataclasses.replace(bad, entries=tampered)]) == {"good", "legacy"}
+    assert await archive.entries("good") == list(good.entries) and await archive.entries("legacy") == list(legacy.entries)
+    assert await archive.game("bad") is None and await archive.entries("bad") == []  # not kept
+    assert (await archive.counts()).games == 2
 
 
-
-async def test_a_row_hashed_right_but_linked_wrong_breaks_the_chain(archive):
+async def test_a_row_hashed_right_but_linked_wrong_fails_the_check(archive):
     """Each row's own hash checks, but one row's prev_hash is not the hash before it (a row of
-    another chain): the links are checked too, not only the hashes."""
+    another chain): the links are checked too, not only the hashes. Its rows read back as they
+    were (the break stored)."""
     from events.chain import link_hash
 
     forked = chained("forked", 6)
     rows = list(forked.entries)
     version, body, _, _ = rows[3]
     rows[3] = (version, body, "f" * 64, link_hash("f" * 64, body, "sha256"))
-    await archive.put([dataclasses.replace(forked, entries=rows)])
-    assert await archive.chain_heads(["forked"]) == {"forked": (6, None)}
+    broken = dataclasses.replace(forked, entries=rows, head=rows[-1][3])
+    assert await archive.put([broken]) == set()
+    await kept(archive, [broken])
+    assert await archive.entries("forked") == rows and await archive.entries("forked", 4, 5) == rows[3:5]
 
 
-def test_linked_head_puts_rows_in_version_order_and_checks_every_link():
-    from events.archive.base import linked_head
+async def test_hashes_that_are_not_lowercase_hex_are_refused_before_anything_is_written(archive):
+    from events.archive.base import storable
 
-    a, b, c, zero = "a" * 4, "b" * 4, "c" * 4, "0" * 4
-    assert linked_head([1, 2, 3], zero + a + b, a + b + c, 4) == c
-    assert linked_head([3, 1, 2], b + zero + a, c + a + b, 4) == c
-    assert linked_head([1, 2, 4], zero + a + b, a + b + c, 4) is None  # a version missing
-    assert linked_head([1, 2, 3], zero + c + b, a + b + c, 4) is None  # a link broken
-    assert linked_head([1, 2, 3], a + a + b, a + b + c, 4) is None  # not from the genesis
-    assert linked_head([1, 2], zero + a + b, a + b + c, 4) is None  # rows and links disagree
-    assert linked_head([], "", "", 4) is None
+    upper = chained("upper", 3)
+    rows = [(v, b, p, h.upper()) for v, b, p, h in upper.entries]
+    assert storable(upper.entries) and not storable(rows) and not storable([(1, b"", "0" * 64, "xy" * 32)])
+    with pytest.raises(ValueError, match="lowercase hex"):
+        await archive.put([dataclasses.replace(upper, entries=rows)])
+    assert await archive.game("upper") is None
+
+
+async def test_an_archive_at_version_2_is_migrated_to_3_and_reads_back_byte_for_byte(archive_url):
+    """Version 2's events (hex text, every prev_hash) become version 3's (raw bytes, the links
+    not stored) in one step: the games read back the same, a break in a chain included, and a
+    hash that is not lowercase hex fails the step, leaving version 2 as it was."""
+    import sqlite3
+
+    from events.archive.schema import steps_after
+
+    games = [chained("a", 7), chained("b", 3, "sha1"), record("c", 4)]
+    v2_rows = [(g.game_id, *entry) for g in games for entry in g.entries]
+    backend = open_archive(archive_url.removeprefix("sqlite://"))
+    postgres = not archive_url.startswith("sqlite://")
+    try:
+        statements = [s for _, step in steps_after(0, "BYTEA" if postgres else "BLOB")[:2] for s in step]
+        if postgres:
+            async with backend._connection() as connection:  # type: ignore[attr-defined]
+                await connection.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+                for statement in statements:
+                    await connection.execute(statement)
+                await connection.execute("INSERT INTO schema_version VALUES (2)")
+                await connection.copy_records_to_table("events", records=v2_rows)
+                await connection.execute("INSERT INTO events VALUES ('d', 1, '', $1, $2)", "0" * 64, "A" * 64)
+        else:
+            with sqlite3.connect(archive_url.removeprefix("sqlite://")) as db:
+                db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+                for statement in statements:
+                    db.execute(statement)
+                db.execute("INSERT INTO schema_version VALUES (2)")
+                db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)", v2_rows + [("d", 1, b"", "0" * 64, "A" * 64)])
+        with pytest.raises(Exception, match=r"hexadecimal|user-defined function raised"):
+            await backend.migrate()
+        assert await backend.schema_version() == 2
+        if postgres:
+            async with backend._connection() as connection:  # type: ignore[attr-defined]
+                await connection.execute("DELETE FROM events WHERE game_id = 'd'")
+        else:
+            await backend._run(lambda db: db.execute("DELETE FROM events WHERE game_id = 'd'"))  # type: ignore[attr-defined]
+        assert await backend.migrate() == (2, SCHEMA_VERSION)
+        for game in games:
+            assert await backend.entries(game.game_id) == list(game.entries)
+            assert await backend.entries(game.game_id, 2, 3) == list(game.entries)[1:3]
+        assert (await backend.entries_of(["a", "c"])) == {"a": list(games[0].entries), "c": list(games[2].entries)}
+    finally:
+        await backend.close()
 
 
 async def test_both_backends_are_archives_and_the_reading_store_is_a_store(archive, embedded_redis_url):
