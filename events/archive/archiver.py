@@ -37,13 +37,12 @@ import os
 import secrets
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
 import msgpack
-from redis.asyncio.client import Pipeline
 
 from events.archive.base import Archive, ArchivedGame, Entry
 from events.archive.ledger import LedgerMover
@@ -317,41 +316,53 @@ class Archiver:
         return [game_id for game_id, taken in zip(game_ids, replies, strict=True) if taken]
 
     async def _read(self, game_ids: Sequence[str]) -> list[ArchivedGame]:
-        games = []
+        records: list[ArchivedGame | None] = []
         for start in range(0, len(game_ids), READ_CHUNK):  # each pipeline well within a call's budget
             chunk = game_ids[start:start + READ_CHUNK]
-            # Each chunk's replies become records before the next is read, so that the server's
-            # arrays (two lists an entry) never pile up: held longer, they drove the garbage
-            # collector's full sweeps (a quarter of the node's CPU).
-            for game_id, (meta, cmds, stream) in zip(chunk, await self._read_some(chunk), strict=True):
-                game = self._record(game_id, _pairs(meta), _pairs(cmds), stream)
-                if game is not None:
-                    games.append(game)
+            async with self.server.call(CALL_BUDGET_S):
+                if self.server.cluster:
+                    records += await self._read_cluster(chunk)
                 else:
-                    await self._release(keys=[archive_lease_key(game_id)], args=[self.token])
-        return games
+                    records += await self._read_streamed(chunk)
+        for game_id, game in zip(game_ids, records, strict=True):
+            if game is None:
+                await self._release(keys=[archive_lease_key(game_id)], args=[self.token])
+        return [game for game in records if game is not None]
 
-    async def _read_some(self, game_ids: Sequence[str]) -> list[Any]:
-        """Each game's ``(meta, cmds, stream entries)``: ``HGETALL``, ``HGETALL``, ``XRANGE``, one
-        pipeline. On one server the XRANGE replies skip redis-py's parsing (a dict per entry was
-        a third of the pass's CPU) and come back as the plain arrays the server sent; reading
-        them through a Lua script instead cost the server ~0.45 ms a game (its strings and tables)."""
-        async with self.server.call(CALL_BUDGET_S), self._pipeline() as pipe:
+    async def _read_streamed(self, game_ids: Sequence[str]) -> list[ArchivedGame | None]:
+        """Each game's record from ``HGETALL`` meta, ``HGETALL`` cmds and ``XRANGE`` of its stream,
+        sent as one pipeline on one connection and each game made a record as soon as its replies
+        are in. The stream comes as the server's plain arrays (hiredis's lists; redis-py's parsing,
+        a dict per entry, was a third of the pass's CPU, and a Lua script flattening them cost the
+        server ~0.45 ms a game); held until the whole pipeline was read, those lists (two an entry)
+        lived long enough to drive the garbage collector's full sweeps, a third of the node's CPU."""
+        pool = self.server.redis.connection_pool
+        connection = await pool.get_connection()
+        try:
+            commands = [command for game_id in game_ids for command in _read_commands(game_id)]
+            await connection.send_packed_command(connection.pack_commands(commands))
+            records = []
+            for game_id in game_ids:
+                meta, cmds, stream = [await connection.read_response() for _ in range(3)]
+                records.append(self._record(game_id, _pairs(meta), _pairs(cmds), stream))
+        except BaseException:
+            await connection.disconnect()  # replies may be left unread on it
+            raise
+        finally:
+            await pool.release(connection)
+        return records
+
+    async def _read_cluster(self, game_ids: Sequence[str]) -> list[ArchivedGame | None]:
+        """As :meth:`_read_streamed`, through redis-py's cluster pipeline (replies parsed, the
+        stream a dict per entry): one pipeline, the records made once it is all in."""
+        async with self.server.redis.pipeline(transaction=False) as pipe:
             for game_id in game_ids:
                 pipe.hgetall(meta_key(game_id))
                 pipe.hgetall(cmds_key(game_id))
                 pipe.xrange(events_key(game_id), "-", "+")
             replies: list[Any] = await pipe.execute()
-        return [replies[index:index + 3] for index in range(0, len(replies), 3)]
-
-    def _pipeline(self) -> Any:
-        """A pipeline whose XRANGE replies are left as the server's arrays (a cluster's pipeline
-        keeps redis-py's parsing: :func:`_entries` reads both)."""
-        if self.server.cluster:
-            return self.server.redis.pipeline(transaction=False)
-        client = self.server.redis
-        callbacks = {name: parse for name, parse in client.response_callbacks.items() if name.upper() != "XRANGE"}
-        return Pipeline(client.connection_pool, callbacks, False, None)
+        return [self._record(game_id, _pairs(replies[3 * n]), _pairs(replies[3 * n + 1]), replies[3 * n + 2])
+                for n, game_id in enumerate(game_ids)]
 
     def _record(
         self, game_id: str, meta: dict[bytes, bytes], cmds: dict[bytes, bytes], stream: Any
@@ -433,9 +444,25 @@ def _entries(reply: Any) -> list[Entry]:
         return [(_version_of(entry), f[b"b"], f[b"p"].decode(), f[b"h"].decode()) for entry, f in reply]
     if set(map(len, fields)) != {6} or set(map(itemgetter(0, 2, 4), fields)) != {_ENTRY_FIELDS}:
         return [(_version_of(entry), *_named(f)) for entry, f in reply]
-    return list(zip(map(_version_of, ids), map(itemgetter(1), fields),
+    return list(zip(_versions(ids), map(itemgetter(1), fields),
                     map(bytes.decode, map(itemgetter(3), fields)), map(bytes.decode, map(itemgetter(5), fields)),
                     strict=True))
+
+
+_IDS: list[bytes] = []
+"""``b"1-0", b"2-0", ...``: the entry ids of a stream, as far as one has been read (up to
+:data:`_IDS_KEPT`)."""
+_IDS_KEPT = 4096
+
+
+def _versions(ids: Sequence[bytes]) -> Iterable[int]:
+    """The versions of a stream's entry ids: ``1, 2, ...`` when they are exactly those (one list
+    comparison, in C), else each one read."""
+    while len(_IDS) < min(len(ids), _IDS_KEPT):
+        _IDS.append(b"%d-0" % (len(_IDS) + 1))
+    if len(ids) <= _IDS_KEPT and list(ids) == _IDS[:len(ids)]:
+        return range(1, len(ids) + 1)
+    return map(_version_of, ids)
 
 
 def _version_of(entry_id: bytes) -> int:
@@ -445,6 +472,10 @@ def _version_of(entry_id: bytes) -> int:
 def _named(fields: Sequence[bytes]) -> tuple[bytes, str, str]:
     named = dict(zip(fields[::2], fields[1::2], strict=True))
     return named[b"b"], named[b"p"].decode(), named[b"h"].decode()
+
+
+def _read_commands(game_id: str) -> tuple[tuple[str, ...], ...]:
+    return ("HGETALL", meta_key(game_id)), ("HGETALL", cmds_key(game_id)), ("XRANGE", events_key(game_id), "-", "+")
 
 
 def _game_keys(game_id: str) -> list[str]:

@@ -162,37 +162,57 @@ def storable(entries: Sequence[Entry]) -> bool:
     """Whether the archive can keep ``entries`` byte for byte: every hash and ``prev_hash``
     lowercase hex of one width (the hex is rebuilt from the raw bytes on the way out). Every
     chain the store writes is."""
-    if not entries:
-        return True
+    return not entries or _raw_hashes(entries) is not None
+
+
+def _raw_hashes(entries: Sequence[Entry]) -> bytes | None:
+    """Every hash's raw bytes run together (version order), ``None`` unless :func:`storable`. A
+    chain whose every ``prev_hash`` is the hash before (from the genesis) needs only its hashes
+    looked at; any other, its ``prev_hash`` column too."""
     _, _, prevs, hashes = zip(*entries, strict=True)
     width = len(hashes[0])
-    return width > 0 and all(set(map(len, column)) == {width} and _lower_hex("".join(column))
-                             for column in (prevs, hashes))
+    raw = _lower_hex(hashes, width)
+    if raw is None or _links(prevs, hashes) or _lower_hex(prevs, width) is not None:
+        return raw
+    return None
 
 
-def _lower_hex(text: str) -> bool:
+def _links(prevs: Sequence[str], hashes: Sequence[str]) -> bool:
+    """Whether each ``prev_hash`` is the hash before, the first the genesis."""
+    return prevs[0] == "0" * len(hashes[0]) and prevs[1:] == hashes[:-1]
+
+
+def _lower_hex(column: Sequence[str], width: int) -> bytes | None:
+    """The raw bytes of ``column`` run together, ``None`` unless each is lowercase hex of ``width``."""
+    joined = "".join(column)
+    if width <= 0 or set(map(len, column)) != {width}:
+        return None
     try:
-        return bytes.fromhex(text).hex() == text
+        raw = bytes.fromhex(joined)
     except ValueError:
-        return False
+        return None
+    return raw if raw.hex() == joined else None
 
 
-def stored_rows(game: ArchivedGame) -> Iterator[StoredRow]:
-    """The ``events`` rows of ``game`` (:data:`StoredRow`); ``ValueError`` unless :func:`storable`.
+def stored_rows(game: ArchivedGame) -> tuple[Iterator[StoredRow], bytes]:
+    """The ``events`` rows of ``game`` (:data:`StoredRow`), and every hash's raw bytes run
+    together (what PostgreSQL checks the copy against); ``ValueError`` unless :func:`storable`.
     A chain that links from the genesis (every one the store writes) stores no ``prev_hash`` at
-    all, and is sent with no Python frame per row (zip and map, C loops)."""
+    all, and is sent with no Python frame per row (zip and slices)."""
     entries = game.entries
-    if not storable(entries):
-        raise ValueError(f"game {game.game_id}: its hashes are not lowercase hex of one width")
     if not entries:
-        return iter(())
+        return iter(()), b""
+    raw = _raw_hashes(entries)
+    if raw is None:
+        raise ValueError(f"game {game.game_id}: its hashes are not lowercase hex of one width")
     versions, bodies, prevs, hashes = zip(*entries, strict=True)
-    if prevs[0] == "0" * len(hashes[0]) and prevs[1:] == hashes[:-1]:
-        links: Iterator[bytes | None] = itertools.repeat(None)
-    else:
+    links: Iterator[bytes | None] = itertools.repeat(None)
+    if not _links(prevs, hashes):
         links = (None if prev == _derived_prev(entries, index) else bytes.fromhex(prev)
                  for index, prev in enumerate(prevs))
-    return zip(itertools.repeat(game.game_id), versions, bodies, links, map(bytes.fromhex, hashes), strict=False)
+    width = len(raw) // len(entries)
+    digests = [raw[start:start + width] for start in range(0, len(raw), width)]
+    return zip(itertools.repeat(game.game_id), versions, bodies, links, digests, strict=False), raw
 
 
 def _derived_prev(entries: Sequence[Entry], index: int) -> str | None:

@@ -86,7 +86,7 @@ class SqliteArchive:
     async def put(self, games: Sequence[ArchivedGame], during: Hook | None = None) -> set[str]:
         if not games:
             return set()
-        rows = [stored_rows(game) for game in games]  # ValueError before anything is written
+        rows = [stored_rows(game)[0] for game in games]  # ValueError before anything is written
         loop = asyncio.get_running_loop()
 
         def write(db: sqlite3.Connection) -> set[str]:

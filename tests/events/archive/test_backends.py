@@ -30,14 +30,14 @@ async def kept(archive, games: list[ArchivedGame]) -> None:
         async with archive._connection() as connection:
             await connection.copy_records_to_table("games", records=[game_row(g, 0) for g in games])
             for game in games:
-                await connection.copy_records_to_table("events", records=list(stored_rows(game)),
+                await connection.copy_records_to_table("events", records=list(stored_rows(game)[0]),
                                                        columns=EVENT_COLUMNS)
     else:
         from events.archive.base import game_row, stored_rows
 
         def write(db):
             db.executemany("INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [game_row(g, 0) for g in games])
-            db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)", [row for g in games for row in stored_rows(g)])
+            db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)", [row for g in games for row in stored_rows(g)[0]])
 
         await archive._run(write)
 
