@@ -9,8 +9,9 @@ any point leaves every game whole in the live store, in the archive, or in both:
 2. **Lease**: ``SET game:{ID}:archiving <token> NX PX``: of two nodes, one takes each game.
 3. **Read** its metadata and command-id hashes and its whole stream.
 4. **Copy** them to the archive in one transaction (a kill here rolls it back).
-5. **Check the copy**: read the archived rows back, recompute the chain from them and compare its
-   head and length with the live ones. A game whose copy does not check stays live (and a live
+5. **Check the copy**, in that transaction before it commits (:meth:`Archive.put`): the archived
+   rows re-hashed from their stored bytes must chain from the genesis to the live head, as many
+   as the live events. A game whose copy does not check is not kept and stays live (and a live
    log that does not chain never checks, so it is never deleted).
 6. **Delete** the game's keys with a script that first checks, atomically, that the lease is
    still this node's and the stream still ends at the archived version (a rematch link appended
