@@ -45,7 +45,7 @@ from typing import Any
 
 import msgpack
 
-from events.archive.base import Archive, ArchivedGame, Entry
+from events.archive.base import Archive, ArchivedGame, Entry, storable
 from events.archive.ledger import LedgerMover
 from events.errors import StoreError
 from events.keys import archive_lease_key, cmds_key, events_key, meta_key
@@ -370,6 +370,9 @@ class Archiver:
     ) -> ArchivedGame | None:
         entries = _entries(stream)
         if not meta or not entries:
+            return None
+        if not storable(entries):  # the archive could not give its hashes back byte for byte
+            self._warn("archive.not_storable", game_id, version=entries[-1][0])
             return None
         # The live chain is not re-verified here: the copy is (step 5), against the live head.
         head = entries[-1][3]

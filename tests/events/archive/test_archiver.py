@@ -126,3 +126,22 @@ async def test_postgres_down_then_back(live, postgres_schema_url):
         assert await snapshot(live, games) == before
     finally:
         await back.close()
+
+
+async def test_a_game_whose_hashes_are_not_lowercase_hex_stays_live_and_the_others_move(live, archive):
+    """The archive keeps hashes as raw bytes: a stream it could not give back byte for byte
+    (here one hash in capitals) is left live, whole, without holding up its batch."""
+    games = await finished_games(live, 3)
+    odd = games[1]
+    stream = await live.redis.xrange(events_key(odd), "-", "+")
+    await live.redis.delete(events_key(odd))
+    for n, (entry_id, fields) in enumerate(stream, start=1):
+        await live.redis.xadd(events_key(odd), {**fields, b"h": fields[b"h"].upper()} if n == len(stream) else fields,
+                              id=entry_id)
+    before = await snapshot(live, games)
+    report = await Archiver(live.server, archive, after_ms=0).run_pass()
+    assert (report.archived, report.waiting) == (2, 0)
+    assert await live.redis.exists(meta_key(odd), events_key(odd), cmds_key(odd)) == 3
+    assert not await live.redis.exists(archive_lease_key(odd))
+    live.attach(archive)
+    assert await snapshot(live, games) == before
