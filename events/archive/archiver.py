@@ -38,15 +38,15 @@ import os
 import secrets
 import signal
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any
 
 import msgpack
 
-from events.archive.base import Archive, ArchivedGame, Entry, storable
+from events.archive.base import Archive, ArchivedGame, storable
 from events.archive.ledger import LedgerMover
+from events.archive.replies import entries_of_reply, pairs
 from events.errors import StoreError
 from events.keys import archive_lease_key, cmds_key, events_key, meta_key
 from events.server import Server
@@ -345,7 +345,7 @@ class Archiver:
             records = []
             for game_id in game_ids:
                 meta, cmds, stream = [await connection.read_response() for _ in range(3)]
-                records.append(self._record(game_id, _pairs(meta), _pairs(cmds), stream))
+                records.append(self._record(game_id, pairs(meta), pairs(cmds), stream))
         except BaseException:
             await connection.disconnect()  # replies may be left unread on it
             raise
@@ -362,13 +362,13 @@ class Archiver:
                 pipe.hgetall(cmds_key(game_id))
                 pipe.xrange(events_key(game_id), "-", "+")
             replies: list[Any] = await pipe.execute()
-        return [self._record(game_id, _pairs(replies[3 * n]), _pairs(replies[3 * n + 1]), replies[3 * n + 2])
+        return [self._record(game_id, pairs(replies[3 * n]), pairs(replies[3 * n + 1]), replies[3 * n + 2])
                 for n, game_id in enumerate(game_ids)]
 
     def _record(
         self, game_id: str, meta: dict[bytes, bytes], cmds: dict[bytes, bytes], stream: Any
     ) -> ArchivedGame | None:
-        entries = _entries(stream)
+        entries = entries_of_reply(stream)
         if not meta or not entries:
             return None
         if not storable(entries):  # the archive could not give its hashes back byte for byte
@@ -423,59 +423,6 @@ class Archiver:
     def _warn(self, event: str, game_id: str, **fields: Any) -> None:
         if self.log is not None:
             self.log.warning(event, game_id=game_id, **fields)
-
-
-def _pairs(reply: Any) -> dict[bytes, bytes]:
-    """A hash as HGETALL's parsed reply (a dict) or as a flat list of names and values."""
-    if isinstance(reply, dict):
-        return reply
-    return dict(zip(reply[::2], reply[1::2], strict=True))
-
-
-_ENTRY_FIELDS = (b"b", b"p", b"h")
-"""The fields of every stream entry, in the order the append script writes them."""
-
-
-def _entries(reply: Any) -> list[Entry]:
-    """Stream entries as XRANGE sends them (``[id, [b, body, p, prev, h, hash]]`` each) or as
-    redis-py parses them (an id and a dict per entry, on a cluster). The plain arrays are taken
-    apart column by column (C loops, no Python frame per entry): a stream whose entries do not
-    all hold exactly ``b p h`` in that order goes the slow way."""
-    if not reply:
-        return []
-    ids, fields = zip(*reply, strict=True)
-    if isinstance(fields[0], dict):
-        return [(_version_of(entry), f[b"b"], f[b"p"].decode(), f[b"h"].decode()) for entry, f in reply]
-    if set(map(len, fields)) != {6} or set(map(itemgetter(0, 2, 4), fields)) != {_ENTRY_FIELDS}:
-        return [(_version_of(entry), *_named(f)) for entry, f in reply]
-    return list(zip(_versions(ids), map(itemgetter(1), fields),
-                    map(bytes.decode, map(itemgetter(3), fields)), map(bytes.decode, map(itemgetter(5), fields)),
-                    strict=True))
-
-
-_IDS: list[bytes] = []
-"""``b"1-0", b"2-0", ...``: the entry ids of a stream, as far as one has been read (up to
-:data:`_IDS_KEPT`)."""
-_IDS_KEPT = 4096
-
-
-def _versions(ids: Sequence[bytes]) -> Iterable[int]:
-    """The versions of a stream's entry ids: ``1, 2, ...`` when they are exactly those (one list
-    comparison, in C), else each one read."""
-    while len(_IDS) < min(len(ids), _IDS_KEPT):
-        _IDS.append(b"%d-0" % (len(_IDS) + 1))
-    if len(ids) <= _IDS_KEPT and list(ids) == _IDS[:len(ids)]:
-        return range(1, len(ids) + 1)
-    return map(_version_of, ids)
-
-
-def _version_of(entry_id: bytes) -> int:
-    return int(entry_id.partition(b"-")[0])
-
-
-def _named(fields: Sequence[bytes]) -> tuple[bytes, str, str]:
-    named = dict(zip(fields[::2], fields[1::2], strict=True))
-    return named[b"b"], named[b"p"].decode(), named[b"h"].decode()
 
 
 def _read_commands(game_id: str) -> tuple[tuple[str, ...], ...]:
