@@ -42,7 +42,8 @@ from aiohttp import WSCloseCode, WSMessage, WSMsgType, web
 
 from events.errors import StoreUnavailable
 from projections.live import snapshot_frame, update_frame
-from service.edge.keys import METRICS, NODE, SERVICE, SETTINGS, SOCKETS
+from service.edge.keys import METRICS, NODE, SERVICE, SETTINGS, SOCKETS, SPECTATOR_BATCH
+from service.edge.spectator_batch import SpectatorBatch, take_waiting
 from service.edge.wire import (
     JSON,
     MSGPACK,
@@ -149,6 +150,7 @@ class Connection:
         *,
         outbox_limit: int,
         metrics: Metrics,
+        spectator_batch: SpectatorBatch | None = None,
     ) -> None:
         self.ws = ws
         self.codec = codec
@@ -162,6 +164,10 @@ class Connection:
         self._held: list[tuple[bytes, float]] | None = None
         self._corked: list[bytes] | None = None
         """Frames kept back while this socket's command runs, written with its answer (:meth:`cork`)."""
+        self.spectator_batch = spectator_batch
+        """Where this socket's updates wait to be written together while it watches as a spectator."""
+        self.batched: list[bytes] | None = None
+        self.wrote_at = 0.0
         self._wake = asyncio.Event()
         self._closing = False
         self._closer: asyncio.Future[bool] | None = None  # held: the loop keeps only a weak reference
@@ -171,7 +177,15 @@ class Connection:
     def deliver(self, data: bytes) -> None:
         if self._held is not None:
             self._held.append((data, time.perf_counter()))
+        elif self.viewer is None and self.spectator_batch is not None and self.spectator_batch.keeps(self, data):
+            return
         elif not self._write_now(data):
+            self._enqueue((data, time.perf_counter()))
+
+    def write_batched(self, data: bytes, frames: int) -> None:
+        """Write a spectator's updates kept back by :attr:`spectator_batch`, ``frames`` of them."""
+        if not self._write_now(data, frames):
+            self.metrics.ws_frames_out.inc(frames - 1)  # the writer task counts the write as one
             self._enqueue((data, time.perf_counter()))
 
     def send(self, frame: dict[str, Any]) -> None:
@@ -179,10 +193,11 @@ class Connection:
 
     def send_encoded(self, data: bytes) -> None:
         """Send a frame :attr:`codec` encoded already."""
+        take_waiting(self)  # a reply never overtakes the updates sent before it
         if self._held is not None or not self._write_now(data):
             self._enqueue((data, 0.0))
 
-    def _write_now(self, data: bytes) -> bool:
+    def _write_now(self, data: bytes, frames: int = 1) -> bool:
         """Write ``data`` right here when the socket is keeping up; False to queue it instead.
 
         This is the common case (nothing queued, the transport's buffer nearly empty): one
@@ -201,7 +216,7 @@ class Connection:
         if transport.get_write_buffer_size() > DIRECT_WRITE_BUFFER:
             return False
         transport.write(data)
-        self.metrics.ws_frames_out.inc()
+        self.metrics.ws_frames_out.inc(frames)
         return True
 
     def cork(self) -> None:
@@ -266,6 +281,7 @@ class Connection:
 
     async def flush(self, timeout: float = 2.0) -> None:
         """Wait (bounded) until the outbox is empty: used before a deliberate close."""
+        take_waiting(self)
         deadline = time.monotonic() + timeout
         # Bounded polling: the writer has no "outbox empty" event, and this runs once per deliberate close.
         while self._outbox and time.monotonic() < deadline and not self._writer.done():  # noqa: ASYNC110
@@ -279,6 +295,7 @@ class Connection:
 
     async def stop(self) -> None:
         self._closing = True
+        self.batched = None
         self._writer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._writer
@@ -458,7 +475,10 @@ async def websocket_handler(request: web.Request) -> web.StreamResponse:
     transport = request.transport
     if transport is None:  # the client went away during the upgrade
         return ws
-    conn = Connection(ws, codec, transport, writer.drain, outbox_limit=settings.ws_outbox, metrics=metrics)
+    conn = Connection(
+        ws, codec, transport, writer.drain, outbox_limit=settings.ws_outbox, metrics=metrics,
+        spectator_batch=app.get(SPECTATOR_BATCH),
+    )
     session = _Session(request, conn, game_id)
     app[SOCKETS].add(ws)
     metrics.ws_connections.inc()
