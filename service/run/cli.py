@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine[Any]] |
     if args.command == "verify":
         return verify_command(args.file, args.key, args.keys, args.json, engines, args.ledger)
     if args.command == "archive":
-        return run(archive_main(settings, args, _with_store))
+        return run(archive_main(settings, args, _with_store, engines))
     if args.command == "keys":
         return run(keys_command(settings, args, _with_store))
     if args.command == "bench":
@@ -287,7 +287,7 @@ async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[s
 async def _export(settings: Any, game_id: str, output: Path | None) -> int:
     """``donjon export``: the signed export of a finished game, to ``output`` or stdout."""
     from service.errors import ServiceError
-    from service.fairness.export import signed_export
+    from service.fairness.export import export_file_bytes, signed_export
     from service.ops.logs import logs_to_stderr
     from service.ops.settings import SettingsError
     from service.play.game_service import now_ms
@@ -315,11 +315,10 @@ async def _export(settings: Any, game_id: str, output: Path | None) -> int:
         except ServiceError as exc:  # not_finished
             sys.stderr.write(f"donjon: {exc.message}\n")
             return 1
-        text = json.dumps(signed, indent=1, ensure_ascii=False)
         if output is None:
-            out(text)
+            out(json.dumps(signed, indent=1, ensure_ascii=False))
         else:
-            await asyncio.to_thread(output.write_text, text + "\n", encoding="utf-8")
+            await asyncio.to_thread(output.write_bytes, export_file_bytes(signed))
         return 0
 
     return await _with_store(settings, export)
