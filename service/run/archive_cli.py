@@ -186,12 +186,14 @@ async def _prune(store: Any, settings: Settings, args: argparse.Namespace,
     """``donjon archive prune`` on the store's attached archive (so its reads and its deletes are
     of one archive): signed and verified with the deployment's keys."""
     from service.fairness.trusted_keys import TrustedKeys
+    from service.ops.logs import logs_to_stderr
     from service.ops.settings import SettingsError
     from service.play.game_service import now_ms
     from service.run.app import node_vault, open_deployment_keys
     from service.run.pruning import DAY_MS, Pruner
     from service.run.served import served_engines
 
+    logs_to_stderr(settings)  # one line per game pruned; stdout is the report (JSON with --json)
     try:
         keys = await open_deployment_keys(settings, store, node_vault(settings), now_ms)
         served = served_engines(settings, engines)

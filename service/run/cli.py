@@ -51,7 +51,8 @@ __all__ = ["EXIT_MISMATCH", "EXIT_NOT_FOUND", "EXIT_OK", "EXIT_UNAVAILABLE", "ma
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1
-"""``replay`` / ``verify``: a check failed; ``export``: the game has not finished."""
+"""``replay`` / ``verify``: a check failed; ``export``: the game has not finished; ``replay`` /
+``export``: the game was pruned from the archive (the message names its export)."""
 EXIT_UNAVAILABLE = 2
 """A usage error, a setting that does not parse, a file that cannot be read, or no store."""
 EXIT_NOT_FOUND = 3
@@ -223,6 +224,7 @@ def _data_dir_in_use(settings: Any) -> None:
 async def _with_store(settings: Any, work: Callable[[Store], Awaitable[int]]) -> int:
     """``work(store)`` on the store the settings name (``DONJON_REDIS_URL``, else the embedded
     server of the data folder, attached to or started for the occasion); 2 when there is none."""
+    from events.archive.base import GamePruned
     from events.archive.reading import ArchivingStore
     from events.embedded import EmbeddedServer
     from events.errors import StoreError
@@ -250,6 +252,9 @@ async def _with_store(settings: Any, work: Callable[[Store], Awaitable[int]]) ->
             await store.close()
             if archive is not None:
                 await archive.close()
+    except GamePruned as exc:  # replay, export of a game whose events are in its export only
+        sys.stderr.write(f"donjon: {exc}\n")
+        return EXIT_MISMATCH
     except StoreError as exc:
         sys.stderr.write(f"donjon: the event store is unavailable: {exc}\n")
         return 2
