@@ -8,6 +8,7 @@ and the next run finishes the job."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import subprocess
@@ -74,12 +75,12 @@ async def test_prune_exports_the_export_verifies_it_and_reads_answer_game_pruned
     assert (await archive.counts()).pruned == 1
 
     fresh = await make_archiving()  # a node whose cache never held the games
-    for read in READS:
-        response = await fresh.get(f"/games/{old}{read}")
+    for node, read in itertools.product((fresh, first), READS):  # first: the node that played it, cached
+        response = await node.get(f"/games/{old}{read}")
         error = (await response.json())["error"]
         assert (response.status, error["code"]) == (410, "game_pruned"), read
         assert path.resolve().as_uri() in error["message"]
-        assert (await fresh.get(f"/games/{new}{read}")).status == 200, read
+        assert (await node.get(f"/games/{new}{read}")).status == 200, read
     assert {old, new} <= set(await finished_listing(fresh))  # the lobby still lists it
     rematch = await fresh.post(f"/games/{old}/rematch", headers={"Authorization": f"Bearer {tokens[0]}"})
     assert (rematch.status, (await rematch.json())["error"]["code"]) == (410, "game_pruned")
