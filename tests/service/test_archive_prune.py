@@ -124,8 +124,10 @@ async def test_the_commands_prune_status_and_refuse_a_pruned_game(
     assert json.loads(out)["games"] == [game_id]
     pruned = export_path(folder, game_id)
     assert export_content(pruned.read_bytes()) == export_content(before.read_bytes())
-    code, out, _ = await donjon(capsys, "verify", str(pruned), "--keys", str(keys))
-    assert code == 0 and out.startswith(f"game      {game_id}")
+    ledger = tmp_path / "ledger.json"
+    ledger.write_bytes(await (await client.get(f"/ledger?game={game_id}")).read())
+    code, out, _ = await donjon(capsys, "verify", str(pruned), "--keys", str(keys), "--ledger", str(ledger))
+    assert code == 0 and out.startswith(f"game      {game_id}") and "ledger position" in out
     code, out, _ = await donjon(capsys, "archive", "status", "--json")
     assert code == 0 and json.loads(out)["pruned_games"] == 1
     for command in (["export", game_id], ["replay", game_id]):
