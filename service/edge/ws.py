@@ -40,7 +40,6 @@ from typing import Any
 
 from aiohttp import WSCloseCode, WSMessage, WSMsgType, web
 
-from events.archive.base import GamePruned
 from events.errors import StoreUnavailable
 from projections.live import snapshot_frame, update_frame
 from service.edge.keys import METRICS, NODE, SERVICE, SETTINGS, SOCKETS, SPECTATOR_BATCH
@@ -365,8 +364,6 @@ class _Session:
                 await self.on_hello(frame)
         except ServiceError as exc:
             self.error(exc, command_id)
-        except GamePruned as exc:
-            self.error(ServiceError(ErrorCode.GAME_PRUNED, str(exc)), command_id)
         except StoreUnavailable as exc:
             self.metrics.store_unavailable.inc()
             self.error(ServiceError(ErrorCode.STORE_UNAVAILABLE, f"the event store is unavailable: {exc}"), command_id)
