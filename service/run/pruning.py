@@ -41,6 +41,7 @@ from typing import Any
 
 from events.archive.archiver import FAULT_ENV
 from events.archive.base import FIRST, Archive, ArchivedGame
+from events.archive.reading import ArchivingStore
 from games.base import Engine
 from service.errors import ServiceError
 from service.fairness.export import Signer, export_file_bytes, signed_export
@@ -48,7 +49,7 @@ from service.fairness.trusted_keys import TrustedKeys
 from service.fairness.verify import parse_export, verify_export
 from service.ops.logs import get_logger
 
-__all__ = ["DAY_MS", "PruneReport", "Pruner", "export_path"]
+__all__ = ["DAY_MS", "PruneReport", "Pruner", "export_path", "write_atomically"]
 
 DAY_MS = 86_400_000
 PAGE = 100
@@ -85,7 +86,7 @@ class Pruner:
 
     def __init__(
         self,
-        store: Any,
+        store: ArchivingStore,
         archive: Archive,
         folder: Path,
         *,
@@ -96,7 +97,7 @@ class Pruner:
         fault: str | None = None,
     ) -> None:
         self.store = store
-        """The :class:`events.archive.reading.ArchivingStore` with ``archive`` attached."""
+        """The store with ``archive`` attached: the export reads the game from there."""
         self.archive = archive
         self.folder = folder
         self.signer = signer
