@@ -172,3 +172,24 @@ async def test_sigkill_after_the_file_leaves_the_game_whole_and_the_next_run_fin
     assert (figures["games"], figures["reused_exports"]) == ([game_id], 1)
     assert export_path(folder, game_id).read_bytes() == written  # kept, not written again
     assert await archive.entries(game_id) == [] and (await archive.game(game_id)).pruned_ms is not None
+
+
+async def test_a_game_live_again_is_left_to_be_archived_again_and_the_limit_holds(make_archiving, tmp_path):  # noqa: F811
+    first = await make_archiving()
+    rematched, tokens = await finished_with_tokens(first, seed=7)
+    others = [(await finished_with_tokens(first, seed=seed))[0] for seed in (8, 9)]
+    for game_id in (rematched, *others):
+        assert await archive_now(first, game_id) == 1
+    fresh = await make_archiving()
+    answer = await fresh.post(f"/games/{rematched}/rematch", headers={"Authorization": f"Bearer {tokens[0]}"})
+    assert answer.status == 201  # the rematch link put the game back live
+    archive = first.app[STORE].archive
+    kept = await archive.entries(rematched)
+    now = max([await finished_ms(first, game_id) for game_id in others]) + 5
+
+    report = await (await pruner_of(first, tmp_path / "exports", now)).run(older_than_ms=0, limit=1)
+
+    assert (report.live, report.pruned, report.failed) == (1, [others[0]], {})
+    assert await archive.entries(rematched) == kept and (await archive.game(rematched)).pruned_ms is None
+    assert not export_path(tmp_path / "exports", rematched).exists()
+    assert (await archive.game(others[1])).pruned_ms is None  # beyond the limit
