@@ -12,6 +12,10 @@ Three tables, one per concern, and the version table:
   (:mod:`events.archive.ledger`), ``position`` their key, each with the entry's canonical JSON
   and both hashes exactly as the ledger's stream held them, and ``indexed`` 1 when the live
   ledger's game index named this position for the game (``position_of`` answers those).
+- ``games.pruned_ms``, ``games.export_ref`` (the pruning step): set when ``donjon archive prune``
+  deleted the game's ``events`` rows after writing and verifying its signed export, which is at
+  ``export_ref`` (a URI); the row stays as the index (the lobby lists the game, a read of it is
+  told where its export is). ``games_unpruned`` finds the games a prune may take, by age.
 - ``schema_version``: one row, the version applied; a node refuses an archive at another
   version (:class:`events.archive.base.ArchiveSchemaError`), ``donjon archive migrate`` applies
   the missing steps.
@@ -21,7 +25,7 @@ A step is a list of statements run in one transaction; new steps are appended, n
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "VERSION_TABLE", "schema_message", "steps_after"]
+__all__ = ["MIGRATIONS", "PRUNED_SINCE", "SCHEMA_VERSION", "VERSION_TABLE", "schema_message", "steps_after"]
 
 _V1 = [
     """CREATE TABLE games (
@@ -59,8 +63,19 @@ _V2 = [
     "CREATE INDEX ledger_game ON ledger (game_id)",
 ]
 
-MIGRATIONS: list[list[str]] = [_V1, _V2]
+_PRUNED = [
+    "ALTER TABLE games ADD COLUMN pruned_ms BIGINT NULL",
+    "ALTER TABLE games ADD COLUMN export_ref TEXT NULL",
+    # Only the games a prune may still take, by the age it selects them on (both databases
+    # have partial indexes): a prune's scan is one index range however many games it took.
+    "CREATE INDEX games_unpruned ON games (finished_ms, game_id) WHERE pruned_ms IS NULL",
+]
+
+MIGRATIONS: list[list[str]] = [_V1, _V2, _PRUNED]
 """Step ``n`` (1-based) brings the schema from version ``n - 1`` to ``n``."""
+
+PRUNED_SINCE = MIGRATIONS.index(_PRUNED) + 1
+"""The version that has ``games.pruned_ms`` and ``games.export_ref``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -56,6 +56,25 @@ async def test_a_write_that_fails_half_way_leaves_nothing(archive):
     assert await archive.game("g1") is None and await archive.entries("g1") == []
 
 
+async def test_prune_deletes_the_events_keeps_the_row_and_only_at_the_version_exported(archive):
+    games = [dataclasses.replace(record(f"g{n}"), finished_ms=100 + n // 2) for n in range(5)]
+    await archive.put(games)
+    assert [g.game_id for g in await archive.prunable(102, 10)] == ["g0", "g1", "g2", "g3"]
+    assert [g.game_id for g in await archive.prunable(102, 2, (100, "g1"))] == ["g2", "g3"]  # from just after
+    assert not await archive.prune("g0", 2, "file:///x/g0.json", 9)  # archived again since: another version
+    assert await archive.prune("g0", 3, "file:///x/g0.json", 9)
+    assert not await archive.prune("g0", 3, "file:///elsewhere.json", 10)  # pruned already: kept as it was
+    assert await archive.entries("g0") == [] and await archive.entries("g1") == list(games[1].entries)
+    pruned = await archive.game("g0")
+    assert pruned is not None and (pruned.pruned_ms, pruned.export_ref, pruned.meta) == (9, "file:///x/g0.json",
+                                                                                         games[0].meta)
+    assert [g.game_id for g in await archive.prunable(102, 10)] == ["g1", "g2", "g3"]
+    counts = await archive.counts()
+    assert (counts.games, counts.events, counts.pruned) == (5, 12, 1)
+    await archive.put([games[0]])  # a game archived again (a rematch put it back) is whole and unpruned
+    assert (await archive.game("g0")).pruned_ms is None and len(await archive.entries("g0")) == 3
+
+
 async def test_an_archive_not_migrated_is_refused_with_the_command_to_run(archive_url):
     backend = open_archive(archive_url.removeprefix("sqlite://"))
     try:
