@@ -135,14 +135,9 @@ async def _spread_load(
     they spent while the players played (not while the games and sockets were set up)."""
     import aiohttp
 
-    from bench.load import new_game, open_socket
-
     # A player and a spectator socket per game: more than aiohttp's default 100 connections.
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-        games = [await new_game(session, bases[i % len(bases)]) for i in range(count)]
-        players = [await open_socket(session, bases[i % len(bases)], g, t) for i, (g, t) in enumerate(games)]
-        apart = 0 if routed else 1
-        watchers = [await open_socket(session, bases[(i + apart) % len(bases)], g) for i, (g, _) in enumerate(games)]
+        players, watchers = await _sockets(session, bases, count, routed)
         sent: dict[tuple[int, int], float] = {}
         latencies: list[float] = []
         acked = [3] * count  # the last version each player was acked
@@ -160,14 +155,8 @@ async def _spread_load(
                     await asyncio.sleep(max(0.0, begun + k * pace - time.perf_counter()))
                 sent[(i, version + 1)] = time.perf_counter()
                 await ws.send_json(dict(ROLL, id=f"{i}-{k}"))
-                while True:
-                    frame = await ws.receive_json()
-                    if frame["type"] == "ack":
-                        version = acked[i] = frame["version"]
-                        acks += 1
-                        break
-                    if frame["type"] == "error":
-                        raise RuntimeError(frame)
+                version = acked[i] = await _acked_version(ws)
+                acks += 1
 
         async def watch(i: int, ws: Any) -> None:
             while True:
@@ -192,6 +181,28 @@ async def _spread_load(
     p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
     cpu = (cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1])
     return {"acks": acks, "seconds": ended - started, "p50": p50, "p99": p99, "missing": missing, "cpu": cpu}
+
+
+async def _acked_version(ws: Any) -> int:
+    """The version of the next ack on a player's socket (updates before it skipped)."""
+    while True:
+        frame = await ws.receive_json()
+        if frame["type"] == "ack":
+            return int(frame["version"])
+        if frame["type"] == "error":
+            raise RuntimeError(frame)
+
+
+async def _sockets(session: Any, bases: list[str], count: int, routed: bool) -> tuple[list[Any], list[Any]]:
+    """``count`` new games, game *i* on node *i mod n*: its player's socket there, its spectator's
+    on the next node (``routed``: the same one)."""
+    from bench.load import new_game, open_socket
+
+    games = [await new_game(session, bases[i % len(bases)]) for i in range(count)]
+    players = [await open_socket(session, bases[i % len(bases)], g, t) for i, (g, t) in enumerate(games)]
+    apart = 0 if routed else 1
+    watchers = [await open_socket(session, bases[(i + apart) % len(bases)], g) for i, (g, _) in enumerate(games)]
+    return players, watchers
 
 
 async def _updates_missing(shown: list[int], acked: list[int], within: float = 10.0) -> int:
@@ -317,7 +328,7 @@ class _Quiet:
     viewer: int | None = None
 
     def __init__(self) -> None:
-        from service.edge.ws import FRAMED
+        from service.edge.outbox import FRAMED
 
         self.codec: Any = FRAMED["json"]
 

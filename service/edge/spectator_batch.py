@@ -24,7 +24,7 @@ __all__ = ["Batched", "SpectatorBatch"]
 
 
 class Batched(Protocol):
-    """The side of :class:`service.edge.ws.Connection` that a batch writes through."""
+    """The side of :class:`service.edge.outbox.Connection` that a batch writes through."""
 
     batched: list[bytes] | None
     """The updates waiting for the window's end, oldest first; ``None`` when none waits."""

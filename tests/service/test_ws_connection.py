@@ -1,4 +1,4 @@
-"""A socket's :class:`service.edge.ws.Connection` and the prepared frames it writes: whole websocket
+"""A socket's :class:`service.edge.outbox.Connection` and the prepared frames it writes: whole websocket
 frames written to the socket's transport as they are while it keeps up, queued in order behind
 flow control when it does not, held back while a hello is answered, and a socket too slow for its
 updates closed with 1013."""
@@ -10,8 +10,8 @@ import asyncio
 import pytest
 from aiohttp import WSCloseCode
 
+from service.edge.outbox import DIRECT_WRITE_BUFFER, FRAMED, Connection, websocket_frame
 from service.edge.spectator_batch import SpectatorBatch
-from service.edge.ws import DIRECT_WRITE_BUFFER, FRAMED, Connection, websocket_frame
 from service.ops.metrics import Metrics
 
 

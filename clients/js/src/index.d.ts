@@ -1,4 +1,4 @@
-// Types of @donjon/client: every HTTP body and websocket frame of docs/protocol.md (protocol v1.3),
+// Types of @donjon/client: every HTTP body and websocket frame of docs/protocol.md (protocol v1.4),
 // and the client's own API. Objects may gain fields in later protocol versions (ignore unknown ones).
 
 // --- shared shapes --------------------------------------------------------------------------------
