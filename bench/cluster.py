@@ -11,6 +11,17 @@ Valkey Cluster (:class:`events.localcluster.LocalCluster`). On each:
   when the last is acked. Figures: accepted commands/s; command -> spectator update p50 / p99
   (sent by this process, read back by it); the CPU the node processes and the store servers
   spent per accepted command (from ``/proc``).
+* **Routing by game, 3 nodes against 1.** Every socket of a game on one node, as
+  ``deploy/haproxy.cfg`` routes them, should make 3 nodes cost what 1 does per command. The
+  closed loop above cannot show it on 2 cores: three nodes, their store and the load generator
+  contend for the cores, and a node's cost per command falls as its load rises (more commands
+  per loop turn, per store round trip), so a saturated node looks cheaper than three less busy
+  ones. So this comparison gives every node the same load, well below saturation: paced (each
+  player sends a command every :data:`PACE_S`, the players' starts spread out), and
+  :data:`GAMES_PER_NODE` games per node (~200 commands/s each); interleaved: :data:`ROUNDS` rounds
+  of 1 node, 3 nodes routed, 3 nodes crossing (each player's spectator on the next node), each
+  on fresh processes, the CPU counted only while the players play. The figure is each round's
+  ratio of the nodes' CPU per command, and their median.
 * **Store connections of one node** watching 10, 1,000 and 5,000 games (``CLIENT LIST`` on
   every server, by the node's connection name), to show they grow with the masters, not with
   the games.
@@ -24,11 +35,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from bench.die_game import ROLL
@@ -41,6 +53,12 @@ if TYPE_CHECKING:
 __all__ = ["cluster_figures", "serve_node"]
 
 _GAMES = 60
+PACE_S = 0.1
+"""Seconds between two commands of one player in the routing comparison."""
+GAMES_PER_NODE = 20
+"""Games per node in the routing comparison: each node has the same load at 1 and at 3 nodes."""
+ROUNDS = 3
+"""Rounds of the routing comparison (1 node, 3 routed, 3 crossing each)."""
 
 
 def serve_node(url: str, port: int, node_id: str) -> None:
@@ -105,41 +123,40 @@ async def _nodes(url: str, count: int) -> AsyncIterator[tuple[list[str], list[in
                 process.wait()
 
 
-async def _spread_load(bases: list[str], seconds: float, *, routed: bool = False) -> dict[str, Any]:
-    """Closed loop over :data:`_GAMES` games spread over the nodes, one spectator each elsewhere
-    (``routed``: on the player's node, as a balancer routing by game puts every socket of a game)."""
+async def _spread_load(
+    bases: list[str], seconds: float, *, routed: bool = False, pace: float | None = None,
+    meter: Callable[[], tuple[float, float]] = lambda: (0.0, 0.0), count: int = _GAMES,
+) -> dict[str, Any]:
+    """Closed loop over ``count`` games spread over the nodes, one spectator each elsewhere
+    (``routed``: on the player's node, as a balancer routing by game puts every socket of a game);
+    ``pace``: each player sends its ``k``-th command ``k * pace`` seconds after its start, or at
+    once when acks come later than that, the players' starts spread over one ``pace``. ``meter``
+    reads the CPU seconds of the nodes and of the servers so far: ``cpu`` in the result is what
+    they spent while the players played (not while the games and sockets were set up)."""
     import aiohttp
-
-    from bench.load import new_game, open_socket
 
     # A player and a spectator socket per game: more than aiohttp's default 100 connections.
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-        games = [await new_game(session, bases[i % len(bases)]) for i in range(_GAMES)]
-        players = [await open_socket(session, bases[i % len(bases)], g, t) for i, (g, t) in enumerate(games)]
-        apart = 0 if routed else 1
-        watchers = [await open_socket(session, bases[(i + apart) % len(bases)], g) for i, (g, _) in enumerate(games)]
+        players, watchers = await _sockets(session, bases, count, routed)
         sent: dict[tuple[int, int], float] = {}
         latencies: list[float] = []
-        acked = [3] * _GAMES  # the last version each player was acked
-        shown = [3] * _GAMES  # the last version each spectator was shown
+        acked = [3] * count  # the last version each player was acked
+        shown = [3] * count  # the last version each spectator was shown
         acks = 0
         stop = time.perf_counter() + seconds
 
         async def play(i: int, ws: Any) -> None:
             nonlocal acks
             k, version = 0, 3
+            begun = time.perf_counter() + (pace or 0.0) * i / count  # staggered: no bursts to batch
             while time.perf_counter() < stop:
                 k += 1
+                if pace is not None:
+                    await asyncio.sleep(max(0.0, begun + k * pace - time.perf_counter()))
                 sent[(i, version + 1)] = time.perf_counter()
                 await ws.send_json(dict(ROLL, id=f"{i}-{k}"))
-                while True:
-                    frame = await ws.receive_json()
-                    if frame["type"] == "ack":
-                        version = acked[i] = frame["version"]
-                        acks += 1
-                        break
-                    if frame["type"] == "error":
-                        raise RuntimeError(frame)
+                version = acked[i] = await _acked_version(ws)
+                acks += 1
 
         async def watch(i: int, ws: Any) -> None:
             while True:
@@ -153,16 +170,39 @@ async def _spread_load(bases: list[str], seconds: float, *, routed: bool = False
                             latencies.append(at - started)
 
         watching = [asyncio.create_task(watch(i, ws)) for i, ws in enumerate(watchers)]
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), meter()
         await asyncio.gather(*(play(i, ws) for i, ws in enumerate(players)))
-        ended = time.perf_counter()
+        ended, cpu_after = time.perf_counter(), meter()
         missing = await _updates_missing(shown, acked)
         for task in watching:
             task.cancel()
         for ws in (*players, *watchers):
             await ws.close()
     p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
-    return {"acks": acks, "seconds": ended - started, "p50": p50, "p99": p99, "missing": missing}
+    cpu = (cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1])
+    return {"acks": acks, "seconds": ended - started, "p50": p50, "p99": p99, "missing": missing, "cpu": cpu}
+
+
+async def _acked_version(ws: Any) -> int:
+    """The version of the next ack on a player's socket (updates before it skipped)."""
+    while True:
+        frame = await ws.receive_json()
+        if frame["type"] == "ack":
+            return int(frame["version"])
+        if frame["type"] == "error":
+            raise RuntimeError(frame)
+
+
+async def _sockets(session: Any, bases: list[str], count: int, routed: bool) -> tuple[list[Any], list[Any]]:
+    """``count`` new games, game *i* on node *i mod n*: its player's socket there, its spectator's
+    on the next node (``routed``: the same one)."""
+    from bench.load import new_game, open_socket
+
+    games = [await new_game(session, bases[i % len(bases)]) for i in range(count)]
+    players = [await open_socket(session, bases[i % len(bases)], g, t) for i, (g, t) in enumerate(games)]
+    apart = 0 if routed else 1
+    watchers = [await open_socket(session, bases[(i + apart) % len(bases)], g) for i, (g, _) in enumerate(games)]
+    return players, watchers
 
 
 async def _updates_missing(shown: list[int], acked: list[int], within: float = 10.0) -> int:
@@ -174,13 +214,20 @@ async def _updates_missing(shown: list[int], acked: list[int], within: float = 1
     return sum(a - s for s, a in zip(shown, acked, strict=True) if s < a)
 
 
-async def _measured(url: str, count: int, server_pids: list[int], seconds: float, routed: bool) -> tuple[Any, ...]:
-    """One load on ``count`` fresh nodes: the load's result, the nodes' and the servers' CPU seconds."""
+async def _measured(
+    url: str, count: int, server_pids: list[int], seconds: float, routed: bool, pace: float | None = None,
+    games: int = _GAMES,
+) -> tuple[Any, ...]:
+    """One load of ``games`` games on ``count`` fresh nodes: the load's result, the nodes' and the
+    servers' CPU seconds while it played."""
     async with _nodes(url, count) as (bases, pids):
-        await _spread_load(bases, 0.5, routed=routed)  # warm up
-        nodes_before, servers_before = _cpu_seconds(pids), _cpu_seconds(server_pids)
-        result = await _spread_load(bases, seconds, routed=routed)
-        return result, _cpu_seconds(pids) - nodes_before, _cpu_seconds(server_pids) - servers_before
+        await _spread_load(bases, 0.5, routed=routed, pace=pace, count=games)  # warm up
+
+        def meter() -> tuple[float, float]:
+            return _cpu_seconds(pids), _cpu_seconds(server_pids)
+
+        result = await _spread_load(bases, seconds, routed=routed, pace=pace, meter=meter, count=games)
+        return result, *result["cpu"]
 
 
 async def _throughput_rows(label: str, url: str, server_pids: list[int], seconds: float) -> dict[str, str]:
@@ -197,15 +244,38 @@ async def _throughput_rows(label: str, url: str, server_pids: list[int], seconds
         figures[f"cluster: {label}, {count} node(s): CPU per command, nodes + store"] = (
             f"{nodes_cpu / acks * 1e6:,.0f} + {servers_cpu / acks * 1e6:,.0f} us"
         )
-    # Every socket of a game on one node, as deploy/haproxy.cfg routes them: no node folds a
-    # game another node appends to, so 3 nodes should cost what 1 does per command.
-    result, nodes_cpu, _ = await _measured(url, 3, server_pids, seconds, routed=True)
-    routed = nodes_cpu / max(1, result["acks"])
-    figures[f"cluster: {label}, 3 nodes routed by game: nodes' CPU per command, / 1 node"] = (
-        f"{routed * 1e6:,.0f} us = {routed / per_command[1]:.2f}"
-        f" (crossing nodes: {per_command[3] / per_command[1]:.2f})"
-    )
+    figures.update(await _routing_rows(label, url, server_pids, seconds))
     return figures
+
+
+async def _routing_rows(label: str, url: str, server_pids: list[int], seconds: float) -> dict[str, str]:
+    """The paced, interleaved comparison of the module's docstring: 3 nodes routed by game (and
+    crossing) against 1 node, nodes' CPU per command."""
+    rounds: list[dict[str, float]] = []
+    for _ in range(ROUNDS):
+        cost = {}
+        for name, count, by_game in (("one", 1, True), ("routed", 3, True), ("crossing", 3, False)):
+            result, nodes_cpu, _ = await _measured(
+                url, count, server_pids, seconds, by_game, pace=PACE_S, games=GAMES_PER_NODE * count
+            )
+            cost[name] = nodes_cpu / max(1, result["acks"])
+            cost[f"{name} rate"] = result["acks"] / result["seconds"]
+        rounds.append(cost)
+
+    def ratios(name: str) -> list[float]:
+        return sorted(cost[name] / cost["one"] for cost in rounds)
+
+    routed, crossing = ratios("routed"), ratios("crossing")
+    one = statistics.median(cost["one"] for cost in rounds)
+    rate = statistics.fmean(cost["one rate"] for cost in rounds)  # per node, as in every row
+    return {
+        f"cluster: {label}, 3 nodes routed by game / 1 node, paced ({rate:,.0f} commands/s per node): nodes'"
+        " CPU per command": (
+            f"median {statistics.median(routed):.2f} ({' · '.join(f'{r:.2f}' for r in routed)};"
+            f" 1 node {one * 1e6:,.0f} us; crossing nodes"
+            f" {statistics.median(crossing):.2f}: {' · '.join(f'{r:.2f}' for r in crossing)})"
+        ),
+    }
 
 
 async def _connection_rows(label: str, url: str, quick: bool) -> dict[str, str]:
@@ -258,7 +328,7 @@ class _Quiet:
     viewer: int | None = None
 
     def __init__(self) -> None:
-        from service.edge.ws import FRAMED
+        from service.edge.outbox import FRAMED
 
         self.codec: Any = FRAMED["json"]
 

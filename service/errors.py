@@ -41,6 +41,9 @@ class ErrorCode(str, enum.Enum):
     """Seats are still open; commands are accepted once every seat is taken."""
     NOT_FINISHED = "not_finished"
     """The game has not finished; its full log (``GET /games/{id}/export``) is given only after the end."""
+    GAME_PRUNED = "game_pruned"
+    """The game was archived, then pruned (``donjon archive prune``): its events are served no
+    more; the message names where its signed export went (``donjon verify`` checks that file)."""
     BAD_OPTIONS = "bad_options"
     """Options or seat count the game does not support."""
     UNKNOWN_GAME = "unknown_game"
@@ -87,6 +90,7 @@ _HTTP_STATUS = {
     ErrorCode.SPECTATOR: 403,
     ErrorCode.ORIGIN_NOT_ALLOWED: 403,
     ErrorCode.NOT_FOUND: 404,
+    ErrorCode.GAME_PRUNED: 410,
     ErrorCode.GAME_FULL: 409,
     ErrorCode.CONFLICT: 409,
     ErrorCode.GAME_OVER: 409,

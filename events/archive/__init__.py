@@ -19,9 +19,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from events.archive.base import Archive, ArchivedGame, ArchiveSchemaError, ArchiveUnavailable
+from events.archive.base import Archive, ArchivedGame, ArchiveSchemaError, ArchiveUnavailable, GamePruned
 
-__all__ = ["Archive", "ArchiveSchemaError", "ArchiveUnavailable", "ArchivedGame", "is_postgres_url", "open_archive"]
+__all__ = [
+    "Archive", "ArchiveSchemaError", "ArchiveUnavailable", "ArchivedGame", "GamePruned", "is_postgres_url",
+    "open_archive",
+]
 
 
 def is_postgres_url(where: str) -> bool:

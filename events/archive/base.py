@@ -26,6 +26,7 @@ __all__ = [
     "ArchiveUnavailable",
     "ArchivedGame",
     "ArchiveCounts",
+    "GamePruned",
     "GAME_COLUMNS",
     "SELECT_GAME",
     "game_of_row",
@@ -35,6 +36,8 @@ __all__ = [
     "SELECT_LEDGER",
     "ledger_of_row",
     "Hook",
+    "Position",
+    "FIRST",
     "chain_head",
     "copy_checks",
     "EVENT_COLUMNS",
@@ -63,6 +66,11 @@ def ledger_of_row(row: Sequence[object]) -> LedgerRow:
 Entry = tuple[int, bytes, str, str]
 """One stored event: ``(version, body, prev_hash, hash)``, the bytes the chain covers."""
 
+Position = tuple[int, str]
+"""Where a prune's scan of the archive is: the last ``(finished_ms, game_id)`` it was given."""
+FIRST: Position = (-1, "")
+"""Before every game."""
+
 Hook = Callable[[], Coroutine[Any, Any, None]]
 """Called inside a write, before it commits (the crash tests' fault point ``copy``)."""
 
@@ -74,6 +82,19 @@ class ArchiveUnavailable(StoreUnavailable):
 
 class ArchiveSchemaError(StoreError):
     """The archive's schema is not the version this donjon reads (run ``donjon archive migrate``)."""
+
+
+class GamePruned(StoreError):
+    """A read of a game's events, or a write to it, after ``donjon archive prune`` deleted them:
+    its ``games`` row is kept, and its signed export is at ``export_ref``. The service answers
+    ``game_pruned`` (HTTP 410) with that place, never a game that looks empty or unknown."""
+
+    def __init__(self, game_id: str, export_ref: str, pruned_ms: int) -> None:
+        super().__init__(f"game {game_id!r} was pruned from the archive (at {pruned_ms} ms since the epoch):"
+                         f" its signed export is at {export_ref}")
+        self.game_id = game_id
+        self.export_ref = export_ref
+        self.pruned_ms = pruned_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +116,15 @@ class ArchivedGame:
     """The last event's hash: the chain head."""
     entries: Sequence[Entry] = ()
     """Every event; empty in what :meth:`Archive.game` returns."""
+    pruned_ms: int | None = None
+    """When ``donjon archive prune`` deleted its events (``None``: it has them)."""
+    export_ref: str | None = None
+    """Where its signed export went, once pruned (a URI: ``file:///...``)."""
+
+    def check_not_pruned(self) -> None:
+        """:class:`GamePruned` if the archive holds only this record of the game, no event."""
+        if self.pruned_ms is not None:
+            raise GamePruned(self.game_id, self.export_ref or "?", self.pruned_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +136,13 @@ class ArchiveCounts:
     schema_version: int
     ledger: int = 0
     """Ledger entries moved to the archive."""
+    pruned: int = 0
+    """Games whose events ``donjon archive prune`` deleted (counted in ``games``: their rows stay)."""
 
 
 GAME_COLUMNS = ("game_id", "game", "status", "score", "version", "head", "finished_ms", "archived_ms", "meta", "cmds")
-SELECT_GAME = "SELECT game_id, game, status, score, version, head, finished_ms, meta, cmds FROM games"
+SELECT_GAME = ("SELECT game_id, game, status, score, version, head, finished_ms, meta, cmds, pruned_ms, export_ref"
+               " FROM games")
 """A game's row as :func:`game_of_row` reads it (both backends)."""
 
 
@@ -121,11 +154,13 @@ def game_row(game: ArchivedGame, now_ms: int) -> tuple[object, ...]:
 
 def game_of_row(row: Sequence[object]) -> ArchivedGame:
     """The record (without events) of a row of :data:`SELECT_GAME`."""
-    game_id, game, status, score, version, head, finished_ms, meta, cmds = row
+    game_id, game, status, score, version, head, finished_ms, meta, cmds, pruned_ms, export_ref = row
     return ArchivedGame(
         game_id=str(game_id), game=str(game), status=str(status), score=float(score),  # type: ignore[arg-type]
         finished_ms=int(finished_ms), version=int(version), head=str(head),  # type: ignore[call-overload]
         meta=unpack_hash(bytes(meta)), cmds=unpack_hash(bytes(cmds)),  # type: ignore[call-overload]
+        pruned_ms=None if pruned_ms is None else int(pruned_ms),  # type: ignore[call-overload]
+        export_ref=None if export_ref is None else str(export_ref),
     )
 
 
@@ -151,7 +186,7 @@ def copy_checks(copy: Sequence[Entry], game: ArchivedGame) -> bool:
 
 
 StoredRow = tuple[str, int, bytes, bytes | None, bytes]
-"""An ``events`` row as written (schema version 3): ``(game id, version, body, prev_hash, hash)``,
+"""An ``events`` row as written (schema version 4): ``(game id, version, body, prev_hash, hash)``,
 each hash its raw bytes, and ``prev_hash`` ``None`` when it is the hash of the row before (the
 genesis for version 1): every row of a chain that links, so the column holds only breaks."""
 
@@ -324,6 +359,17 @@ class Archive(Protocol):
         ...
 
     async def counts(self) -> ArchiveCounts: ...
+
+    async def prunable(self, finished_before_ms: int, limit: int, after: Position = FIRST) -> list[ArchivedGame]:
+        """Up to ``limit`` records (no events) of the games not pruned yet whose last event is
+        before ``finished_before_ms``, in ``(finished_ms, game_id)`` order from just ``after`` on."""
+        ...
+
+    async def prune(self, game_id: str, version: int, export_ref: str, now_ms: int) -> bool:
+        """In one transaction, delete the game's events and mark its row pruned at ``now_ms``
+        with ``export_ref``; only if the row is still unpruned at ``version`` (a game archived
+        again meanwhile is not the one exported). True when it did."""
+        ...
 
     async def put_ledger(self, rows: Sequence[LedgerRow]) -> None:
         """Write ledger entries in one transaction; a position held already is left as it is

@@ -25,6 +25,7 @@ import asyncpg
 
 from events.archive.base import (
     EVENT_COLUMNS,
+    FIRST,
     GAME_COLUMNS,
     SELECT_GAME,
     SELECT_LEDGER,
@@ -35,6 +36,7 @@ from events.archive.base import (
     Entry,
     Hook,
     LedgerRow,
+    Position,
     copy_checks,
     entries_of_rows,
     game_of_row,
@@ -42,7 +44,7 @@ from events.archive.base import (
     ledger_of_row,
     stored_rows,
 )
-from events.archive.schema import SCHEMA_VERSION, VERSION_TABLE, schema_message, steps_after
+from events.archive.schema import PRUNED_SINCE, SCHEMA_VERSION, VERSION_TABLE, schema_message, steps_after
 
 __all__ = ["PostgresArchive"]
 
@@ -202,7 +204,28 @@ class PostgresArchive:
             games = await connection.fetchval("SELECT count(*) FROM games")
             events = await connection.fetchval("SELECT count(*) FROM events")
             ledger = await connection.fetchval("SELECT count(*) FROM ledger") if version >= 2 else 0
-        return ArchiveCounts(int(games), int(events), version, int(ledger))
+            pruned = (await connection.fetchval("SELECT count(pruned_ms) FROM games")
+                      if version >= PRUNED_SINCE else 0)
+        return ArchiveCounts(int(games), int(events), version, int(ledger), int(pruned))
+
+    async def prunable(self, finished_before_ms: int, limit: int, after: Position = FIRST) -> list[ArchivedGame]:
+        async with self._connection() as connection:
+            rows = await connection.fetch(
+                SELECT_GAME + " WHERE pruned_ms IS NULL AND finished_ms < $1 AND (finished_ms, game_id) > ($2, $3)"
+                " ORDER BY finished_ms, game_id LIMIT $4", finished_before_ms, after[0], after[1], limit,
+            )
+        return [_game_of(row) for row in rows]
+
+    async def prune(self, game_id: str, version: int, export_ref: str, now_ms: int) -> bool:
+        async with self._connection() as connection, connection.transaction():
+            marked = await connection.execute(
+                "UPDATE games SET pruned_ms = $3, export_ref = $4 WHERE game_id = $1 AND version = $2"
+                " AND pruned_ms IS NULL", game_id, version, now_ms, export_ref,
+            )
+            if marked == "UPDATE 0":
+                return False
+            await connection.execute("DELETE FROM events WHERE game_id = $1", game_id)
+            return True
 
     async def put_ledger(self, rows: Sequence[LedgerRow]) -> None:
         if not rows:

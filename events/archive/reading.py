@@ -10,6 +10,11 @@ A write to an archived game (a rematch's link appended to it, a seat's presence 
 puts the game back into the live store whole (:meth:`ArchivingStore.restore`, one script that
 does nothing if any key of it exists); the archiver takes it again once it is cold, replacing
 the archived copy.
+
+A game ``donjon archive prune`` took (its events deleted, its signed export written elsewhere)
+keeps its record: its metadata and lobby listing are served as before, but every read of its
+events and every write to it raises :class:`~events.archive.base.GamePruned`, naming where the
+export is, rather than answering an empty or unknown game.
 """
 
 from __future__ import annotations
@@ -65,11 +70,17 @@ class ArchivingStore(EventStore):
         async with self.server.call():
             return bool(await self.server.redis.exists(meta_key(game_id), events_key(game_id)))
 
-    async def _archived(self, game_id: str) -> ArchivedGame | None:
-        """The archived record of a game the live store holds nothing of."""
+    async def archived(self, game_id: str) -> ArchivedGame | None:
+        """The archived record (no events) of a game the live store holds nothing of."""
         if self.archive is None or await self._is_live(game_id):
             return None
         return await self.archive.game(game_id)
+
+    async def _refuse_if_pruned(self, game_id: str) -> None:
+        """:class:`GamePruned` when the archive kept only the game's row: an empty read of an
+        archived game is then not "no events" but "its events are in its export"."""
+        if self.archive is not None and (record := await self.archive.game(game_id)) is not None:
+            record.check_not_pruned()
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -86,8 +97,11 @@ class ArchivingStore(EventStore):
         found = await super().head(game_id)
         if found[0] or self.archive is None:
             return found
-        archived = await self._archived(game_id)
-        return (archived.version, archived.head) if archived is not None else (0, GENESIS_HASH)
+        archived = await self.archived(game_id)
+        if archived is None:
+            return 0, GENESIS_HASH
+        archived.check_not_pruned()
+        return archived.version, archived.head
 
     async def read(
         self, game_id: str, from_version: int = 1, to_version: int | None = None, *, upcast: bool = True
@@ -96,22 +110,25 @@ class ArchivingStore(EventStore):
         if found or self.archive is None or await self._is_live(game_id):
             return found
         upcasters = self._upcasters if upcast else None
-        return [
-            codec.decode_body(body, prev, hash_, upcasters=upcasters)
-            for _, body, prev, hash_ in await self.archive.entries(game_id, from_version, to_version)
-        ]
+        entries = await self.archive.entries(game_id, from_version, to_version)
+        if not entries:
+            await self._refuse_if_pruned(game_id)
+        return [codec.decode_body(body, prev, hash_, upcasters=upcasters) for _, body, prev, hash_ in entries]
 
     async def raw_entries(self, game_id: str) -> list[tuple[int, bytes, str, str]]:
         found = await super().raw_entries(game_id)
         if found or self.archive is None or await self._is_live(game_id):
             return found
-        return await self.archive.entries(game_id)
+        entries = await self.archive.entries(game_id)
+        if not entries:
+            await self._refuse_if_pruned(game_id)
+        return entries
 
     async def command_result(self, game_id: str, command_id: str) -> AppendResult | None:
         found = await super().command_result(game_id, command_id)
         if found is not None or self.archive is None:
             return found
-        archived = await self._archived(game_id)
+        archived = await self.archived(game_id)
         done = None if archived is None else archived.cmds.get(command_id)
         if done is None:
             return None
@@ -125,7 +142,7 @@ class ArchivingStore(EventStore):
             return True
         if status != FINISHED or self.archive is None:
             return False
-        archived = await self._archived(game_id)
+        archived = await self.archived(game_id)
         return archived is not None and archived.status == status
 
     async def list_games(
@@ -153,10 +170,14 @@ class ArchivingStore(EventStore):
     async def restore(self, game_id: str) -> bool:
         """Put an archived game back into the live store whole (and into the lobby's live index);
         False when the archive does not hold it or the live store already holds some of it."""
-        archived = await self._archived(game_id)
+        archived = await self.archived(game_id)
         if archived is None or self.archive is None:
             return False
+        archived.check_not_pruned()  # its events are in its export only: nothing to put back
         entries = await self.archive.entries(game_id)
+        if not entries:  # pruned since its record was read: never put back a game without its events
+            await self._refuse_if_pruned(game_id)
+            return False
         args: list[Any] = [len(archived.meta)]
         for name, value in archived.meta.items():
             args += [name, value]

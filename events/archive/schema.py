@@ -8,12 +8,16 @@ Three tables, one per concern, and the version table:
   msgpack blob each, field -> stored bytes).
 - ``events``: one row per event, ``(game_id, version)`` its primary key (a game's events by
   version are one index range), with the stored body and its hash as raw bytes; since version
-  3 ``prev_hash`` is stored only where the chain breaks (NULL: the hash of the version before,
+  4 ``prev_hash`` is stored only where the chain breaks (NULL: the hash of the version before,
   or the genesis), :func:`events.archive.base.entries_of_rows` gives the hex back.
 - ``ledger`` (version 2): the public ledger's entries moved out of the live store
   (:mod:`events.archive.ledger`), ``position`` their key, each with the entry's canonical JSON
   and both hashes exactly as the ledger's stream held them, and ``indexed`` 1 when the live
   ledger's game index named this position for the game (``position_of`` answers those).
+- ``games.pruned_ms``, ``games.export_ref`` (the pruning step): set when ``donjon archive prune``
+  deleted the game's ``events`` rows after writing and verifying its signed export, which is at
+  ``export_ref`` (a URI); the row stays as the index (the lobby lists the game, a read of it is
+  told where its export is). ``games_unpruned`` finds the games a prune may take, by age.
 - ``schema_version``: one row, the version applied; a node refuses an archive at another
   version (:class:`events.archive.base.ArchiveSchemaError`), ``donjon archive migrate`` applies
   the missing steps.
@@ -23,7 +27,8 @@ A step is a list of statements run in one transaction; new steps are appended, n
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "VERSION_TABLE", "schema_message", "steps_after"]
+__all__ = ["LEAN_EVENTS_SINCE", "MIGRATIONS", "PRUNED_SINCE", "SCHEMA_VERSION", "VERSION_TABLE", "schema_message",
+           "steps_after"]
 
 _V1 = [
     """CREATE TABLE games (
@@ -61,7 +66,15 @@ _V2 = [
     "CREATE INDEX ledger_game ON ledger (game_id)",
 ]
 
-# Version 3: the events table leaner (fewer heap, index and WAL bytes a game). Each hash is its
+_PRUNED = [
+    "ALTER TABLE games ADD COLUMN pruned_ms BIGINT NULL",
+    "ALTER TABLE games ADD COLUMN export_ref TEXT NULL",
+    # Only the games a prune may still take, by the age it selects them on (both databases
+    # have partial indexes): a prune's scan is one index range however many games it took.
+    "CREATE INDEX games_unpruned ON games (finished_ms, game_id) WHERE pruned_ms IS NULL",
+]
+
+# Version 4: the events table leaner (fewer heap, index and WAL bytes a game). Each hash is its
 # raw bytes ({blob}) instead of its hex text, and ``prev_hash`` is NULL where it is the hash of
 # the version before (the genesis, as many zeros as the hash has digits, for version 1): every
 # row of a chain that links, so only a break is stored. The game id compares bytewise on
@@ -69,8 +82,8 @@ _V2 = [
 # locale's rules. The v2 rows are converted in the step's one transaction; a hash that is not
 # lowercase hex is turned into 'not hex' first, which decode() refuses, so the step fails
 # (rolled back) rather than change a stored byte. (SQLite's decode() is the archive's own.)
-_V3 = [
-    """CREATE TABLE events_v3 (
+_LEAN_EVENTS = [
+    """CREATE TABLE events_lean (
         game_id   {key} NOT NULL,
         version   INTEGER NOT NULL,
         body      {blob} NOT NULL,
@@ -78,7 +91,7 @@ _V3 = [
         hash      {blob} NOT NULL,
         CONSTRAINT events_by_version PRIMARY KEY (game_id, version)
     )""",
-    """INSERT INTO events_v3 (game_id, version, body, prev_hash, hash)
+    """INSERT INTO events_lean (game_id, version, body, prev_hash, hash)
     SELECT game_id, version, body,
            CASE WHEN (version = 1 AND ltrim(prev_hash, '0') = '' AND length(prev_hash) = length(hash))
                      OR (before_version = version - 1 AND prev_hash = before_hash) THEN NULL
@@ -89,11 +102,16 @@ _V3 = [
                  lag(hash) OVER (PARTITION BY game_id ORDER BY version) AS before_hash
           FROM events) AS v2""",
     "DROP TABLE events",
-    "ALTER TABLE events_v3 RENAME TO events",
+    "ALTER TABLE events_lean RENAME TO events",
 ]
 
-MIGRATIONS: list[list[str]] = [_V1, _V2, _V3]
+MIGRATIONS: list[list[str]] = [_V1, _V2, _PRUNED, _LEAN_EVENTS]
 """Step ``n`` (1-based) brings the schema from version ``n - 1`` to ``n``."""
+
+PRUNED_SINCE = MIGRATIONS.index(_PRUNED) + 1
+"""The version that has ``games.pruned_ms`` and ``games.export_ref``."""
+LEAN_EVENTS_SINCE = MIGRATIONS.index(_LEAN_EVENTS) + 1
+"""The version whose ``events`` keep raw hashes and only the chain's breaks."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from events.archive.base import (
+    FIRST,
     GAME_COLUMNS,
     SELECT_GAME,
     SELECT_LEDGER,
@@ -28,6 +29,7 @@ from events.archive.base import (
     Entry,
     Hook,
     LedgerRow,
+    Position,
     copy_checks,
     entries_of_rows,
     game_of_row,
@@ -35,7 +37,7 @@ from events.archive.base import (
     ledger_of_row,
     stored_rows,
 )
-from events.archive.schema import SCHEMA_VERSION, VERSION_TABLE, schema_message, steps_after
+from events.archive.schema import PRUNED_SINCE, SCHEMA_VERSION, VERSION_TABLE, schema_message, steps_after
 
 __all__ = ["FILE_NAME", "SqliteArchive"]
 
@@ -148,9 +150,35 @@ class SqliteArchive:
             games = db.execute("SELECT count(*) FROM games").fetchone()[0]
             events = db.execute("SELECT count(*) FROM events").fetchone()[0]
             ledger = db.execute("SELECT count(*) FROM ledger").fetchone()[0] if version >= 2 else 0
-            return ArchiveCounts(int(games), int(events), version, int(ledger))
+            pruned = db.execute("SELECT count(pruned_ms) FROM games").fetchone()[0] if version >= PRUNED_SINCE else 0
+            return ArchiveCounts(int(games), int(events), version, int(ledger), int(pruned))
 
         return await self._run(read)
+
+    async def prunable(self, finished_before_ms: int, limit: int, after: Position = FIRST) -> list[ArchivedGame]:
+        def read(db: sqlite3.Connection) -> list[ArchivedGame]:
+            rows = db.execute(SELECT_GAME + " WHERE pruned_ms IS NULL AND finished_ms < ?"
+                              " AND (finished_ms, game_id) > (?, ?) ORDER BY finished_ms, game_id LIMIT ?",
+                              (finished_before_ms, *after, limit))
+            return [game_of_row(row) for row in rows.fetchall()]
+
+        return await self._run(read)
+
+    async def prune(self, game_id: str, version: int, export_ref: str, now_ms: int) -> bool:
+        def write(db: sqlite3.Connection) -> bool:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                marked = db.execute("UPDATE games SET pruned_ms = ?, export_ref = ? WHERE game_id = ? AND version = ?"
+                                    " AND pruned_ms IS NULL", (now_ms, export_ref, game_id, version)).rowcount
+                if marked:
+                    db.execute("DELETE FROM events WHERE game_id = ?", (game_id,))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return bool(marked)
+
+        return await self._run(write)
 
     async def put_ledger(self, rows: Sequence[LedgerRow]) -> None:
         if not rows:

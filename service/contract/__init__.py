@@ -6,6 +6,6 @@ Their JSON Schemas are the one hand-written copy of the wire's shapes: the JavaS
 types and the tests' shape checks are held to them (tests/service/test_contract.py,
 tests/service/test_generators.py, clients/js/test/contract.test.js)."""
 
-PROTOCOL_VERSION = "1.3"
+PROTOCOL_VERSION = "1.4"
 """The protocol version the documents describe (their ``info.version``, and docs/protocol.md's):
 a compatible addition to the protocol raises the minor version here and there, together."""

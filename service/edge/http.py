@@ -18,6 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
+from events.archive.base import GamePruned
 from events.errors import StoreError, StoreUnavailable
 from projections import lobby
 from projections.game import Status
@@ -146,6 +147,8 @@ async def error_middleware(
             response = await handler(request)
     except ServiceError as exc:
         response = error_response(exc)
+    except GamePruned as exc:
+        response = error_response(ServiceError(ErrorCode.GAME_PRUNED, str(exc)))
     except StoreUnavailable as exc:
         request.app[METRICS].store_unavailable.inc()
         response = error_response(ServiceError(ErrorCode.STORE_UNAVAILABLE, f"the event store is unavailable: {exc}"))

@@ -12,6 +12,7 @@ from events.embedded import EmbeddedServer
 from events.store import EventStore
 from games.base import Engine
 from service.edge.reader import Node
+from service.edge.spectator_batch import SpectatorBatch
 from service.fairness.deployment_keys import DeploymentKeys
 from service.fairness.seed_vault import SeedVault
 from service.ops.lifecycle import Lifecycle
@@ -22,7 +23,7 @@ from service.play.game_service import GameService
 
 __all__ = [
     "SETTINGS", "ENGINES", "METRICS", "STORE", "EMBEDDED", "SERVICE", "NODE", "SOCKETS", "CLOCK", "VAULT",
-    "DEPLOYMENT_KEYS", "LIFECYCLE", "WORKER",
+    "DEPLOYMENT_KEYS", "LIFECYCLE", "WORKER", "SPECTATOR_BATCH",
 ]
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -36,6 +37,9 @@ SERVICE = web.AppKey("service", GameService)
 NODE = web.AppKey("node", Node)
 SOCKETS: web.AppKey[weakref.WeakSet[web.WebSocketResponse]] = web.AppKey("sockets")
 """Open websockets, closed with GOING_AWAY on shutdown."""
+SPECTATOR_BATCH = web.AppKey("spectator_batch", SpectatorBatch)
+"""Where spectators' updates wait to leave together (:mod:`service.edge.spectator_batch`); absent
+when ``DONJON_WS_SPECTATOR_BATCH_MS`` is 0."""
 CLOCK: web.AppKey[Callable[[], int]] = web.AppKey("clock")
 """The node's clock, ``() -> int`` ms since the epoch (the wall clock unless a test injects one)."""
 VAULT = web.AppKey("vault", SeedVault)

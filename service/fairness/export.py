@@ -47,8 +47,8 @@ class Signer(Protocol):
     def sign_export(self, export: dict[str, Any]) -> dict[str, Any]: ...
 
 __all__ = [
-    "EXPORT_FORMAT", "EXPORT_FORMATS", "chain_description", "export_game", "finished_part", "signed_bytes",
-    "signed_export",
+    "EXPORT_FORMAT", "EXPORT_FORMATS", "chain_description", "export_file_bytes", "export_game", "finished_part",
+    "signed_bytes", "signed_export",
 ]
 
 EXPORT_FORMAT = "donjon.export/2"
@@ -120,6 +120,11 @@ async def signed_export(
     """The export of a finished game at ``exported_at`` (ms; now by default), signed with the
     deployment's ``key``."""
     return key.sign_export(await export_game(store, game_id, game, exported_at))
+
+
+def export_file_bytes(signed: dict[str, Any]) -> bytes:
+    """An export file's bytes, as ``donjon export`` writes it and ``donjon archive prune`` keeps it."""
+    return (json.dumps(signed, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def signed_bytes(export: dict[str, Any]) -> bytes:

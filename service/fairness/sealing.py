@@ -37,7 +37,7 @@ verifier). Games recorded before sealing name no ``hidden`` and keep their bodie
 from __future__ import annotations
 
 import hmac
-import secrets
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +67,8 @@ __all__ = [
 HIDDEN_TYPE = "hidden"
 """The stored type of an event a spectator does not see at all."""
 NONCE_BYTES = 12
+NONCE_POOL = NONCE_BYTES * 341
+"""Random bytes read at once for nonces (about 4 KiB)."""
 _PLAINTEXT_KEYS = frozenset({"type", "payload", "command"})
 
 
@@ -126,6 +128,31 @@ def _left_out(
     return hidden
 
 
+class _Nonces:
+    """Random nonces cut from one ``os.urandom`` read of :data:`NONCE_POOL` bytes at a time:
+    the same randomness as a read per nonce, at a system call per 341 nonces instead of one
+    each (a seal per command otherwise paid ~2 % of a trivial command for its ``getrandom``).
+    The pool is emptied in a forked child, so no two processes ever cut the same bytes."""
+
+    def __init__(self) -> None:
+        self._pool = b""
+        self._at = 0
+
+    def take(self) -> bytes:
+        at = self._at
+        if at + NONCE_BYTES > len(self._pool):
+            self._pool, at = os.urandom(NONCE_POOL), 0
+        self._at = at + NONCE_BYTES
+        return self._pool[at : at + NONCE_BYTES]
+
+    def forget(self) -> None:
+        self._pool, self._at = b"", 0
+
+
+_NONCES = _Nonces()
+os.register_at_fork(after_in_child=_NONCES.forget)
+
+
 class Sealer:
     """Seals the events of one game as the store keeps them, and opens them again."""
 
@@ -162,7 +189,7 @@ class Sealer:
         return stored, stored_command
 
     def _seal(self, version: int, kind: str, left_out: dict[str, Any]) -> bytes:
-        nonce = secrets.token_bytes(NONCE_BYTES)
+        nonce = _NONCES.take()
         plaintext = msgpack.packb(left_out, use_bin_type=True)
         return nonce + self._aead.encrypt(nonce, plaintext, associated_data(self.game_id, version, kind))
 

@@ -12,10 +12,10 @@ rate over them is defined before the first event.
 
 The classes here are thin typed handles: call sites read
 ``metrics.commands.inc(game="castle", result="ok")``, and tests and the bench read a value back
-with ``.value(...)`` (``.count(...)`` for a histogram). Gauges and histograms are the library's
-metrics; counters, bumped on every command and every frame sent, are plain numbers that their
-own collector hands to the registry when it is scraped (the same series, without the library's
-lock and label checks per increment); the cache's gauges are read when scraped (``track``).
+with ``.value(...)`` (``.count(...)`` for a histogram). Gauges are the library's metrics;
+counters and histograms, updated on every command and every frame sent, are plain numbers that
+their own collector hands to the registry when it is scraped (the same series, without the
+library's lock and label checks per update); the cache's gauges are read when scraped (``track``).
 
 >>> metrics = Metrics(node_id="n1", games={"castle": ["greedy"]})
 >>> metrics.games_created.inc(game="castle")
@@ -27,15 +27,16 @@ True
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import platform
 from collections.abc import Callable, Iterable, Mapping
 from importlib import metadata
-from typing import Generic, TypeVar
 
 import prometheus_client
 from prometheus_client import CollectorRegistry
-from prometheus_client.core import CounterMetricFamily, Metric
-from prometheus_client.metrics import MetricWrapperBase
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.utils import floatToGoString
 
 from service.errors import ErrorCode
 
@@ -66,47 +67,44 @@ def _version() -> str:
         return "unknown"
 
 
-Wrapped = TypeVar("Wrapped", bound=MetricWrapperBase)
-"""The library's metric class a handle wraps (its labelled children are of the same class)."""
-
-
-class _Series(Generic[Wrapped]):
-    """What the three kinds share: the library metric, this node's label, reading a value back."""
-
-    def __init__(self, registry: CollectorRegistry, node: str, name: str, labels: tuple[str, ...]) -> None:
-        self.name = name
-        self.label_names = labels
-        self._registry = registry
-        self._node = node
-        self._children: dict[tuple[tuple[str, str], ...], Wrapped] = {}
-
-    def _child(self, metric: Wrapped, labels: dict[str, str]) -> Wrapped:
-        """The library's series for ``labels``, remembered: ``labels()`` validates on every call,
-        which on the command path cost a microsecond per update."""
-        key = tuple(labels.items())
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = metric.labels(node=self._node, **labels)
-        return child
-
-    def _sample(self, suffix: str, labels: Mapping[str, str]) -> float:
-        found = self._registry.get_sample_value(self.name + suffix, {NODE_LABEL: self._node, **labels})
-        return found or 0.0
-
-
-class Counter:
-    """A counter kept as plain numbers and handed to the registry when it is collected (a
-    collector of its own): an increment is a dict update, with no lock and no library call,
-    since counters are bumped on every command and every frame a socket is sent."""
+class _Plain:
+    """A series kept as plain numbers and handed to the registry when it is collected (a
+    collector of its own): an update is a dict lookup and an addition, with no lock and no
+    library call, since these are updated on every command and every frame a socket is sent.
+    Label items are kept as the caller named them and put in order when collected."""
 
     def __init__(
         self, registry: CollectorRegistry, node: str, name: str, help_: str, labels: tuple[str, ...] = ()
     ) -> None:
         self.name = name
         self.label_names = labels
-        self._registry = registry
         self._node = node
         self._help = help_
+
+    def _check(self, labels: dict[str, str]) -> None:
+        if set(labels) != set(self.label_names):
+            raise ValueError(f"{self.name} takes the labels {self.label_names}, got {sorted(labels)}")
+
+    def _values(self, key: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+        """The series' label values in the declared order, ``node`` first."""
+        named = dict(key)
+        return (self._node, *(str(named[label]) for label in self.label_names))
+
+    def _family(self) -> Metric:
+        raise NotImplementedError
+
+    def describe(self) -> list[Metric]:
+        """The series' name for the registry (which refuses two collectors of one name)."""
+        return [self._family()]
+
+
+class Counter(_Plain):
+    """A counter kept as plain numbers (:class:`_Plain`)."""
+
+    def __init__(
+        self, registry: CollectorRegistry, node: str, name: str, help_: str, labels: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(registry, node, name, help_, labels)
         self._counts: dict[tuple[tuple[str, str], ...], float] = {} if labels else {(): 0.0}
         """Label items (as the caller named them) -> the count."""
         registry.register(self)
@@ -129,32 +127,28 @@ class Counter:
     def value(self, **labels: str) -> float:
         return sum(count for key, count in self._counts.items() if dict(key) == labels)
 
-    def _check(self, labels: dict[str, str]) -> None:
-        if set(labels) != set(self.label_names):
-            raise ValueError(f"{self.name} takes the labels {self.label_names}, got {sorted(labels)}")
-
     def _family(self) -> CounterMetricFamily:
         return CounterMetricFamily(self.name, self._help, labels=(NODE_LABEL, *self.label_names))
-
-    def describe(self) -> list[Metric]:
-        """The series' name for the registry (which refuses two collectors of one name)."""
-        return [self._family()]
 
     def collect(self) -> list[Metric]:
         family = self._family()
         totals: dict[tuple[str, ...], float] = {}
         for key, count in self._counts.items():
-            named = dict(key)
-            values = tuple(str(named[label]) for label in self.label_names)
+            values = self._values(key)
             totals[values] = totals.get(values, 0.0) + count
         for values, count in totals.items():
-            family.add_metric((self._node, *values), count)
+            family.add_metric(values, count)
         return [family]
 
 
-class Gauge(_Series[prometheus_client.Gauge]):
+class Gauge:
+    """The library's gauge, this node's series of it (gauges change with sockets and games, not
+    with every command)."""
+
     def __init__(self, registry: CollectorRegistry, node: str, name: str, help_: str) -> None:
-        super().__init__(registry, node, name, ())
+        self.name = name
+        self._registry = registry
+        self._node = node
         self._plain = prometheus_client.Gauge(name, help_, (NODE_LABEL,), registry=registry).labels(node=node)
 
     def inc(self, amount: float = 1.0) -> None:
@@ -172,10 +166,13 @@ class Gauge(_Series[prometheus_client.Gauge]):
         self._plain.set_function(read)
 
     def value(self) -> float:
-        return self._sample("", {})
+        return self._registry.get_sample_value(self.name, {NODE_LABEL: self._node}) or 0.0
 
 
-class Histogram(_Series[prometheus_client.Histogram]):
+class Histogram(_Plain):
+    """A histogram kept as plain numbers (:class:`_Plain`): per series, the count of each
+    bucket (an observation goes in the first whose bound is at least it) and the sum."""
+
     def __init__(
         self,
         registry: CollectorRegistry,
@@ -186,21 +183,50 @@ class Histogram(_Series[prometheus_client.Histogram]):
         *,
         buckets: Iterable[float],
     ) -> None:
-        super().__init__(registry, node, name, labels)
-        self._metric = prometheus_client.Histogram(
-            name, help_, (NODE_LABEL, *labels), registry=registry, buckets=tuple(buckets)
-        )
-        self._plain = self._metric.labels(node=node) if not labels else None
+        super().__init__(registry, node, name, help_, labels)
+        self._bounds = tuple(sorted(float(bound) for bound in buckets))
+        self._bucket_names = [*(floatToGoString(bound) for bound in self._bounds), "+Inf"]  # type: ignore[no-untyped-call]
+        self._series: dict[tuple[tuple[str, str], ...], list[float]] = {}
+        """Label items -> each bucket's own count, then the count above the last bound, then the sum."""
+        if not labels:
+            self.touch()
+        registry.register(self)
 
     def observe(self, value: float, **labels: str) -> None:
-        child = self._plain if self._plain is not None else self._child(self._metric, labels)
-        child.observe(value)
+        key = tuple(labels.items()) if labels else ()
+        series = self._series.get(key)
+        if series is None:
+            series = self._new(labels)
+        series[bisect.bisect_left(self._bounds, value)] += 1
+        series[-1] += value
+
+    def _new(self, labels: dict[str, str]) -> list[float]:
+        self._check(labels)
+        series = self._series[tuple(labels.items())] = [0.0] * (len(self._bounds) + 2)
+        return series
 
     def touch(self, **labels: str) -> None:
-        self._metric.labels(node=self._node, **labels)
+        """Make the series with these labels exist (at zero) before anything happens to it."""
+        if tuple(labels.items()) not in self._series:
+            self._new(labels)
 
     def count(self, **labels: str) -> float:
-        return self._sample("_count", labels)
+        return sum(sum(series[:-1]) for key, series in self._series.items() if dict(key) == labels)
+
+    def _family(self) -> HistogramMetricFamily:
+        return HistogramMetricFamily(self.name, self._help, labels=(NODE_LABEL, *self.label_names))
+
+    def collect(self) -> list[Metric]:
+        family = self._family()
+        totals: dict[tuple[str, ...], list[float]] = {}
+        for key, series in self._series.items():
+            total = totals.setdefault(self._values(key), [0.0] * len(series))
+            for index, amount in enumerate(series):
+                total[index] += amount
+        for values, series in totals.items():
+            cumulative = itertools.accumulate(series[:-1])
+            family.add_metric(values, list(zip(self._bucket_names, cumulative, strict=True)), sum_value=series[-1])
+        return [family]
 
 
 class Metrics:

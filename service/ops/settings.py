@@ -5,85 +5,87 @@ naming the key. Anything secret is wrapped in :class:`Secret`, so that it never 
 log line or a repr. The CLI overrides some keys with its flags (``--host``, ``--port``,
 ``--data-dir``, ``--fsync``).
 
-=============================  ==========================  =====================================
-variable                       default                     meaning
-=============================  ==========================  =====================================
-``DONJON_REDIS_URL``           (unset: embedded Valkey)    Redis 7+/Valkey URL of a shared store
-``DONJON_REDIS_CLUSTER``       ``auto``                    ``auto`` (ask the server: ``INFO cluster``),
-                                                           ``yes`` (Redis Cluster), ``no`` (one server)
-``DONJON_DATA_DIR``            ``./donjon-data``           the embedded server's data folder
-``DONJON_FSYNC``               ``always``                  ``always`` or ``everysec`` (embedded)
-``DONJON_HOST``                ``127.0.0.1``               HTTP bind address
-``DONJON_PORT``                ``8080``                    HTTP port
-``DONJON_LOG_FORMAT``          ``auto``                    ``auto`` (console on a TTY), ``json``, ``console``
-``DONJON_LOG_LEVEL``           ``info``                    ``debug``, ``info``, ``warning``, ``error``
-``DONJON_WS_MAX_FRAME``        ``65536``                   largest client frame in bytes
-``DONJON_WS_RATE``             ``20``                      frames per second per socket sent before
-                                                           the answer to the previous one
-``DONJON_WS_BURST``            ``40``                      burst allowance of that rate limit
-``DONJON_WS_OUTBOX``           ``1000``                    frames queued to one slow socket before closing it
-``DONJON_HTTP_MAX_BODY``       ``65536``                   largest HTTP request body in bytes
-``DONJON_COMMAND_RETRIES``     ``5``                       decide/append attempts on a version conflict
-``DONJON_READ_BLOCK_MS``       ``1000``                    how often the node's stream reader also
-                                                           reads 256 watched games in turn, whatever
-                                                           the append notices say
-``DONJON_NODE_ID``             (random)                    this process's name in logs and metrics
-``DONJON_CASTLE_DATA``         (unset: shipped dataset)    a dataset file for ``castle`` (see below)
-``DONJON_BOT_DELAY_MS``        ``0``                       pause between two moves of a game's bots
-``DONJON_BOT_TAKEOVER_MS``     ``3000``                    how long a bot's move may be overdue
-                                                           before a node other than the last
-                                                           appender makes it
-``DONJON_STORE_TIMEOUT_MS``    ``2000``                    how long one store call waits for
-                                                           the server: a hung store fails a
-                                                           command or a request with
-                                                           ``store_unavailable`` after that
-``DONJON_READY_TIMEOUT_MS``    ``1000``                    how long ``/readyz`` waits for the
-                                                           store's PING
-``DONJON_DURABILITY``          ``auto``                    ``local``: an ack means the store's
-                                                           server has the append; ``replica``: a
-                                                           replica has it too (``WAIT``); ``auto``:
-                                                           ``replica`` when every master has a
-                                                           replica at start, else ``local``
-``DONJON_REPLICA_TIMEOUT_MS``  ``1000``                    at ``replica``, how long an ack waits
-                                                           for the replica before the command
-                                                           fails with ``store_unavailable``
-``DONJON_KEYS_DIR``           (unset: ``donjon-keys``     the folder of the node's key files
-                               beside the data folder)     (``seed.key``), never the data folder
-``DONJON_SEED_KEY``           (unset: ``seed.key`` in     64 hex digits: the node key that seals
-                               the keys folder)            game seeds and the deployment's signing
-                                                           keys at rest; the same on every node
-                                                           sharing a store
-``DONJON_SIGNING_KEY``        (unset)                     64 hex digits: an Ed25519 private key
-                                                           imported into the store's keyring as
-                                                           the deployment's current signing key
-                                                           (once: a later rotation holds)
-``DONJON_CORS_ORIGINS``        (empty: same-origin only)   origins whose pages may call the API
-                                                           and open sockets (``*``: any)
-``DONJON_BOT_SWEEP_MS``        ``1000``                    how often a node looks in the store's
-                                                           due-bots index for bot games nobody
-                                                           drives (0: never)
-``DONJON_CACHE_GAMES``         ``5000``                    most games a node keeps folded in memory
-``DONJON_CACHE_BYTES``         ``268435456``               most estimated bytes of those games
-``DONJON_AWAY_MS``             ``120000``                  how long a seat has no socket open
-                                                           before it is shown as away
-``DONJON_WORKERS``             ``0`` (one per core)        ``donjon serve`` processes on one port
-``DONJON_WORKER_ROUTING``      ``game``                    with several workers: ``game`` hands
-                                                           every connection of one game to the
-                                                           same worker; ``kernel`` lets the
-                                                           kernel spread them (``SO_REUSEPORT``)
-``DONJON_DRAIN_MS``            ``2000``                    on SIGTERM, how long the node refuses
-                                                           new games and sockets (``/readyz`` 503)
-                                                           before it closes its sockets, so that
-                                                           a load balancer stops sending it more
-``DONJON_ARCHIVE``             ``on``                      ``on``/``off``: move finished games to
-                                                           the archive (docs/store.md)
-``DONJON_ARCHIVE_URL``         (unset: ``archive.sqlite3`` ``postgresql://...`` (or
-                               in the data folder)         ``sqlite:///path``); unset with a shared
-                                                           store: no archiving (each node would
-                                                           keep its own file)
-``DONJON_ARCHIVE_AFTER_S``     ``300``                     how long a finished game stays live
-``DONJON_ARCHIVE_EVERY_S``     ``30``                      how often a node runs an archiving pass
-=============================  ==========================  =====================================
+================================  ==========================  =====================================
+variable                          default                     meaning
+================================  ==========================  =====================================
+``DONJON_REDIS_URL``              (unset: embedded Valkey)    Redis 7+/Valkey URL of a shared store
+``DONJON_REDIS_CLUSTER``          ``auto``                    ``auto`` (ask the server: ``INFO cluster``),
+                                                              ``yes`` (Redis Cluster), ``no`` (one server)
+``DONJON_DATA_DIR``               ``./donjon-data``           the embedded server's data folder
+``DONJON_FSYNC``                  ``always``                  ``always`` or ``everysec`` (embedded)
+``DONJON_HOST``                   ``127.0.0.1``               HTTP bind address
+``DONJON_PORT``                   ``8080``                    HTTP port
+``DONJON_LOG_FORMAT``             ``auto``                    ``auto`` (console on a TTY), ``json``, ``console``
+``DONJON_LOG_LEVEL``              ``info``                    ``debug``, ``info``, ``warning``, ``error``
+``DONJON_WS_MAX_FRAME``           ``65536``                   largest client frame in bytes
+``DONJON_WS_RATE``                ``20``                      frames per second per socket sent before
+                                                              the answer to the previous one
+``DONJON_WS_BURST``               ``40``                      burst allowance of that rate limit
+``DONJON_WS_OUTBOX``              ``1000``                    frames queued to one slow socket before closing it
+``DONJON_WS_SPECTATOR_BATCH_MS``  ``20``                      how long a spectator's updates may wait to leave
+                                                              together (0: never)
+``DONJON_HTTP_MAX_BODY``          ``65536``                   largest HTTP request body in bytes
+``DONJON_COMMAND_RETRIES``        ``5``                       decide/append attempts on a version conflict
+``DONJON_READ_BLOCK_MS``          ``1000``                    how often the node's stream reader also
+                                                              reads 256 watched games in turn, whatever
+                                                              the append notices say
+``DONJON_NODE_ID``                (random)                    this process's name in logs and metrics
+``DONJON_CASTLE_DATA``            (unset: shipped dataset)    a dataset file for ``castle`` (see below)
+``DONJON_BOT_DELAY_MS``           ``0``                       pause between two moves of a game's bots
+``DONJON_BOT_TAKEOVER_MS``        ``3000``                    how long a bot's move may be overdue
+                                                              before a node other than the last
+                                                              appender makes it
+``DONJON_STORE_TIMEOUT_MS``       ``2000``                    how long one store call waits for
+                                                              the server: a hung store fails a
+                                                              command or a request with
+                                                              ``store_unavailable`` after that
+``DONJON_READY_TIMEOUT_MS``       ``1000``                    how long ``/readyz`` waits for the
+                                                              store's PING
+``DONJON_DURABILITY``             ``auto``                    ``local``: an ack means the store's
+                                                              server has the append; ``replica``: a
+                                                              replica has it too (``WAIT``); ``auto``:
+                                                              ``replica`` when every master has a
+                                                              replica at start, else ``local``
+``DONJON_REPLICA_TIMEOUT_MS``     ``1000``                    at ``replica``, how long an ack waits
+                                                              for the replica before the command
+                                                              fails with ``store_unavailable``
+``DONJON_KEYS_DIR``              (unset: ``donjon-keys``     the folder of the node's key files
+                                  beside the data folder)     (``seed.key``), never the data folder
+``DONJON_SEED_KEY``              (unset: ``seed.key`` in     64 hex digits: the node key that seals
+                                  the keys folder)            game seeds and the deployment's signing
+                                                              keys at rest; the same on every node
+                                                              sharing a store
+``DONJON_SIGNING_KEY``           (unset)                     64 hex digits: an Ed25519 private key
+                                                              imported into the store's keyring as
+                                                              the deployment's current signing key
+                                                              (once: a later rotation holds)
+``DONJON_CORS_ORIGINS``           (empty: same-origin only)   origins whose pages may call the API
+                                                              and open sockets (``*``: any)
+``DONJON_BOT_SWEEP_MS``           ``1000``                    how often a node looks in the store's
+                                                              due-bots index for bot games nobody
+                                                              drives (0: never)
+``DONJON_CACHE_GAMES``            ``5000``                    most games a node keeps folded in memory
+``DONJON_CACHE_BYTES``            ``268435456``               most estimated bytes of those games
+``DONJON_AWAY_MS``                ``120000``                  how long a seat has no socket open
+                                                              before it is shown as away
+``DONJON_WORKERS``                ``0`` (one per core)        ``donjon serve`` processes on one port
+``DONJON_WORKER_ROUTING``         ``game``                    with several workers: ``game`` hands
+                                                              every connection of one game to the
+                                                              same worker; ``kernel`` lets the
+                                                              kernel spread them (``SO_REUSEPORT``)
+``DONJON_DRAIN_MS``               ``2000``                    on SIGTERM, how long the node refuses
+                                                              new games and sockets (``/readyz`` 503)
+                                                              before it closes its sockets, so that
+                                                              a load balancer stops sending it more
+``DONJON_ARCHIVE``                ``on``                      ``on``/``off``: move finished games to
+                                                              the archive (docs/store.md)
+``DONJON_ARCHIVE_URL``            (unset: ``archive.sqlite3`` ``postgresql://...`` (or
+                                  in the data folder)         ``sqlite:///path``); unset with a shared
+                                                              store: no archiving (each node would
+                                                              keep its own file)
+``DONJON_ARCHIVE_AFTER_S``        ``300``                     how long a finished game stays live
+``DONJON_ARCHIVE_EVERY_S``        ``30``                      how often a node runs an archiving pass
+================================  ==========================  =====================================
 
 ``DONJON_CASTLE_DATA`` names a corrected dataset file for The Castle (``games.castle.DATA_ENV``).
 The file is read once, when the app is built; the service refuses to start, with the dataset's
@@ -232,6 +234,8 @@ class Settings:
     ws_rate: float = field(default=20.0, metadata={"cast": float})
     ws_burst: float = field(default=40.0, metadata={"cast": float})
     ws_outbox: int = field(default=1000, metadata={"cast": int})
+    ws_spectator_batch_ms: int = field(default=20, metadata={"cast": int})
+    """How long a spectator's updates may wait to leave together (:mod:`service.edge.spectator_batch`); 0: never."""
     http_max_body: int = field(default=65536, metadata={"cast": int})
     command_retries: int = field(default=5, metadata={"cast": int})
     read_block_ms: int = field(default=1000, metadata={"cast": int})
@@ -297,27 +301,18 @@ class Settings:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be positive, not {getattr(self, name)!r}")
         if not 0 <= self.port <= 65535:
             raise SettingsError(f"{PREFIX}PORT must be 0-65535, not {self.port!r}")
-        for name in ("store_timeout_ms", "ready_timeout_ms", "replica_timeout_ms"):
+        at_least_one = (
+            "store_timeout_ms", "ready_timeout_ms", "replica_timeout_ms", "read_block_ms", "bot_takeover_ms",
+            "archive_every_s", "away_ms",
+        )
+        for name in at_least_one:
             if getattr(self, name) < 1:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be at least 1, not {getattr(self, name)!r}")
-        if self.read_block_ms < 1:
-            raise SettingsError(f"{PREFIX}READ_BLOCK_MS must be at least 1, not {self.read_block_ms!r}")
+        for name in ("bot_delay_ms", "bot_sweep_ms", "drain_ms", "archive_after_s", "ws_spectator_batch_ms"):
+            if getattr(self, name) < 0:
+                raise SettingsError(f"{PREFIX}{name.upper()} must be 0 or more, not {getattr(self, name)!r}")
         if self.workers < 0:
             raise SettingsError(f"{PREFIX}WORKERS must be 0 (one per core) or more, not {self.workers!r}")
-        if self.bot_delay_ms < 0:
-            raise SettingsError(f"{PREFIX}BOT_DELAY_MS must be 0 or more, not {self.bot_delay_ms!r}")
-        if self.bot_sweep_ms < 0:
-            raise SettingsError(f"{PREFIX}BOT_SWEEP_MS must be 0 or more, not {self.bot_sweep_ms!r}")
-        if self.bot_takeover_ms < 1:
-            raise SettingsError(f"{PREFIX}BOT_TAKEOVER_MS must be at least 1, not {self.bot_takeover_ms!r}")
-        if self.drain_ms < 0:
-            raise SettingsError(f"{PREFIX}DRAIN_MS must be 0 or more, not {self.drain_ms!r}")
-        if self.archive_after_s < 0:
-            raise SettingsError(f"{PREFIX}ARCHIVE_AFTER_S must be 0 or more, not {self.archive_after_s!r}")
-        if self.archive_every_s < 1:
-            raise SettingsError(f"{PREFIX}ARCHIVE_EVERY_S must be at least 1, not {self.archive_every_s!r}")
-        if self.away_ms < 1:
-            raise SettingsError(f"{PREFIX}AWAY_MS must be at least 1, not {self.away_ms!r}")
 
     @property
     def cluster(self) -> bool | None:

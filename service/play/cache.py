@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from events.archive.base import GamePruned
 from events.chain import LEGACY_CHAIN, genesis
 from events.protocol import Store
 from games.base import Command, Engine
@@ -185,7 +186,10 @@ class GameCache:
         sealed parts open (:mod:`service.fairness.sealing`): what the fold and every viewer's redaction
         take, read once per node, whoever asks."""
         sealer = await self.sealer(game_id)
-        return sealer.open_all(await self.store.read(game_id, first, last))
+        try:
+            return sealer.open_all(await self.store.read(game_id, first, last))
+        except GamePruned as exc:  # every read of a game goes through here: HTTP and the websocket alike
+            raise ServiceError(ErrorCode.GAME_PRUNED, str(exc)) from None
 
     async def sealer(self, game_id: str) -> Sealer:
         """What seals the game's events at rest and opens them (made once per meta read)."""

@@ -48,12 +48,14 @@ from service.edge.keys import (
     SERVICE,
     SETTINGS,
     SOCKETS,
+    SPECTATOR_BATCH,
     STORE,
     VAULT,
     WORKER,
 )
 from service.edge.origins import add_cors_headers, origin_middleware
 from service.edge.reader import Node
+from service.edge.spectator_batch import SpectatorBatch
 from service.edge.ws import websocket_handler
 from service.fairness.deployment_keys import DeploymentKeys, KeyringError
 from service.fairness.key_files import key_bytes
@@ -99,6 +101,8 @@ def create_app(
     app[ENGINES] = served_engines(settings, engines)
     app[METRICS] = Metrics(settings.node_id, {name: sorted(bots_for(engine)) for name, engine in app[ENGINES].items()})
     app[SOCKETS] = weakref.WeakSet()
+    if settings.ws_spectator_batch_ms > 0:
+        app[SPECTATOR_BATCH] = SpectatorBatch(settings.ws_spectator_batch_ms / 1000)
     app[CLOCK] = clock or now_ms
     app[VAULT] = node_vault(settings)
     app[LIFECYCLE] = Lifecycle()
@@ -241,7 +245,10 @@ async def _node(app: web.Application) -> AsyncIterator[None]:
         clock=app[CLOCK],
         vault=app[VAULT],
     )
-    node = Node(app[STORE], service, app[METRICS], block_ms=settings.read_block_ms)
+    node = Node(
+        app[STORE], service, app[METRICS], block_ms=settings.read_block_ms,
+        spectators_batched=SPECTATOR_BATCH in app,
+    )
     app[SERVICE] = service
     app[NODE] = node
     node.start()

@@ -51,7 +51,8 @@ __all__ = ["EXIT_MISMATCH", "EXIT_NOT_FOUND", "EXIT_OK", "EXIT_UNAVAILABLE", "ma
 
 EXIT_OK = 0
 EXIT_MISMATCH = 1
-"""``replay`` / ``verify``: a check failed; ``export``: the game has not finished."""
+"""``replay`` / ``verify``: a check failed; ``export``: the game has not finished; ``replay`` /
+``export``: the game was pruned from the archive (the message names its export)."""
 EXIT_UNAVAILABLE = 2
 """A usage error, a setting that does not parse, a file that cannot be read, or no store."""
 EXIT_NOT_FOUND = 3
@@ -137,7 +138,7 @@ def main(argv: Sequence[str] | None = None, engines: Mapping[str, Engine[Any]] |
     if args.command == "verify":
         return verify_command(args.file, args.key, args.keys, args.json, engines, args.ledger)
     if args.command == "archive":
-        return run(archive_main(settings, args, _with_store))
+        return run(archive_main(settings, args, _with_store, engines))
     if args.command == "keys":
         return run(keys_command(settings, args, _with_store))
     if args.command == "bench":
@@ -223,6 +224,7 @@ def _data_dir_in_use(settings: Any) -> None:
 async def _with_store(settings: Any, work: Callable[[Store], Awaitable[int]]) -> int:
     """``work(store)`` on the store the settings name (``DONJON_REDIS_URL``, else the embedded
     server of the data folder, attached to or started for the occasion); 2 when there is none."""
+    from events.archive.base import GamePruned
     from events.archive.reading import ArchivingStore
     from events.embedded import EmbeddedServer
     from events.errors import StoreError
@@ -250,6 +252,9 @@ async def _with_store(settings: Any, work: Callable[[Store], Awaitable[int]]) ->
             await store.close()
             if archive is not None:
                 await archive.close()
+    except GamePruned as exc:  # replay, export of a game whose events are in its export only
+        sys.stderr.write(f"donjon: {exc}\n")
+        return EXIT_MISMATCH
     except StoreError as exc:
         sys.stderr.write(f"donjon: the event store is unavailable: {exc}\n")
         return 2
@@ -287,7 +292,7 @@ async def _replay(settings: Any, game_id: str, as_json: bool, engines: Mapping[s
 async def _export(settings: Any, game_id: str, output: Path | None) -> int:
     """``donjon export``: the signed export of a finished game, to ``output`` or stdout."""
     from service.errors import ServiceError
-    from service.fairness.export import signed_export
+    from service.fairness.export import export_file_bytes, signed_export
     from service.ops.logs import logs_to_stderr
     from service.ops.settings import SettingsError
     from service.play.game_service import now_ms
@@ -315,11 +320,10 @@ async def _export(settings: Any, game_id: str, output: Path | None) -> int:
         except ServiceError as exc:  # not_finished
             sys.stderr.write(f"donjon: {exc.message}\n")
             return 1
-        text = json.dumps(signed, indent=1, ensure_ascii=False)
         if output is None:
-            out(text)
+            out(json.dumps(signed, indent=1, ensure_ascii=False))
         else:
-            await asyncio.to_thread(output.write_text, text + "\n", encoding="utf-8")
+            await asyncio.to_thread(output.write_bytes, export_file_bytes(signed))
         return 0
 
     return await _with_store(settings, export)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from bench.raw_sockets import Spectator, client_frame
-from service.edge.ws import FRAMED
+from service.edge.outbox import FRAMED
 
 
 def test_the_bench_spectator_reads_what_the_server_frames():

@@ -23,7 +23,7 @@ from bench import run_bench
 from bench.mirror import CELLS, MIRROR, MirrorState, _Follower
 from bench.peers import BOARDGAME_IO, LOADS, REAL_GAMES, SOURCES, cache_folder, prepare_boardgameio
 from games.base import BadCommand, UnknownCommand, fold
-from service.edge.ws import FRAMED
+from service.edge.outbox import FRAMED
 from service.fairness.draw_schemes import LegacyRandom
 
 ROOT = Path(__file__).resolve().parents[2]

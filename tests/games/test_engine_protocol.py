@@ -19,7 +19,7 @@ from games.castle_panic import bots as castle_panic_bots
 from games.castle_panic.engine import CastlePanicEngine
 from games.castle_panic.state import State as CastlePanicState
 from projections.live import Subscriber
-from service.edge.ws import Connection
+from service.edge.outbox import Connection
 from tests.tinygame import TINY
 
 ENGINES: tuple[Engine, ...] = (CarcassonneEngine(), CastleEngine(CASTLE.dataset), CastlePanicEngine(), TINY)

@@ -149,7 +149,7 @@ def test_a_split_view_is_built_once_per_publish_for_every_class_and_frames_keep_
 def test_frames_spliced_from_the_shared_part_decode_to_the_whole_frames_in_both_wire_codecs():
     """The service's codecs encode the shared part once and splice it into each class's frame:
     every socket still gets exactly the frame the engine's whole view makes."""
-    from service.edge.ws import FRAMED
+    from service.edge.outbox import FRAMED
 
     engine = SplitTiny()
     envs = opening()

@@ -255,7 +255,7 @@ class Watcher:
 
     def __init__(self) -> None:
         self.viewer = None
-        from service.edge.ws import FRAMED
+        from service.edge.outbox import FRAMED
 
         self.codec = FRAMED["json"]
         self.frames = 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import hmac
+import os
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +175,19 @@ def test_the_test_vector_of_docs_fairness_md():
     assert part == {"payload": {"seat": 0, "card": 3}, "command": {"type": "draw", "args": {}}}
     doc = (Path(__file__).resolve().parents[2] / "docs" / "fairness.md").read_text()
     assert VECTOR_KEY in doc and VECTOR_PART in doc
+
+
+def test_nonces_never_repeat_across_many_seals_and_a_forked_child_cuts_its_own():
+    from service.fairness import sealing
+
+    sealer = Sealer("g1", bytes(32))
+    nonces = [sealer._seal(version, "drew", {"payload": {"card": version}})[: sealing.NONCE_BYTES]
+              for version in range(1, 2001)]  # several pools' worth
+    assert len(set(nonces)) == len(nonces)
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child cuts from a pool of its own, not from the parent's remaining bytes
+        os.write(write, sealing._NONCES.take())
+        os._exit(0)
+    os.waitpid(child, 0)
+    assert os.read(read, 64) != sealing._NONCES.take()

@@ -167,6 +167,27 @@ def test_counters_are_collected_from_their_own_numbers_into_one_series_per_label
     assert metrics.registry.get_sample_value("donjon_commands_total", {"node": "n1", "game": "tiny", "result": "ok"}) == 2
 
 
+def test_histograms_kept_as_plain_numbers_render_what_the_librarys_own_histogram_does():
+    import prometheus_client
+
+    from service.ops.metrics import COMMAND_BUCKETS, Histogram
+
+    ours, theirs = prometheus_client.CollectorRegistry(), prometheus_client.CollectorRegistry()
+    plain = Histogram(ours, "n1", "donjon_x_seconds", "x.", ("game",), buckets=COMMAND_BUCKETS)
+    library = prometheus_client.Histogram("donjon_x_seconds", "x.", ("node", "game"), registry=theirs,
+                                          buckets=COMMAND_BUCKETS)
+    samples = [0.0, 0.0005, 0.0007, 0.001, 0.02, 2.5, 3.0, 100.0]  # bounds themselves, between, above the last
+    for value in samples:
+        plain.observe(value, game="tiny")
+        library.labels(node="n1", game="tiny").observe(value)
+    plain.touch(game="castle")
+    library.labels(node="n1", game="castle")
+    assert prometheus_client.generate_latest(ours) == prometheus_client.generate_latest(theirs)
+    assert plain.count(game="tiny") == len(samples) and plain.count(game="castle") == 0
+    with pytest.raises(ValueError):
+        plain.observe(1.0)  # a label missing
+
+
 
 # --- logs --------------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""A socket's :class:`service.edge.ws.Connection` and the prepared frames it writes: whole websocket
+"""A socket's :class:`service.edge.outbox.Connection` and the prepared frames it writes: whole websocket
 frames written to the socket's transport as they are while it keeps up, queued in order behind
 flow control when it does not, held back while a hello is answered, and a socket too slow for its
 updates closed with 1013."""
@@ -10,7 +10,8 @@ import asyncio
 import pytest
 from aiohttp import WSCloseCode
 
-from service.edge.ws import DIRECT_WRITE_BUFFER, FRAMED, Connection, websocket_frame
+from service.edge.outbox import DIRECT_WRITE_BUFFER, FRAMED, Connection, websocket_frame
+from service.edge.spectator_batch import SpectatorBatch
 from service.ops.metrics import Metrics
 
 
@@ -59,11 +60,16 @@ class Drain:
             raise self.error
 
 
-def connection(outbox_limit: int = 10, *, stalled: bool = False) -> tuple[Connection, Transport, WebSocket, Drain]:
+def connection(
+    outbox_limit: int = 10, *, stalled: bool = False, batch: SpectatorBatch | None = None,
+) -> tuple[Connection, Transport, WebSocket, Drain]:
     """A Connection over fakes; ``stalled``: its socket is not keeping up (the transport's buffer
     is full) and flow control holds its writer until ``drain.resumed`` is set."""
     transport, ws, drain = Transport(), WebSocket(), Drain()
-    conn = Connection(ws, FRAMED["json"], transport, drain, outbox_limit=outbox_limit, metrics=Metrics())  # type: ignore[arg-type]
+    conn = Connection(
+        ws, FRAMED["json"], transport, drain, outbox_limit=outbox_limit, metrics=Metrics(),  # type: ignore[arg-type]
+        spectator_batch=batch,
+    )
     if stalled:
         transport.buffered = DIRECT_WRITE_BUFFER + 1
         drain.resumed.clear()
@@ -192,4 +198,91 @@ async def test_what_a_command_kept_back_queues_in_order_behind_a_full_buffer():
     drain.resumed.set()
     await asyncio.sleep(0.01)
     assert transport.written == [b"u1ack"]
+    await conn.stop()
+
+
+# --- spectators' frames batched (service.edge.spectator_batch) -------------------------------------
+
+WINDOW = 0.05
+
+
+async def test_a_spectator_writes_at_once_after_quiet_and_batches_what_follows_within_the_window():
+    conn, transport, _, _ = connection(batch=SpectatorBatch(WINDOW))
+    conn.deliver(b"u1")
+    assert transport.written == [b"u1"]  # a quiet socket loses no time
+    conn.deliver(b"u2")
+    conn.deliver(b"u3")
+    assert transport.written == [b"u1"]
+    await asyncio.sleep(WINDOW * 1.6)
+    assert transport.written == [b"u1", b"u2u3"]  # the very frames, in order, in one write
+    assert conn.metrics.ws_frames_out.value() == 3
+    await asyncio.sleep(WINDOW * 1.2)
+    conn.deliver(b"u4")
+    assert transport.written[-1] == b"u4"  # quiet again for a window: at once
+    await conn.stop()
+
+
+async def test_every_spectator_waiting_is_written_by_the_one_timer_each_in_one_write():
+    batch = SpectatorBatch(WINDOW)
+    sockets = [connection(batch=batch) for _ in range(3)]
+    for conn, _, _, _ in sockets:
+        conn.deliver(b"a")
+        conn.deliver(b"b")
+        conn.deliver(b"c")
+    assert [transport.written for _, transport, _, _ in sockets] == [[b"a"]] * 3
+    await asyncio.sleep(WINDOW * 1.6)
+    assert [transport.written for _, transport, _, _ in sockets] == [[b"a", b"bc"]] * 3
+    for conn, _, _, _ in sockets:
+        await conn.stop()
+
+
+async def test_a_reply_to_a_spectator_never_overtakes_its_waiting_updates():
+    conn, transport, _, _ = connection(batch=SpectatorBatch(WINDOW))
+    conn.deliver(b"u1")
+    conn.deliver(b"u2")
+    conn.send_encoded(b"error")
+    assert transport.written == [b"u1", b"u2", b"error"]
+    await asyncio.sleep(WINDOW * 1.6)
+    assert transport.written == [b"u1", b"u2", b"error"]  # the timer finds nothing left to write
+    await conn.stop()
+
+
+async def test_a_deliberate_close_first_writes_the_waiting_updates():
+    conn, transport, _, _ = connection(batch=SpectatorBatch(WINDOW))
+    conn.deliver(b"u1")
+    conn.deliver(b"u2")
+    await conn.flush(0.1)
+    assert transport.written == [b"u1", b"u2"]
+    await conn.stop()
+
+
+async def test_seats_are_never_batched_and_a_stopped_spectator_writes_nothing_more():
+    batch = SpectatorBatch(WINDOW)
+    seat, seat_transport, _, _ = connection(batch=batch)
+    seat.viewer = 0
+    for frame in (b"s1", b"s2", b"s3"):
+        seat.deliver(frame)
+    assert seat_transport.written == [b"s1", b"s2", b"s3"]
+    spectator, transport, _, _ = connection(batch=batch)
+    spectator.deliver(b"u1")
+    spectator.deliver(b"u2")
+    await spectator.stop()
+    await asyncio.sleep(WINDOW * 1.6)
+    assert transport.written == [b"u1"]
+    await seat.stop()
+
+
+async def test_batched_updates_behind_a_full_buffer_queue_in_order():
+    conn, transport, _, drain = connection(batch=SpectatorBatch(WINDOW))
+    conn.deliver(b"u1")
+    conn.deliver(b"u2")
+    transport.buffered = DIRECT_WRITE_BUFFER + 1
+    drain.resumed.clear()
+    await asyncio.sleep(WINDOW * 1.6)
+    assert transport.written == [b"u1", b"u2"]  # queued, then written by the writer task, which waits on flow control
+    transport.buffered = 0
+    conn.deliver(b"u3")
+    drain.resumed.set()
+    await asyncio.sleep(WINDOW * 1.6)
+    assert transport.written == [b"u1", b"u2", b"u3"]  # u3 waited for u2's flow control, then its window
     await conn.stop()

@@ -1,15 +1,20 @@
 """The web app's game page shows an archived game exactly as it showed it live: the replay scrubber
 draws the same views, the audit passes on the same export (``donjon serve`` with its default
-archive, the SQLite file of the data folder, restarted in between so nothing is cached)."""
+archive, the SQLite file of the data folder, restarted in between so nothing is cached); once
+pruned, the page says so and where its export went, and the lobby still lists it."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 import urllib.request
 from typing import Any
 
 from tests.archive_fixtures import export_content
-from tests.web.conftest import finished_bot_game, new_served, open_game
+from tests.web.conftest import ROOT, finished_bot_game, new_served, open_game
 
 
 def drawn(page: Any) -> Any:
@@ -82,5 +87,30 @@ def test_the_workers_of_one_donjon_serve_archive_into_its_folders_file(tmp_path)
         assert (tmp_path / "data" / "archive.sqlite3").exists()
         served.restart()
         assert every_answer(served, game_id) == before
+    finally:
+        served.stop()
+
+
+def test_a_pruned_game_says_where_its_export_went(tmp_path, page):
+    served = new_served(tmp_path, DONJON_ARCHIVE_AFTER_S="1", DONJON_ARCHIVE_EVERY_S="1")
+    try:
+        game_id = finished_bot_game(served, "castle_panic", seats=1)
+        wait_archived(served)
+        folder = tmp_path / "exports"
+        environ = {name: value for name, value in os.environ.items() if not name.startswith("DONJON_")}
+        pruned = subprocess.run(
+            [sys.executable, "-m", "service", "archive", "prune", "--data-dir", str(served.data_dir),
+             "--older-than", "0", "--to", str(folder), "--json"], cwd=ROOT, env=environ, capture_output=True,
+            timeout=120,
+        )
+        assert pruned.returncode == 0, pruned.stderr.decode()
+        assert json.loads(pruned.stdout)["games"] == [game_id]
+        page.goto(f"{served.base}/app/games/{game_id}")
+        alert = page.get_by_role("alert")
+        alert.wait_for(timeout=15000)
+        text = alert.inner_text()
+        assert text.startswith("This game was pruned from the archive") and (folder / f"{game_id}.json").as_uri() in text
+        listed = served.request("GET", "/games?status=finished")["games"]
+        assert game_id in [entry["id"] for entry in listed]
     finally:
         served.stop()

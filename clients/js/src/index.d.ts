@@ -1,4 +1,4 @@
-// Types of @donjon/client: every HTTP body and websocket frame of docs/protocol.md (protocol v1.3),
+// Types of @donjon/client: every HTTP body and websocket frame of docs/protocol.md (protocol v1.4),
 // and the client's own API. Objects may gain fields in later protocol versions (ignore unknown ones).
 
 // --- shared shapes --------------------------------------------------------------------------------
@@ -69,7 +69,7 @@ export type ErrorCode =
   | "bad_command" | "not_your_turn" | "illegal_move" | "game_over" | "not_started" | "bad_options"
   | "unknown_game" | "game_full" | "unauthorized" | "spectator" | "conflict" | "frame_too_large"
   | "rate_limited" | "store_unavailable" | "draining" | "not_found" | "internal" | "rule_violation"
-  | "origin_not_allowed" | "not_finished" | "undo_refused" | "not_over" | "clock_expired"
+  | "origin_not_allowed" | "not_finished" | "game_pruned" | "undo_refused" | "not_over" | "clock_expired"
   | ClientErrorCode
   | (string & {});
 

@@ -25,6 +25,8 @@ route().catch((error) => {
   const message = document.createElement("p");
   message.className = "alert";
   message.setAttribute("role", "alert");
-  message.textContent = `Something went wrong: ${error.message ?? error}`;
+  // A pruned game is not an accident: its events are in its export, which the message names.
+  message.textContent = error.code === "game_pruned" ? `This game was pruned from the archive: ${error.message}`
+    : `Something went wrong: ${error.message ?? error}`;
   root.append(message);
 });

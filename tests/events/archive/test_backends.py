@@ -12,45 +12,42 @@ from events.archive.schema import SCHEMA_VERSION
 
 
 def record(game_id: str, events: int = 3, score: float = 1.0) -> ArchivedGame:
-    """A game whose hashes are hex but chain nothing: what the archive stores and reads back (the
-    check of a copy is :func:`chained`'s)."""
-    entries = [(v, f"body-{game_id}-{v}".encode(), f"{v - 1:064x}", f"{v:064x}") for v in range(1, events + 1)]
-    return ArchivedGame(
-        game_id=game_id, game="tiny", status="finished", score=score, finished_ms=123, version=events,
-        head=f"{events:064x}", meta={"game": b"\xa4tiny", "lobby": b"{}"}, cmds={"": b"0,0", "c1": b"1,3"},
-        entries=entries,
-    )
+    """A game as the archiver hands it over: its events chained as the store chains them."""
+    return dataclasses.replace(chained(game_id, events), score=score, finished_ms=123,
+                               meta={"game": b"\xa4tiny", "lobby": b"{}"}, cmds={"": b"0,0", "c1": b"1,3"})
 
 
 async def kept(archive, games: list[ArchivedGame]) -> None:
     """Write games whose copies do not check, as rows only (a test of the reads, not the check)."""
     if hasattr(archive, "_connection"):
-        from events.archive.base import EVENT_COLUMNS, game_row, stored_rows
+        from events.archive.base import EVENT_COLUMNS, GAME_COLUMNS, game_row, stored_rows
 
         async with archive._connection() as connection:
-            await connection.copy_records_to_table("games", records=[game_row(g, 0) for g in games])
+            await connection.copy_records_to_table("games", records=[game_row(g, 0) for g in games],
+                                                   columns=GAME_COLUMNS)
             for game in games:
                 await connection.copy_records_to_table("events", records=list(stored_rows(game)[0]),
                                                        columns=EVENT_COLUMNS)
     else:
-        from events.archive.base import game_row, stored_rows
+        from events.archive.base import GAME_COLUMNS, game_row, stored_rows
 
         def write(db):
-            db.executemany("INSERT INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [game_row(g, 0) for g in games])
+            db.executemany(f"INSERT INTO games ({', '.join(GAME_COLUMNS)}) VALUES ({', '.join('?' * len(GAME_COLUMNS))})",
+                           [game_row(g, 0) for g in games])
             db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)", [row for g in games for row in stored_rows(g)[0]])
 
         await archive._run(write)
 
 
 async def test_a_game_written_reads_back_byte_for_byte(archive):
-    await kept(archive, [record("g1"), record("g2", 5, score=2.0)])
+    assert await archive.put([record("g1"), record("g2", 5, score=2.0)]) == {"g1", "g2"}
     assert await archive.entries("g1") == list(record("g1").entries)
     assert await archive.entries("g2", 2, 3) == list(record("g2", 5).entries)[1:3]
     both = await archive.entries_of(["g1", "g2", "none"])
     assert len(both["g2"]) == 5 and both["none"] == []
     game = await archive.game("g2")
     assert game is not None and game.meta == record("g2").meta and game.cmds == record("g2").cmds
-    assert (game.version, game.head, game.score) == (5, f"{5:064x}", 2.0)
+    assert (game.version, game.head, game.score) == (5, record("g2", 5).head, 2.0)
     assert await archive.game("none") is None
 
 
@@ -76,6 +73,25 @@ async def test_a_write_that_fails_half_way_leaves_nothing(archive):
     with pytest.raises(RuntimeError):
         await archive.put([chained("g1", 3)], during=fail)
     assert await archive.game("g1") is None and await archive.entries("g1") == []
+
+
+async def test_prune_deletes_the_events_keeps_the_row_and_only_at_the_version_exported(archive):
+    games = [dataclasses.replace(record(f"g{n}"), finished_ms=100 + n // 2) for n in range(5)]
+    await archive.put(games)
+    assert [g.game_id for g in await archive.prunable(102, 10)] == ["g0", "g1", "g2", "g3"]
+    assert [g.game_id for g in await archive.prunable(102, 2, (100, "g1"))] == ["g2", "g3"]  # from just after
+    assert not await archive.prune("g0", 2, "file:///x/g0.json", 9)  # archived again since: another version
+    assert await archive.prune("g0", 3, "file:///x/g0.json", 9)
+    assert not await archive.prune("g0", 3, "file:///elsewhere.json", 10)  # pruned already: kept as it was
+    assert await archive.entries("g0") == [] and await archive.entries("g1") == list(games[1].entries)
+    pruned = await archive.game("g0")
+    assert pruned is not None and (pruned.pruned_ms, pruned.export_ref, pruned.meta) == (9, "file:///x/g0.json",
+                                                                                         games[0].meta)
+    assert [g.game_id for g in await archive.prunable(102, 10)] == ["g1", "g2", "g3"]
+    counts = await archive.counts()
+    assert (counts.games, counts.events, counts.pruned) == (5, 12, 1)
+    await archive.put([games[0]])  # a game archived again (a rematch put it back) is whole and unpruned
+    assert (await archive.game("g0")).pruned_ms is None and len(await archive.entries("g0")) == 3
 
 
 async def test_an_archive_not_migrated_is_refused_with_the_command_to_run(archive_url):
@@ -198,26 +214,27 @@ async def test_hashes_that_are_not_lowercase_hex_are_refused_before_anything_is_
     assert await archive.game("upper") is None
 
 
-async def test_an_archive_at_version_2_is_migrated_to_3_and_reads_back_byte_for_byte(archive_url):
-    """Version 2's events (hex text, every prev_hash) become version 3's (raw bytes, the links
+async def test_an_archive_before_the_lean_events_is_migrated_and_reads_back_byte_for_byte(archive_url):
+    """The events before the lean step (hex text, every prev_hash) become its (raw bytes, the links
     not stored) in one step: the games read back the same, a break in a chain included, and a
     hash that is not lowercase hex fails the step, leaving version 2 as it was."""
     import sqlite3
 
-    from events.archive.schema import steps_after
+    from events.archive.schema import LEAN_EVENTS_SINCE, steps_after
 
+    before = LEAN_EVENTS_SINCE - 1
     games = [chained("a", 7), chained("b", 3, "sha1"), record("c", 4)]
     v2_rows = [(g.game_id, *entry) for g in games for entry in g.entries]
     backend = open_archive(archive_url.removeprefix("sqlite://"))
     postgres = not archive_url.startswith("sqlite://")
     try:
-        statements = [s for _, step in steps_after(0, "BYTEA" if postgres else "BLOB")[:2] for s in step]
+        statements = [s for _, step in steps_after(0, "BYTEA" if postgres else "BLOB")[:before] for s in step]
         if postgres:
             async with backend._connection() as connection:  # type: ignore[attr-defined]
                 await connection.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
                 for statement in statements:
                     await connection.execute(statement)
-                await connection.execute("INSERT INTO schema_version VALUES (2)")
+                await connection.execute("INSERT INTO schema_version VALUES ($1)", before)
                 await connection.copy_records_to_table("events", records=v2_rows)
                 await connection.execute("INSERT INTO events VALUES ('d', 1, '', $1, $2)", "0" * 64, "A" * 64)
         else:
@@ -225,17 +242,17 @@ async def test_an_archive_at_version_2_is_migrated_to_3_and_reads_back_byte_for_
                 db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
                 for statement in statements:
                     db.execute(statement)
-                db.execute("INSERT INTO schema_version VALUES (2)")
+                db.execute("INSERT INTO schema_version VALUES (?)", (before,))
                 db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)", v2_rows + [("d", 1, b"", "0" * 64, "A" * 64)])
         with pytest.raises(Exception, match=r"hexadecimal|user-defined function raised"):
             await backend.migrate()
-        assert await backend.schema_version() == 2
+        assert await backend.schema_version() == before
         if postgres:
             async with backend._connection() as connection:  # type: ignore[attr-defined]
                 await connection.execute("DELETE FROM events WHERE game_id = 'd'")
         else:
             await backend._run(lambda db: db.execute("DELETE FROM events WHERE game_id = 'd'"))  # type: ignore[attr-defined]
-        assert await backend.migrate() == (2, SCHEMA_VERSION)
+        assert await backend.migrate() == (before, SCHEMA_VERSION)
         for game in games:
             assert await backend.entries(game.game_id) == list(game.entries)
             assert await backend.entries(game.game_id, 2, 3) == list(game.entries)[1:3]
