@@ -7,7 +7,7 @@ finished, an entry in the public ledger), each of ``events`` events whose bodies
 a real game's (~300 bytes), and measures:
 
 - **throughput**: one node's archiving passes (:class:`events.archive.archiver.Archiver`, batches
-  of 200, two in flight: probe, lease, read, COPY, read back and re-chain, conditional delete,
+  of 200, three in flight: probe, lease, read, COPY and its check in one transaction, conditional delete,
   unlist; then the ledger's entries of those games) into the local PostgreSQL
   (``DONJON_BENCH_POSTGRES_URL``, default the database ``test`` of 127.0.0.1:5432, in a schema of
   its own dropped afterwards), games/s and events/s; and into the SQLite default, on fewer games;

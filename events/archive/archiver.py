@@ -66,11 +66,12 @@ that a game whose archiver died is taken by the next pass soon after."""
 CALL_BUDGET_S = 15.0
 """Seconds one of the pass's pipelines may take: far more than the service's call budget (a
 batch moves megabytes, on a store busy serving games), and still a bound on a hung store."""
-PARALLEL = 2
-"""Batches of a pass in flight at once: two keep the live store and the archive both busy (one
-batch reads while another writes); a third only made PostgreSQL's backends contend (on two
-cores, 3,000 games: 339-356 games/s and 1.5-1.7 ms of PostgreSQL CPU per game with three, 409-541
-and 1.1-1.3 ms with two, on a machine loaded by other work)."""
+PARALLEL = 3
+"""Batches of a pass in flight at once, so that the live store and the archive are both busy
+(one batch reads while another writes). Two were best while PostgreSQL spent 1.1-1.5 ms a game
+(a third made its backends contend); with the leaner copy and check (~0.65 ms) three are (on
+two cores, 4,000 games: 885-917 games/s with three, 793-816 with two, 856-880 with four, the
+CPU per game the same for two and three)."""
 PAGE_BATCHES = 6
 """Batches per page of the live index a pass takes at once (the batches of a page flow through
 ``parallel`` slots; the pages follow each other)."""
