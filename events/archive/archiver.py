@@ -53,9 +53,21 @@ from events.server import Server
 from events.sharded import ShardedIndex
 from events.store.lobby import lobby_index
 
-__all__ = ["FAULT_ENV", "Archiver", "PassReport"]
+__all__ = ["FAULT_ENV", "Archiver", "PassReport", "fault_point", "kill_at"]
 
 FAULT_ENV = "DONJON_ARCHIVE_FAULT"
+
+
+def fault_point(given: str | None = None) -> str | None:
+    """Where the crash tests want this process killed: ``given``, else ``DONJON_ARCHIVE_FAULT``."""
+    return given if given is not None else os.environ.get(FAULT_ENV)
+
+
+def kill_at(fault: str | None, point: str) -> None:
+    """SIGKILL this process when ``fault`` (:func:`fault_point`) names ``point``."""
+    if fault == point:
+        os.kill(os.getpid(), signal.SIGKILL)
+
 LEASE_ENV = "DONJON_ARCHIVE_LEASE_MS"
 """How long a lease lasts, in ms, when set (the crash tests shorten it; nodes keep the default)."""
 FINISHED = "finished"
@@ -159,7 +171,7 @@ class Archiver:
         self.batch = batch
         self.parallel = parallel
         self.clock = clock or (lambda: int(time.time() * 1000))
-        self.fault = fault if fault is not None else os.environ.get(FAULT_ENV)
+        self.fault = fault_point(fault)
         self.token = secrets.token_hex(8)
         self.lease_ms = int(os.environ.get(LEASE_ENV, LEASE_MS))
         self.index: ShardedIndex = lobby_index(server, FINISHED)
@@ -261,13 +273,11 @@ class Archiver:
         from the live store."""
         checked_ids = await self.archive.put(games, during=self._fault_coroutine("copy"))
         self._fault_at("copied")
-        checked = []
-        for game in games:
-            if game.game_id in checked_ids:
-                checked.append(game)
-            else:
-                self._warn("archive.copy_mismatch", game.game_id, version=game.version)
-        await self._release_all([game for game in games if game.game_id not in checked_ids])
+        checked = [game for game in games if game.game_id in checked_ids]
+        mismatched = [game for game in games if game.game_id not in checked_ids]
+        for game in mismatched:
+            self._warn("archive.copy_mismatch", game.game_id, version=game.version)
+        await self._release_all(mismatched)
         deleted = await self._delete_all(checked)
         report.waiting += len(games) - len(deleted)
         return deleted
@@ -409,8 +419,7 @@ class Archiver:
         return [game for game, reply in zip(games, replies, strict=True) if reply == 1]
 
     def _fault_at(self, point: str) -> None:
-        if self.fault == point:
-            os.kill(os.getpid(), signal.SIGKILL)
+        kill_at(self.fault, point)
 
     def _fault_coroutine(self, point: str) -> Any:
         if self.fault != point:

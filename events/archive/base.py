@@ -243,21 +243,26 @@ def stored_rows(game: ArchivedGame) -> tuple[Iterator[StoredRow], bytes]:
     versions, bodies, prevs, hashes = zip(*entries, strict=True)
     links: Iterator[bytes | None] = itertools.repeat(None)
     if not _links(prevs, hashes):
-        links = (None if prev == _derived_prev(entries, index) else bytes.fromhex(prev)
-                 for index, prev in enumerate(prevs))
+        links = (None if prev == _implied_prev(version, len(hash_), before) else bytes.fromhex(prev)
+                 for (version, _, prev, hash_), before in zip(entries, _befores(entries), strict=True))
     width = len(raw) // len(entries)
     digests = [raw[start:start + width] for start in range(0, len(raw), width)]
     return zip(itertools.repeat(game.game_id), versions, bodies, links, digests, strict=False), raw
 
 
-def _derived_prev(entries: Sequence[Entry], index: int) -> str | None:
-    """The ``prev_hash`` a reader derives for ``entries[index]``: the genesis for version 1, the
-    hash of the entry before when it is the version before, else none."""
-    version, _, _, hash_ = entries[index]
+def _befores(entries: Sequence[Entry]) -> Iterator[tuple[int, str] | None]:
+    """For each entry, ``(version, hash)`` of the one before it (``None`` for the first)."""
+    return itertools.chain([None], ((version, hash_) for version, _, _, hash_ in entries[:-1]))
+
+
+def _implied_prev(version: int, width: int, before: tuple[int, str] | None) -> str | None:
+    """The ``prev_hash`` a row of ``version`` stores no ``prev_hash`` for, as a reader derives it:
+    the genesis (``width`` zeros) for version 1, the hash of the row ``before`` when that is the
+    version before; else none (such a row's ``prev_hash`` is stored)."""
     if version == 1:
-        return "0" * len(hash_)
-    if index and entries[index - 1][0] == version - 1:
-        return entries[index - 1][3]
+        return "0" * width
+    if before is not None and before[0] == version - 1:
+        return before[1]
     return None
 
 
@@ -298,11 +303,10 @@ def _link(version: int, prev: bytes | None, digest: str, before: tuple[int, str]
     """A row's ``prev_hash``: stored (a break), else the genesis or the hash of the version before."""
     if prev is not None:
         return bytes(prev).hex()
-    if version == 1:
-        return "0" * len(digest)
-    if before is not None and before[0] == version - 1:
-        return before[1]
-    raise StoreError(f"the archive's event {version} links to an event it does not hold")
+    implied = _implied_prev(version, len(digest), before)
+    if implied is None:
+        raise StoreError(f"the archive's event {version} links to an event it does not hold")
+    return implied
 
 
 def pack_hash(fields: Mapping[str, bytes]) -> bytes:

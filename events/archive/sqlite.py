@@ -10,10 +10,11 @@ writes. The schema and its steps are :mod:`events.archive.schema`'s, as in Postg
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -93,8 +94,7 @@ class SqliteArchive:
 
         def write(db: sqlite3.Connection) -> set[str]:
             now = int(time.time() * 1000)
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with _transaction(db):
                 for game in games:
                     _delete_game(db, game.game_id)
                 marks = ", ".join("?" * len(GAME_COLUMNS))
@@ -107,10 +107,6 @@ class SqliteArchive:
                 for game in games:
                     if game.game_id not in checked:
                         _delete_game(db, game.game_id)
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
             return checked
 
         return await self._run(write)
@@ -166,16 +162,11 @@ class SqliteArchive:
 
     async def prune(self, game_id: str, version: int, export_ref: str, now_ms: int) -> bool:
         def write(db: sqlite3.Connection) -> bool:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with _transaction(db):
                 marked = db.execute("UPDATE games SET pruned_ms = ?, export_ref = ? WHERE game_id = ? AND version = ?"
                                     " AND pruned_ms IS NULL", (now_ms, export_ref, game_id, version)).rowcount
                 if marked:
                     db.execute("DELETE FROM events WHERE game_id = ?", (game_id,))
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
             return bool(marked)
 
         return await self._run(write)
@@ -185,14 +176,9 @@ class SqliteArchive:
             return
 
         def write(db: sqlite3.Connection) -> None:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with _transaction(db):
                 db.executemany("INSERT OR IGNORE INTO ledger (position, game_id, entry, prev_hash, hash, indexed)"
                                " VALUES (?, ?, ?, ?, ?, ?)", [(*row[:5], int(row[5])) for row in rows])
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
 
         await self._run(write)
 
@@ -239,6 +225,19 @@ def _entries(db: sqlite3.Connection, game_id: str, first: int = 1, last: int = 2
     return entries_of_rows(rows, first)
 
 
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, the database's write lock taken at its start (``BEGIN IMMEDIATE``):
+    committed when the block ends, rolled back when it raises."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
 def _delete_game(db: sqlite3.Connection, game_id: str) -> None:
     db.execute("DELETE FROM events WHERE game_id = ?", (game_id,))
     db.execute("DELETE FROM games WHERE game_id = ?", (game_id,))
@@ -259,16 +258,11 @@ def _version(db: sqlite3.Connection) -> int:
 
 
 def _migrate(db: sqlite3.Connection) -> tuple[int, int]:
-    db.execute("BEGIN IMMEDIATE")  # one migrating process at a time; re-read the version under the lock
-    try:
+    with _transaction(db):  # one migrating process at a time; the version re-read under the lock
         before = _version(db)
         for number, statements in steps_after(before, "BLOB"):
             for statement in statements:
                 db.execute(statement)
             db.execute("DELETE FROM schema_version")
             db.execute("INSERT INTO schema_version VALUES (?)", (number,))
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
     return before, max(before, SCHEMA_VERSION)

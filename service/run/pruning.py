@@ -33,13 +33,12 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from events.archive.archiver import FAULT_ENV
+from events.archive.archiver import fault_point, kill_at
 from events.archive.base import FIRST, Archive, ArchivedGame
 from events.archive.reading import ArchivingStore
 from games.base import Engine
@@ -104,7 +103,7 @@ class Pruner:
         self.trusted = trusted
         self.engines = engines
         self.clock = clock
-        self.fault = fault if fault is not None else os.environ.get(FAULT_ENV)
+        self.fault = fault_point(fault)
         self.log = get_logger()
 
     async def run(self, older_than_ms: int, limit: int | None = None, dry_run: bool = False) -> PruneReport:
@@ -144,13 +143,13 @@ class Pruner:
             report.reused += 1
         else:
             await asyncio.to_thread(write_atomically, path, export_file_bytes(fresh))
-            self._fault_at("written")
+            kill_at(self.fault, "written")
             problem = await asyncio.to_thread(self._problem, path, fresh)
             if problem is not None:
                 report.failed[game_id] = f"the written export does not verify: {problem}"
                 self.log.error("archive.prune_unverified", game_id=game_id, path=str(path), problem=problem)
                 return
-        self._fault_at("exported")
+        kill_at(self.fault, "exported")
         if not await self.archive.prune(game_id, game.version, path.resolve().as_uri(), self.clock()):
             report.moved_on += 1
             return
@@ -174,10 +173,6 @@ class Pruner:
         if not isinstance(export, dict) or _content(export) != _content(fresh):
             return "an export of another state of the game than the archive's"
         return None
-
-    def _fault_at(self, point: str) -> None:
-        if self.fault == point:
-            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _content(export: dict[str, Any]) -> dict[str, Any]:
