@@ -306,7 +306,8 @@ def _checked_client_seed(client_seed: Any) -> str | None:
 
 
 def _checked_name(name: Any) -> str:
-    if not isinstance(name, str) or not name.strip() or len(name.strip()) > MAX_NAME:
+    # The limit is on the name as sent (the contract's maxLength), the blank test on what is kept.
+    if not isinstance(name, str) or len(name) > MAX_NAME or not name.strip():
         raise ServiceError(
             ErrorCode.BAD_REQUEST, f"'name' must be a string of 1-{MAX_NAME} characters, got {name!r}"
         )
