@@ -88,24 +88,29 @@ class GameFeed:
     feed's current trouble (``None`` when every watched game is subscribed).
 
     ``server`` is the store's (its connection settings make the subscriber connections);
-    ``decode(game_id, payload)`` turns a notice into the events it carries (the store's
-    ``decode_notice``). ``on_notice`` is called for every append notice received (the node counts
-    them in its metrics), ``on_reconnect`` when a subscriber connection is lost (its games are
-    subscribed again on a new one); both are given here, once, or not at all.
+    ``decode(game_id, payload, shown_head)`` turns a notice into the events it carries (the
+    store's ``decode_notice``), or ``None`` when it ends at ``shown_head``. ``on_notice`` is
+    called for every append notice received (the node counts them in its metrics),
+    ``on_reconnect`` when a subscriber connection is lost (its games are subscribed again on a
+    new one); both are given here, once, or not at all. ``shown(game_id)`` is the chain hash of
+    the last event the watcher has shown of a game ("" or ``None``: unknown): a notice that ends
+    there is neither decoded nor announced.
     """
 
     def __init__(
         self,
         server: Server,
-        decode: Callable[[str, bytes], list[Envelope]],
+        decode: Callable[[str, bytes, str | None], list[Envelope] | None],
         *,
         on_notice: Callable[[], None] | None = None,
         on_reconnect: Callable[[], None] | None = None,
+        shown: Callable[[str], str | None] | None = None,
     ) -> None:
         self.server = server
         self._decode = decode
         self._on_notice = on_notice
         self._on_reconnect = on_reconnect
+        self._shown = shown
         self._cluster: RedisCluster | None = server.redis if server.cluster else None
         self._wanted: set[str] = set()
         self._where: dict[str, _Link] = {}
@@ -324,8 +329,10 @@ class GameFeed:
                 self._on_notice()
             game_id = game_of_channel(reply[1])
             if game_id in self._wanted:
-                self._carried.setdefault(game_id, []).extend(self._decode(game_id, reply[2]))
-                self._announce({game_id})
+                envelopes = self._decode(game_id, reply[2], self._shown(game_id) if self._shown else None)
+                if envelopes is not None:
+                    self._carried.setdefault(game_id, []).extend(envelopes)
+                    self._announce({game_id})
             return
         if kind in ("pong", "PONG") and link.pending and link.pending[0][0] == "ping":
             link.pending.popleft()

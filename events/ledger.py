@@ -160,17 +160,20 @@ class Ledger:
         self._head: tuple[int, str] | None = None
         """The head this node last saw (its own append, or the one a refused append named)."""
 
-    async def record(self, game_id: str, fields: Mapping[str, Any]) -> LedgerEntry:
+    async def record(self, game_id: str, fields: Mapping[str, Any], *, new_id: bool = False) -> LedgerEntry:
         """Append the entry of a new game (``fields`` without ``position``); the entry, or the
         game's earlier entry when it has one already (a retried creation, or a game re-dealt
         under its id, whose first entry then stands against the new deal's commitment).
+        ``new_id``: the id was drawn at random for this creation and its meta stored first, so
+        it can have no earlier entry, and the archive is not asked (a lookup in another
+        database, for every game created).
 
         A node appends one entry at a time (its own creations would only race each other for
         the head), so only other nodes can make an append retry: each refusal names the new head.
         An earlier entry moved to the archive is looked up there first: the append script sees
         the live index only (an entry moves only once its game has no live key, and is copied
         before it leaves, so a creation, which stores the meta first, never misses it)."""
-        archived = await self._archived_entry(game_id)
+        archived = None if new_id else await self._archived_entry(game_id)
         if archived is not None:
             return archived
         async with self._lock:

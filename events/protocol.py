@@ -96,7 +96,13 @@ class Store(Protocol):
     @property
     def ledger(self) -> Ledger: ...
 
-    def feed(self, *, on_notice: Hook | None = None, on_reconnect: Hook | None = None) -> Feed: ...
+    def feed(
+        self,
+        *,
+        on_notice: Hook | None = None,
+        on_reconnect: Hook | None = None,
+        shown: Callable[[str], str | None] | None = None,
+    ) -> Feed: ...
 
     async def ping(self, budget: float | None = None) -> None: ...
 

@@ -35,6 +35,7 @@ and other :mod:`events.errors` classes for the store's own refusals; never redis
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Literal, Self
 
 import redis.asyncio as aioredis
@@ -253,11 +254,20 @@ class EventStore(Appending, Reading, Metadata, Lobby):
         """The public ledger of created games (:mod:`events.ledger`) on this store's server."""
         return self._ledger
 
-    def feed(self, *, on_notice: Hook | None = None, on_reconnect: Hook | None = None) -> GameFeed:
+    def feed(
+        self,
+        *,
+        on_notice: Hook | None = None,
+        on_reconnect: Hook | None = None,
+        shown: Callable[[str], str | None] | None = None,
+    ) -> GameFeed:
         """A new :class:`events.feed.GameFeed`: notices of appends to the games it watches.
         ``on_notice`` is called for every notice, ``on_reconnect`` for every subscriber
-        connection lost (the node counts both)."""
-        return GameFeed(self.server, self.decode_notice, on_notice=on_notice, on_reconnect=on_reconnect)
+        connection lost (the node counts both); ``shown(game_id)``, the chain hash of the last
+        event the watcher has shown, spares decoding the notices it has shown already."""
+        return GameFeed(
+            self.server, self.decode_notice, on_notice=on_notice, on_reconnect=on_reconnect, shown=shown
+        )
 
     async def close(self) -> None:
         """Close the client and its pool, if :meth:`connect` made them, once the appends

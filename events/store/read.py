@@ -175,18 +175,23 @@ class Reading:
             replies: list[Any] = await pipe.execute()
         return {game_id: self._decoded(entries) for game_id, entries in zip(order, replies, strict=True) if entries}
 
-    def decode_notice(self, game_id: str, payload: bytes) -> list[Envelope]:
+    def decode_notice(self, game_id: str, payload: bytes, shown_head: str | None = None) -> list[Envelope] | None:
         """The events an append notice (``game:{ID}:live``) carries, as :meth:`read` returns them;
-        empty when it carries only the new version, or anything that is not this game's."""
+        empty when it carries only the new version, or anything that is not this game's;
+        ``None``, decoding no event, when its last event's chain hash is ``shown_head``: the
+        watcher has shown that event already (most often its node's own append, pushed as it
+        landed), and a hash names one history."""
         try:
             carried = msgpack.unpackb(payload, raw=True)
             if not isinstance(carried, list):
                 return []
+            if shown_head and carried and carried[-1][2] == shown_head.encode():
+                return None
             envelopes = [
                 codec.decode_body(body, prev.decode(), hash_.decode(), upcasters=self._upcasters)
                 for body, prev, hash_ in carried
             ]
-        except (ValueError, TypeError, StoreError, msgpack.UnpackException):
+        except (ValueError, TypeError, IndexError, StoreError, msgpack.UnpackException):
             return []
         return envelopes if all(envelope.game_id == game_id for envelope in envelopes) else []
 

@@ -86,7 +86,9 @@ class Node:
         self._loading: dict[str, asyncio.Task[LiveGame]] = {}
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self.feed = store.feed(on_notice=metrics.feed_notices.inc, on_reconnect=metrics.feed_reconnects.inc)
+        self.feed = store.feed(
+            on_notice=metrics.feed_notices.inc, on_reconnect=metrics.feed_reconnects.inc, shown=self._shown_head
+        )
         self.log = get_logger()
         self.healthy = True
         """False while the last read of the streams failed."""
@@ -292,6 +294,11 @@ class Node:
             self.healthy, read_all, backoff = True, False, _BACKOFF_START
             self._read_error = None
             self._publish(batches)
+
+    def _shown_head(self, game_id: str) -> str | None:
+        """The chain hash of the last event pushed of ``game_id`` ("": unknown), for the feed."""
+        live = self.games.get(game_id)
+        return None if live is None else live.projection.head_hash
 
     def _poll_slice(self, reading: dict[str, int]) -> dict[str, int]:
         """The safety net's next :data:`POLL_SLICE` watched games (round robin), read whatever the

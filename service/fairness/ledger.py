@@ -40,11 +40,19 @@ class Signer(Protocol):
 
 
 async def record_game(
-    store: Store, game_id: str, game: str, public_options: Mapping[str, Any], commitment: str, created_ms: int
+    store: Store,
+    game_id: str,
+    game: str,
+    public_options: Mapping[str, Any],
+    commitment: str,
+    created_ms: int,
+    *,
+    new_id: bool = False,
 ) -> LedgerEntry:
-    """Append the new game's entry; the entry (its earlier one when a creation is retried)."""
+    """Append the new game's entry; the entry (its earlier one when a creation is retried).
+    ``new_id``: the id was just drawn at random (:meth:`events.ledger.Ledger.record`)."""
     fields = {"game": game, "options": dict(public_options), "seed_commitment": commitment, "created": created_ms}
-    entry = await store.ledger.record(game_id, fields)
+    entry = await store.ledger.record(game_id, fields, new_id=new_id)
     log.info("ledger.recorded", game_id=game_id, position=entry.position, hash=entry.hash)
     return entry
 

@@ -117,8 +117,10 @@ class Seating:
         ts = self.clock()
         key = secrets.token_bytes(32)
         secret = seeds.split_options(engine, normalized)
+        new_id = game_id is None
         game_id = await self._new_game(game, seed, key, secret, seats, bot_seats, ts, game_id, rematch_of)
-        await record_game(self.store, game_id, game, secret[0], seeds.commitment(seed, secret[1]), ts)
+        commitment = seeds.commitment(seed, secret[1])
+        await record_game(self.store, game_id, game, secret[0], commitment, ts, new_id=new_id)
         created = decisions.game_created(game, engine, normalized, seats, seed, chosen, rematch_of)
         events = decisions.creation_batch(engine, created, bot_seats, seed=seed, game_id=game_id, options=normalized)
         batch = decisions.Batch(game_id, events, 0, ts, command=decisions.creation_command(bot_seats))
@@ -219,7 +221,7 @@ class Seating:
         without one the service makes it.
         """
         reserved: int | None = None
-        before = await self.cache.load(game_id)
+        before = await self.cache.current(game_id)  # what it is a rematch of never changes
         if before.rematch_of is not None:
             reserved, old_name = await self._reserved_seat(before, rematch_token)
             name = old_name if name is None else name
@@ -232,13 +234,15 @@ class Seating:
         token, command_id = _token_of(meta, game_id, request_id)
         digest = hash_token(token)
         async with self.cache.lock(game_id):
-            for _attempt in range(self.retries):
+            for attempt in range(self.retries):
                 if command_id is not None:
                     earlier = await self.store.command_result(game_id, command_id)
                     if earlier is not None:
                         return await self._earlier_seat(game_id, name, token, earlier)
-                before = await self.cache.load(game_id)
-                seat = _seat_to_take(before, reserved, client_seed)
+                # First on the cached game, as a command is decided: a stale one is refused by
+                # the append's expected version and read again, as is one that shows no free seat.
+                before = await (self.cache.current(game_id) if attempt == 0 else self.cache.load(game_id))
+                seat, before = await self._seat_in(before, attempt > 0, reserved, client_seed)
                 # The hash goes in first: a seat is never taken without its token being valid.
                 # A token whose append then loses is never handed out, so its entry binds nothing.
                 await self.store.update_meta(game_id, {TOKEN_FIELD + digest: seat})
@@ -258,6 +262,19 @@ class Seating:
                 self.log.info("seat.taken", game_id=game_id, seat=seat, version=projection.version)
                 return seat, token, projection
         raise ServiceError(ErrorCode.CONFLICT, f"game {game_id!r} kept changing; try again")
+
+    async def _seat_in(
+        self, before: GameProjection, caught_up: bool, reserved: int | None, client_seed: str | None
+    ) -> tuple[int, GameProjection]:
+        """The seat to take and the game it is taken in: ``before``, or the game read again
+        from the stream when ``before`` (not ``caught_up``) shows no seat to take."""
+        try:
+            return _seat_to_take(before, reserved, client_seed), before
+        except ServiceError:
+            if caught_up:
+                raise
+        latest = await self.cache.load(before.game_id)
+        return _seat_to_take(latest, reserved, client_seed), latest
 
     async def _reserved_seat(self, rematch: GameProjection, token: str | None) -> tuple[int, str | None]:
         """The seat of a rematch reserved to the holder of ``token`` (a seat token of the game

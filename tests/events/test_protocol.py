@@ -12,13 +12,14 @@ import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import msgpack
 import pytest
 
 from events.deadlines import Deadlines
 from events.due import DueBots
 from events.envelope import NewEvent
 from events.feed import GameFeed
-from events.keys import cmds_key, events_key
+from events.keys import cmds_key, events_key, live_channel
 from events.protocol import DeadlineIndex, DueBotsIndex, Feed, Store
 from events.store import EventStore
 
@@ -136,3 +137,40 @@ async def test_the_feeds_hooks_are_given_at_construction_and_called(redis_store:
         await feed.close()
         for key in (events_key(game_id), cmds_key(game_id)):
             await redis_store.redis.delete(key)
+
+
+async def test_a_notice_that_ends_at_what_the_watcher_has_shown_is_neither_decoded_nor_announced(
+    redis_store: EventStore,
+) -> None:
+    """``store.feed(shown=...)``: the node's own append, pushed as it landed, comes back as a
+    notice ending at the hash it has shown; that notice is dropped unread, any other is carried."""
+    game_id = f"shown-{uuid.uuid4().hex[:12]}"
+    await redis_store.append(game_id, [NewEvent("a", {"n": 1})], expected_version=0, command_id=None, actor=None, ts=1)
+    [(_, body, prev, head)] = await redis_store.raw_entries(game_id)
+    notice = msgpack.packb([[body, prev.encode(), head.encode()]], use_bin_type=True)
+    shown = {game_id: head}
+    feed = redis_store.feed(shown=shown.get)
+    try:
+        feed.watch([game_id])
+        for _ in range(100):  # announced when watched, then on the subscription's confirmation
+            if feed.subscribed_on(game_id) is not None and await feed.next(0.05) is None:
+                break
+            await feed.next(0.05)
+        await redis_store.redis.spublish(live_channel(game_id), notice)
+        assert await feed.next(0.5) is None
+        shown[game_id] = ""  # unknown: carried as before
+        await redis_store.redis.spublish(live_channel(game_id), notice)
+        due = await feed.next(5.0)
+        assert due is not None and [(e.version, e.hash) for e in due[game_id]] == [(1, head)]
+    finally:
+        await feed.close()
+        for key in (events_key(game_id), cmds_key(game_id)):
+            await redis_store.redis.delete(key)
+
+
+def test_decode_notice_names_a_shown_notice_and_still_refuses_a_malformed_one(redis_store: EventStore) -> None:
+    shown = "ab" * 32
+    ends_there = msgpack.packb([[b"x", b"0" * 64, shown.encode()]], use_bin_type=True)
+    assert redis_store.decode_notice("g", ends_there, shown) is None
+    assert redis_store.decode_notice("g", msgpack.packb([[b"x"]]), shown) == []  # no hash: malformed, not shown
+    assert redis_store.decode_notice("g", msgpack.packb(7), shown) == []  # a version only: read the stream

@@ -10,6 +10,9 @@ every time:
 * a command the stale state refuses (not that seat's turn there): A decides again on the
   latest state before it reports a refusal;
 * ``DONJON_COMMAND_RETRIES`` bounds the attempts: with one attempt, the conflict is the end.
+
+Seats are taken the same way: on the node's cached game first, read again when the append
+conflicts or the cached game shows no seat to take.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ from tests.service.conftest import (
     ENGINES,
     TEST_VAULT,
     command,
+    create_tiny,
     expect_reply,
     hello,
     receive_until,
     started_tiny,
+    take_seat,
 )
 
 DRAW: dict[str, Any] = {"type": "draw", "args": {}}
@@ -148,3 +153,29 @@ async def test_a_resend_to_a_node_whose_cache_is_behind_gets_the_earlier_ack(mak
 
     assert (result.version, result.duplicate) == (SET_UP + 1, True)
     assert (await node_a.app[STORE].version(game_id)) == SET_UP + 2
+
+
+async def test_a_seat_taken_on_a_stale_cache_conflicts_and_takes_the_next_free_seat(make_client):
+    node_a, node_b = await make_client(), await make_client()
+    game_id = await create_tiny(node_a)  # A caches the game with both seats free
+    assert (await take_seat(node_b, game_id, "ann"))["seat"] == 0
+    before = conflicts(node_a)
+
+    taken = await take_seat(node_a, game_id, "bob")
+
+    assert taken["seat"] == 1
+    assert conflicts(node_a) == before + 1  # tried seat 0 on the stale cache, refused by the store
+    names = [seat["name"] for seat in (await (await node_a.get(f"/games/{game_id}")).json())["seats"]]
+    assert names == ["ann", "bob"]
+
+
+async def test_a_seat_asked_of_a_stale_cache_in_a_full_game_is_refused_as_full(make_client):
+    node_a, node_b = await make_client(), await make_client()
+    game_id = await create_tiny(node_a)
+    for name in ("ann", "bob"):
+        await take_seat(node_b, game_id, name)
+
+    response = await node_a.post(f"/games/{game_id}/seats", json={"name": "cat"})
+
+    assert response.status == 409 and (await response.json())["error"]["code"] == "game_full"
+    assert node_a.app[SERVICE].cached(game_id).version == SET_UP  # it read the game again
