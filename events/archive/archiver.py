@@ -47,6 +47,7 @@ import msgpack
 from events.archive.base import Archive, ArchivedGame, storable
 from events.archive.ledger import LedgerMover
 from events.archive.replies import entries_of_reply, pairs
+from events.batcher import pack_commands
 from events.errors import StoreError
 from events.keys import archive_lease_key, cmds_key, events_key, meta_key
 from events.server import Server
@@ -352,7 +353,7 @@ class Archiver:
         connection = await pool.get_connection()
         try:
             commands = [command for game_id in game_ids for command in _read_commands(game_id)]
-            await connection.send_packed_command(connection.pack_commands(commands))
+            await connection.send_packed_command(pack_commands(commands, connection.encoder.encode))
             records = []
             for game_id in game_ids:
                 meta, cmds, stream = [await connection.read_response() for _ in range(3)]

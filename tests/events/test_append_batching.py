@@ -13,7 +13,10 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+import redis.exceptions as rexc
+from redis.asyncio.connection import Connection
 
+from events.batcher import pack_commands
 from events.embedded import EmbeddedServer
 from events.envelope import NewEvent
 from events.errors import ConflictError, InvalidEvent, StoreError, StoreUnavailable
@@ -301,3 +304,19 @@ async def test_on_one_server_a_batch_takes_one_pooled_connection_and_no_redis_py
         assert isinstance(again[0], ConflictError) and again[1] == AppendResult(2, 2, False)
         assert await append(store, "g2", [ev("b")], 1, command_id="d") == AppendResult(2, 2, False)  # a lone one
         assert store.append_batches == BatchStats(batches=3, calls=9, largest=6)
+
+
+def test_commands_are_packed_byte_for_byte_as_redis_py_packs_them() -> None:
+    """The batch's own packing (one pass) writes what redis-py's ``pack_commands`` writes, for
+    every kind of argument a script call is given, large bodies (past its 6,000-byte chunks),
+    floats and text beyond ASCII included; and refuses what redis-py refuses."""
+    connection = Connection()
+    body = bytes(range(256)) * 40
+    commands = [
+        ("EVALSHA", "ab" * 20, 2, "game:{g}:events", "game:{g}:cmds", 0, "0:c1", "game:{g}:live", "", body),
+        ("EVALSHA", "cd" * 20, 1, "k", -7, 2**70, 1.5, "été ♜", bytearray(b"ba"), memoryview(b"mv"), b""),
+        ("WAIT", 1, 1000),
+    ]
+    assert pack_commands(commands, connection.encoder.encode) == b"".join(connection.pack_commands(commands))
+    with pytest.raises(rexc.DataError):
+        pack_commands([("SET", "k", True)], connection.encoder.encode)
