@@ -227,8 +227,18 @@ class ArchivingStore(EventStore):
             await super().update_meta(game_id, fields)
 
     async def set_status(
-        self, game_id: str, status: str, score: float, *, version: int = 0, fields: Mapping[str, Any] | None = None
+        self,
+        game_id: str,
+        status: str,
+        score: float,
+        *,
+        version: int = 0,
+        fields: Mapping[str, Any] | None = None,
+        only_live: bool = False,
     ) -> bool:
-        if self.archive is not None and not await self._is_live(game_id):
-            await self.restore(game_id)  # never file a game whose keys are in the archive only
-        return await super().set_status(game_id, status, score, version=version, fields=fields)
+        if self.archive is not None and not only_live:
+            try:  # a live game, most often: filed in one call, without asking first
+                return await super().set_status(game_id, status, score, version=version, fields=fields, only_live=True)
+            except UnknownGame:
+                await self.restore(game_id)  # never file a game whose keys are in the archive only
+        return await super().set_status(game_id, status, score, version=version, fields=fields, only_live=only_live)

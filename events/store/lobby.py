@@ -13,6 +13,7 @@ from typing import Any
 
 import msgpack
 
+from events.errors import UnknownGame
 from events.keys import LOBBY_SHARDS, lobby_key, lobby_shard, meta_key
 from events.server import Script, Server
 from events.sharded import ShardedIndex
@@ -22,17 +23,19 @@ from events.store.replies import outcome
 __all__ = ["Lobby", "lobby_index"]
 
 # The status write of the lobby: KEYS[1] the meta hash, ARGV[1] the msgpack-encoded status,
-# ARGV[2] the version it describes (0: no version check), ARGV[3..] more field/value pairs.
-# Refuses (``{"stale", old}``) a write older than the one stored, so crossing writers of two
-# nodes leave the newest; returns ``{"ok", old}`` with the status it replaced ("" for none).
+# ARGV[2] the version it describes (0: no version check), ARGV[3] "1" to refuse a game with no
+# meta (``{"unknown", ""}``: its keys may be in the archive only), ARGV[4..] more field/value
+# pairs. Refuses (``{"stale", old}``) a write older than the one stored, so crossing writers of
+# two nodes leave the newest; returns ``{"ok", old}`` with the status it replaced ("" for none).
 FILE_STATUS_LUA = """#!lua
+if ARGV[3] == "1" and redis.call("EXISTS", KEYS[1]) == 0 then return {"unknown", ""} end
 local old = redis.call("HGET", KEYS[1], "status") or ""
 local version = tonumber(ARGV[2])
 if version > 0 then
   local stored = redis.call("HGET", KEYS[1], "status_version")
   if stored and cmsgpack.unpack(stored) > version then return {"stale", old} end
 end
-redis.call("HSET", KEYS[1], "status", ARGV[1], unpack(ARGV, 3))
+redis.call("HSET", KEYS[1], "status", ARGV[1], unpack(ARGV, 4))
 if version > 0 then redis.call("HSET", KEYS[1], "status_version", cmsgpack.pack(version)) end
 return {"ok", old}
 """
@@ -70,6 +73,7 @@ class Lobby:
         *,
         version: int = 0,
         fields: Mapping[str, Any] | None = None,
+        only_live: bool = False,
     ) -> bool:
         """File the game under ``status`` in the lobby index (and out of its previous status).
 
@@ -82,15 +86,20 @@ class Lobby:
         :func:`projections.lobby.list_lobby`).
 
         With ``version`` (> 0), a write older than the one stored is refused (``False``;
-        nothing in the metadata changes), so two nodes' crossing writes keep the newest.
+        nothing in the metadata changes), so two nodes' crossing writes keep the newest. With
+        ``only_live``, a game with no metadata is :class:`UnknownGame` and its metadata is not
+        written (it may be in the archive only; its lobby entry may be added already, which the
+        caller's write after restoring it repeats).
         """
         packed = pack_fields(fields or {})
         async with self.server.call():  # one budget for the three steps
             await self._lobby(status).add(game_id, score)
             reply = await self._file_status_script(
                 keys=[meta_key(game_id)],
-                args=[msgpack.packb(status, use_bin_type=True), int(version), *packed],
+                args=[msgpack.packb(status, use_bin_type=True), int(version), int(only_live), *packed],
             )
+            if outcome(reply) == "unknown":
+                raise UnknownGame(game_id)
             filed = outcome(reply) == "ok"
             old = msgpack.unpackb(reply[1], raw=False) if reply[1] else None
             if filed and isinstance(old, str) and old != status:

@@ -62,3 +62,22 @@ async def test_an_append_to_an_archived_game_puts_it_back_whole_first(live, arch
     assert (await live.raw_entries(game_id))[:-1] == before
     assert await live.command_result(game_id, f"c-{game_id}") is not None  # the command ids came back too
     assert await live.is_filed(game_id, "finished")
+
+
+async def test_a_status_filed_for_an_archived_game_puts_it_back_whole_first(live, archive):
+    """The lobby write asks the server to refuse a game with no meta rather than asking first
+    whether it is live: an archived game is restored, then filed, never left a partial meta."""
+    [game_id] = await finished_games(live, 1)
+    before = await live.raw_entries(game_id)
+    await Archiver(live.server, archive, after_ms=0).run_pass()
+    assert await live.redis.exists(meta_key(game_id)) == 0
+    assert await live.set_status(game_id, "finished", 5.0, fields={"note": "again"})
+    assert await live.raw_entries(game_id) == before
+    meta = await live.get_meta(game_id)
+    assert meta is not None and meta["status"] == "finished" and meta["note"] == "again" and "game" in meta
+
+
+async def test_only_live_refuses_a_game_with_no_meta_and_writes_none(live):
+    with pytest.raises(UnknownGame):
+        await live.set_status("nosuchgame", "open", 1.0, only_live=True)
+    assert await live.redis.exists(meta_key("nosuchgame")) == 0
