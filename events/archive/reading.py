@@ -227,13 +227,7 @@ class ArchivingStore(EventStore):
             await super().update_meta(game_id, fields)
 
     async def set_status(
-        self,
-        game_id: str,
-        status: str,
-        score: float,
-        *,
-        version: int = 0,
-        fields: Mapping[str, Any] | None = None,
+        self, game_id: str, status: str, score: float, *, version: int = 0, fields: Mapping[str, Any] | None = None,
         only_live: bool = False,
     ) -> bool:
         if self.archive is not None and not only_live:

@@ -113,14 +113,11 @@ class Seating:
         chosen = features if isinstance(features, Features) else parse_features(
             features or {}, cooperative=engine.cooperative(normalized)
         )
-        seed = seeds.new_seed()
-        ts = self.clock()
-        key = secrets.token_bytes(32)
+        seed, ts, key = seeds.new_seed(), self.clock(), secrets.token_bytes(32)
         secret = seeds.split_options(engine, normalized)
         new_id = game_id is None
         game_id = await self._new_game(game, seed, key, secret, seats, bot_seats, ts, game_id, rematch_of)
-        commitment = seeds.commitment(seed, secret[1])
-        await record_game(self.store, game_id, game, secret[0], commitment, ts, new_id=new_id)
+        await record_game(self.store, game_id, game, secret[0], seeds.commitment(seed, secret[1]), ts, new_id=new_id)
         created = decisions.game_created(game, engine, normalized, seats, seed, chosen, rematch_of)
         events = decisions.creation_batch(engine, created, bot_seats, seed=seed, game_id=game_id, options=normalized)
         batch = decisions.Batch(game_id, events, 0, ts, command=decisions.creation_command(bot_seats))
