@@ -181,12 +181,14 @@ async def _fanout(base: str, games: int, spectators: int, rate_per_game: float, 
 @dataclasses.dataclass
 class _Tally:
     """What the real-games load counts: the acks of the commands sent in its measuring window
-    (from ``measured_from`` to ``stop``, ``perf_counter`` times), and the refusals by code."""
+    (from ``measured_from`` to ``stop``, ``perf_counter`` times), the refusals by code, and the
+    games set up in the window (their set-up is in the server's CPU of the window)."""
 
     measured_from: float
     stop: float
     latencies: list[float] = dataclasses.field(default_factory=list)
     refusals: dict[str, int] = dataclasses.field(default_factory=dict)
+    tables: int = 0
 
     def acked(self, sent: float) -> None:
         if sent >= self.measured_from:
@@ -284,6 +286,8 @@ async def _tables_in_turn(session: Any, base: str, game: str, index: int, tally:
     """Table ``index`` of the load: one game after another until the load's time is up."""
     rng = random.Random(index)
     while time.perf_counter() < tally.stop:
+        if time.perf_counter() >= tally.measured_from:
+            tally.tables += 1
         table = await _Table.open(session, base, game)
         await _play_table(table, tally, rng, index)
         await table.close()
@@ -308,6 +312,7 @@ async def _real_games(base: str, game: str, games: int, seconds: float, warmup: 
         "n": len(tally.latencies),
         "window": (measured_from, ended),
         "refusals": tally.refusals,
+        "tables": tally.tables,
     }
 
 

@@ -280,11 +280,13 @@ async def _real_game_rows(mirror: Measure, timing: Timing) -> dict[str, str]:
                         "seconds": timing.window}
                 measure = await _measure(server, _python_load(load), _limit(timing))
                 refused = measure.result["refusals"] or "none"
+                tables = measure.result.get("tables", 0)
                 name = f"peers: {game}, 50 games x 2 seats from legal: server CPU per move; x the mirror game's"
                 rows[name] = (
                     f"{_us(measure.cpu_per_move)} us = {measure.cpu_per_move / mirror.cpu_per_move:.2f} x "
                     f"({measure.per_s:,.0f} moves/s; load generator {_us(measure.per_move(measure.client))} us "
-                    f"per move; refused {refused})"
+                    f"per move; {tables:,} games set up in the window, {measure.moves / max(1, tables):,.0f} moves "
+                    f"each; refused {refused})"
                 )
     return rows
 

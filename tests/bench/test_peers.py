@@ -158,7 +158,8 @@ def test_a_quick_run_measures_both_servers_on_every_load():
         expected.update(_rows(games, spectators))
     for game in REAL_GAMES:
         expected[f"peers: {game}, 50 games x 2 seats from legal: server CPU per move; x the mirror game's"] = (
-            r"[\d,]+ us = \d+\.\d\d x \([\d,]+ moves/s; load generator [\d,]+ us per move; refused .*\)"
+            r"[\d,]+ us = \d+\.\d\d x \([\d,]+ moves/s; load generator [\d,]+ us per move; "
+            r"[\d,]+ games set up in the window, [\d,]+ moves each; refused .*\)"
         )
     expected["peers: donjon serve --workers 2 / --workers 1, accepted moves/s at 50 games x 0"] = (
         r"[\d,]+ / [\d,]+ = \d+\.\d\d \(server CPU per move [\d,]+ / [\d,]+ us\)" + RESENT
