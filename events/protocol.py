@@ -144,7 +144,8 @@ class Store(Protocol):
     async def verify_chain(self, game_id: str) -> str: ...
 
     async def set_status(
-        self, game_id: str, status: str, score: float, *, version: int = 0, fields: Mapping[str, Any] | None = None
+        self, game_id: str, status: str, score: float, *, version: int = 0, fields: Mapping[str, Any] | None = None,
+        only_live: bool = False,
     ) -> bool: ...
 
     async def is_filed(self, game_id: str, status: str) -> bool: ...
