@@ -330,9 +330,15 @@ class GameFeed:
             game_id = game_of_channel(reply[1])
             if game_id in self._wanted:
                 envelopes = self._decode(game_id, reply[2], self._shown(game_id) if self._shown else None)
-                if envelopes is not None:
-                    self._carried.setdefault(game_id, []).extend(envelopes)
-                    self._announce({game_id})
+                if envelopes is None:
+                    # The watcher shows the game up to this notice, the newest on a live
+                    # subscription, and a chain hash names one history: nothing is left to read
+                    # for it, whatever announced it before (a subscription, a reconnection).
+                    self._due.discard(game_id)
+                    self._carried.pop(game_id, None)
+                    return
+                self._carried.setdefault(game_id, []).extend(envelopes)
+                self._announce({game_id})
             return
         if kind in ("pong", "PONG") and link.pending and link.pending[0][0] == "ping":
             link.pending.popleft()
