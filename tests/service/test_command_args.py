@@ -118,7 +118,9 @@ def test_wrong_args_of_every_command_are_refused_over_the_websocket_and_append_n
             for kind in ("resign", "undo", table.legal[0][0]["type"]):
                 reply = loop.run_until_complete(table.send(0, "json", {"type": kind, "args": None}))
                 assert (reply["type"], reply["code"]) == ("error", "bad_command"), reply  # {} or left out, never null
-        assert codes.get("bad_command", 0) > 100
+        # Seat 0's commands (about half the draws) and every resign and undo can only be
+        # bad_command: ~110 of 200 on average; the bound is five deviations below, not one.
+        assert codes.get("bad_command", 0) > 70
         for table in tables.values():
             assert seen(served, table.game_id)["version"] == table.version  # nothing appended
             log = requests.get(f"{served}/games/{table.game_id}/events", timeout=5).json()
