@@ -5,7 +5,8 @@
 * ``paced``: open loop, a fixed rate of rolls spread evenly over the games;
 * ``fanout``: one player per game paced, and :class:`bench.raw_sockets.Spectator` probes
   watching each game;
-* ``real_games``: closed loop over tables of a real game with 2 seats choosing from ``legal``.
+* ``real_games``: closed loop over tables of a real game with 2 seats choosing from ``legal``;
+* ``setups``: the same tables set up and left, no move made (what a real game's set-up costs).
 
 All but ``real_games`` play :data:`bench.die_game.BENCH`.
 """
@@ -316,8 +317,33 @@ async def _real_games(base: str, game: str, games: int, seconds: float, warmup: 
     }
 
 
+async def _set_up_in_turn(session: Any, base: str, game: str, tally: _Tally) -> None:
+    """One table after another set up (both sockets shown the game) and left, until time is up."""
+    while time.perf_counter() < tally.stop:
+        if time.perf_counter() >= tally.measured_from:
+            tally.tables += 1
+        table = await _Table.open(session, base, game)
+        while min(table.versions) == 0:
+            await table.news(1.0)
+        await table.close()
+
+
+async def _setups(base: str, game: str, games: int, seconds: float, warmup: float = 0.0) -> dict[str, Any]:
+    """``games`` loops each setting up a table of ``game`` as the real-games load does (created,
+    both seats taken, a socket on each, hello said and the game shown) and leaving it, with no
+    move: the figures count the tables set up in the ``seconds`` after ``warmup``."""
+    import aiohttp
+
+    measured_from = time.perf_counter() + warmup
+    tally = _Tally(measured_from, measured_from + seconds)
+    async with aiohttp.ClientSession() as session:
+        await asyncio.gather(*(_set_up_in_turn(session, base, game, tally) for _ in range(games)))
+        ended = time.perf_counter()
+    return {"per_s": tally.tables / (ended - measured_from), "n": tally.tables, "window": (measured_from, ended)}
+
+
 _DRIVERS: dict[str, Callable[..., Coroutine[Any, Any, dict[str, Any]]]] = {
-    "throughput": _throughput, "paced": _paced, "fanout": _fanout, "real_games": _real_games
+    "throughput": _throughput, "paced": _paced, "fanout": _fanout, "real_games": _real_games, "setups": _setups
 }
 
 

@@ -277,7 +277,8 @@ def main(argv: list[str]) -> int:
 
     ``PARAMS`` is ``{"kind": "mirror", "base": URL, "games": G, "spectators": S, "warmup": s,
     "window": s}``, or ``{"kind": "real_games", "base": URL, "game": NAME, "games": G, "warmup": s,
-    "seconds": s}`` for the service section's real-games load (seats choosing from ``legal``)."""
+    "seconds": s}`` for the service section's real-games load (seats choosing from ``legal``), or
+    the same with ``"kind": "setups"`` for its tables set up and left with no move."""
     params = json.loads(argv[0])
     kind, base = params.pop("kind"), params.pop("base")
     if kind == "mirror":
@@ -286,7 +287,7 @@ def main(argv: list[str]) -> int:
         raise_fd_limit()
         result = run(mirror_load(base, **params))
     else:
-        result = drive("real_games", base, params)
+        result = drive(kind, base, params)
         result["t0"], result["t1"] = result.pop("window")
     sys.stdout.write(json.dumps(result) + "\n")
     return 0

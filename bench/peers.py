@@ -17,8 +17,9 @@ CPU per accepted move** over the window, read from ``/proc`` (donjon: the proces
 below it; boardgame.io: its node process), and the ratio donjon / boardgame.io; beside it the
 accepted moves/s, the load generators' own CPU per move (they compete for the same cores) and
 the load average. The same run then measures, on donjon alone, the three real games at 50 x 0
-(seats choosing from ``legal``) against the mirror game's CPU per move, and ``--workers 2``
-against ``--workers 1`` at 50 x 0.
+(seats choosing from ``legal``) against the mirror game's CPU per move, taken apart (the mirror
+game under the real games' load; each game's set-up alone), and ``--workers 2`` against
+``--workers 1`` at 50 x 0.
 
 boardgame.io is installed from ``bench/bgio/package-lock.json`` with ``npm ci`` into a cache
 folder (``$XDG_CACHE_HOME/donjon``, else ``~/.cache/donjon``), once per lock file; without npm
@@ -269,26 +270,62 @@ def _pair_rows(label: str, ours: Measure, theirs: Measure, spectators: int) -> d
 
 async def _real_game_rows(mirror: Measure, timing: Timing) -> dict[str, str]:
     """The three real games at 50 x 0 on one ``donjon serve``, each against the mirror game's
-    CPU per move at 50 x 0 in this run."""
+    CPU per move at 50 x 0 in this run; then the same cost taken apart: the mirror game under the
+    real games' load (the shape of a turn-based load alone), and each game's set-up alone."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     rows: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="donjon-bench-") as folder:
         async with spawned(donjon_serve(SERVED, port, folder, 1), base, env=serve_env()) as server:
-            for game in REAL_GAMES:
-                load = {"kind": "real_games", "base": base, "game": game, "games": 50, "warmup": timing.warmup,
-                        "seconds": timing.window}
-                measure = await _measure(server, _python_load(load), _limit(timing))
-                refused = measure.result["refusals"] or "none"
-                tables = measure.result.get("tables", 0)
-                name = f"peers: {game}, 50 games x 2 seats from legal: server CPU per move; x the mirror game's"
-                rows[name] = (
-                    f"{_us(measure.cpu_per_move)} us = {measure.cpu_per_move / mirror.cpu_per_move:.2f} x "
-                    f"({measure.per_s:,.0f} moves/s; load generator {_us(measure.per_move(measure.client))} us "
-                    f"per move; {tables:,} games set up in the window, {measure.moves / max(1, tables):,.0f} moves "
-                    f"each; refused {refused})"
+            played = {game: await _real_load(server, base, "real_games", game, timing) for game in REAL_GAMES}
+            for game, measure in played.items():
+                rows[f"peers: {game}, 50 games x 2 seats from legal: server CPU per move; x the mirror game's"] = (
+                    _played_row(measure, mirror)
+                )
+            shape = await _real_load(server, base, "real_games", "mirror", timing)
+            rows[f"peers: {SHAPE}: server CPU per move; x the mirror game's"] = (
+                f"{_us(shape.cpu_per_move)} us = {shape.cpu_per_move / mirror.cpu_per_move:.2f} x "
+                f"({shape.per_s:,.0f} moves/s)"
+            )
+            for game, measure in played.items():
+                setups = await _real_load(server, base, "setups", game, timing)
+                rows[f"peers: {game}: its set-up alone; the rest of its CPU per move, x {SHAPE}'s"] = (
+                    _taken_apart_row(measure, setups, shape)
                 )
     return rows
+
+
+SHAPE = "the mirror game under the real games' load"
+"""The base each real game's rest is set against: the same load (one move in flight per game, the
+other seat's update written on its own) on the trivial game, which never ends (no set-up)."""
+
+
+async def _real_load(server: subprocess.Popen[bytes], base: str, kind: str, game: str, timing: Timing) -> Measure:
+    load = {"kind": kind, "base": base, "game": game, "games": 50, "warmup": timing.warmup, "seconds": timing.window}
+    return await _measure(server, _python_load(load), _limit(timing))
+
+
+def _played_row(measure: Measure, mirror: Measure) -> str:
+    refused = measure.result["refusals"] or "none"
+    tables = measure.result.get("tables", 0)
+    return (
+        f"{_us(measure.cpu_per_move)} us = {measure.cpu_per_move / mirror.cpu_per_move:.2f} x "
+        f"({measure.per_s:,.0f} moves/s; load generator {_us(measure.per_move(measure.client))} us "
+        f"per move; {tables:,} games set up in the window, {measure.moves / max(1, tables):,.0f} moves "
+        f"each; refused {refused})"
+    )
+
+
+def _taken_apart_row(played: Measure, setups: Measure, shape: Measure) -> str:
+    """A game's set-up CPU (measured alone, per game set up) spread over the moves of the played
+    window, and what is left of its CPU per move against the mirror game under the same load."""
+    per_game = setups.cpu_per_move
+    per_move = per_game * played.result.get("tables", 0) / max(1, played.moves)
+    rest = played.cpu_per_move - per_move
+    return (
+        f"set-up {_us(per_game)} us a game = {_us(per_move)} us per move played; the rest "
+        f"{_us(rest)} us = {rest / shape.cpu_per_move:.2f} x"
+    )
 
 
 async def _worker_rows(one: Measure, timing: Timing) -> dict[str, str]:

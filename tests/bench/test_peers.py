@@ -161,6 +161,14 @@ def test_a_quick_run_measures_both_servers_on_every_load():
             r"[\d,]+ us = \d+\.\d\d x \([\d,]+ moves/s; load generator [\d,]+ us per move; "
             r"[\d,]+ games set up in the window, [\d,]+ moves each; refused .*\)"
         )
+    expected["peers: the mirror game under the real games' load: server CPU per move; x the mirror game's"] = (
+        r"[\d,]+ us = \d+\.\d\d x \([\d,]+ moves/s\)"
+    )
+    for game in REAL_GAMES:
+        expected[f"peers: {game}: its set-up alone; the rest of its CPU per move, x the mirror game under the "
+                 "real games' load's"] = (
+            r"set-up [\d,]+ us a game = [\d,]+ us per move played; the rest -?[\d,]+ us = -?\d+\.\d\d x"
+        )
     expected["peers: donjon serve --workers 2 / --workers 1, accepted moves/s at 50 games x 0"] = (
         r"[\d,]+ / [\d,]+ = \d+\.\d\d \(server CPU per move [\d,]+ / [\d,]+ us\)" + RESENT
     )
