@@ -1,6 +1,6 @@
 """What the rules read of one loaded :class:`~games.castle.data.Dataset`, derived from it once:
 the boards with their placement memo, the start boards, the walls with and without the gates, the
-wall-tile kinds and the piles as they are dealt.
+wall-tile kinds, the piles as they are dealt and each board's outline as the views draw it.
 
 Every rules module (:mod:`~games.castle.scoring`, :mod:`~games.castle.evolve`,
 :mod:`~games.castle.legal`, :mod:`~games.castle.rules`, :mod:`~games.castle.views`) takes these
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from games.castle.board import CastleRules, initial_board
-from games.castle.data import Dataset, WallTileKind
+from games.castle.data import BoardShape, Dataset, WallTileKind
 from games.castle.state import CastleState
 from games.castle.track import Wall
 from games.draw import canonical
@@ -35,6 +35,7 @@ class CastleTables:
         self.dataset = dataset
         self._rules = {key: CastleRules(shape) for key, shape in dataset.boards.items()}
         self._start = {key: initial_board(rules) for key, rules in self._rules.items()}
+        self._outlines = {key: _outline(shape) for key, shape in dataset.boards.items()}
         self._walls = {flag: Wall.from_track(dataset.track, with_gates=flag) for flag in (False, True)}
         self.wall_tile_kinds: Mapping[str, WallTileKind] = {k.name: k for k in dataset.wall_tiles}
         self._piles = {
@@ -56,6 +57,11 @@ class CastleTables:
     def start_board(self, falcon: bool) -> Board:
         return self._start["falcon" if falcon else "base"]
 
+    def outline(self, falcon: bool) -> Outline:
+        """The board's interior as rows of ``#`` (a tile space) and ``.``, and its start spaces:
+        the same in every view of a game, so drawn once."""
+        return self._outlines["falcon" if falcon else "base"]
+
     def wall(self, state: CastleState) -> Wall:
         return self._walls[state.options.falcon]
 
@@ -70,3 +76,16 @@ class CastleTables:
         if k.points is not None:
             info["points"] = k.points
         return info
+
+
+Outline = tuple[tuple[str, ...], tuple[Mapping[str, Any], ...]]
+"""(interior rows, start spaces): :meth:`CastleTables.outline`."""
+
+
+def _outline(shape: BoardShape) -> Outline:
+    cells = shape.interior
+    width = max(x for x, _ in cells) + 1
+    height = max(y for _, y in cells) + 1
+    rows = tuple("".join("#" if (x, y) in cells else "." for x in range(width)) for y in range(height))
+    starts = tuple({"id": s.id, "x": s.x, "y": s.y, "gate": s.gate} for s in shape.start_spaces)
+    return rows, starts

@@ -16,7 +16,7 @@ from games.castle.legal import ROLES, legal_moves, scoring_choices, usable_wall_
 from games.castle.scoring import completed_feature, scorers
 from games.castle.state import CastleState, Phase
 from games.castle.tables import CastleTables
-from games.tileboard import Board, segment_name
+from games.tileboard import Board, Follower, segment_name
 
 __all__ = ["LABELS", "private_view", "public_view", "redact", "summary", "view"]
 
@@ -43,12 +43,6 @@ LABELS: Mapping[str, Mapping[str, str]] = {
 """Display names: the original (RGG) English, the Zamek edition's English and its Polish words."""
 
 
-def _interior_rows(cells: frozenset[tuple[int, int]]) -> list[str]:
-    width = max(x for x, _ in cells) + 1
-    height = max(y for _, y in cells) + 1
-    return ["".join("#" if (x, y) in cells else "." for x in range(width)) for y in range(height)]
-
-
 def view(engine: CastleTables, state: CastleState, viewer: Viewer) -> dict[str, Any]:
     """The game as ``viewer`` sees it: :func:`public_view` and :func:`private_view` together."""
     return {**public_view(engine, state), **private_view(engine, state, viewer)}
@@ -65,7 +59,7 @@ def public_view(engine: CastleTables, state: CastleState) -> dict[str, Any]:
     if state.phase is Phase.NOT_STARTED or state.board is None:
         return {"game": engine.name, "phase": state.phase.value}
     falcon = state.options.falcon
-    rules = engine.board_rules(falcon)
+    interior, start_spaces = engine.outline(falcon)
     out: dict[str, Any] = {
         "game": engine.name,
         "dataset": state.dataset,
@@ -77,8 +71,8 @@ def public_view(engine: CastleTables, state: CastleState) -> dict[str, Any]:
         "placed": None if state.placed is None else list(state.placed),
         "remaining": state.remaining,
         "set_aside": list(state.set_aside),
-        "interior": _interior_rows(rules.interior),
-        "start_spaces": [{"id": s.id, "x": s.x, "y": s.y, "gate": s.gate} for s in rules.shape.start_spaces],
+        "interior": list(interior),
+        "start_spaces": [dict(space) for space in start_spaces],
         "board": _tiles(state.board),
         "scores": [s.marker.score for s in state.seats],
         "seats": _seats(engine, state),
@@ -99,20 +93,34 @@ def public_view(engine: CastleTables, state: CastleState) -> dict[str, Any]:
 
 
 def _tiles(board: Board) -> list[dict[str, Any]]:
-    """The placed tiles (the start spaces aside), each with the followers standing on it."""
+    """The placed tiles (the start spaces aside), each with the followers standing on it, in the
+    order of the segments they stand on."""
+    standing = _standing(board)
     tiles = []
     for (x, y), placed in board.cells.items():
         if placed.fixed:
             continue
-        followers = []
-        for seg in range(len(placed.tile.segments)):
-            for f in board.feature_of(x, y, seg).followers:
-                if (f.x, f.y, f.segment) == (x, y, seg):
-                    kind = board.feature_of(x, y, seg).kind
-                    followers.append({"at": segment_name(placed, seg), "seat": f.owner, "kind": f.kind,
-                                      "role": ROLES[kind], "role_pl": LABELS[kind]["role_pl"]})
+        followers = [
+            {"at": segment_name(placed, segment), "seat": follower.owner, "kind": follower.kind,
+             "role": ROLES[kind], "role_pl": LABELS[kind]["role_pl"]}
+            for segment, follower, kind in sorted(standing.get((x, y), ()), key=_segment)
+        ]  # sorted is stable: the followers on one segment keep their feature's order
         tiles.append({"x": x, "y": y, "tile": placed.tile.id, "rotation": placed.rotation, "followers": followers})
     return tiles
+
+
+def _standing(board: Board) -> dict[tuple[int, int], list[tuple[int, Follower, str]]]:
+    """Each cell's followers as (segment, follower, the kind of feature it stands on): found
+    from the few features that hold any rather than by asking every segment of every tile."""
+    standing: dict[tuple[int, int], list[tuple[int, Follower, str]]] = {}
+    for feature in board.features.values():
+        for follower in feature.followers:
+            standing.setdefault((follower.x, follower.y), []).append((follower.segment, follower, feature.kind))
+    return standing
+
+
+def _segment(standing: tuple[int, Follower, str]) -> int:
+    return standing[0]
 
 
 def _seats(engine: CastleTables, state: CastleState) -> list[dict[str, Any]]:
