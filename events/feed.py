@@ -5,8 +5,11 @@ hashes to the game's slot, so the script stays in one slot). A :class:`GameFeed`
 (``SSUBSCRIBE``) to the channel of every game its node watches and hands the node, per game
 announced, the events the notices carried (the store's ``decode_notice``, given at construction). The
 node pushes carried events that continue what it has shown, and reads the stream from there
-otherwise. Order and exactly-once come from the stream versions, so a notice lost, doubled or
-late costs only a read. What closes every gap:
+otherwise. A notice is decoded only when the node asks for its games (:meth:`GameFeed.next`),
+not as it arrives: a node's own append often comes back as a notice before the append's answer,
+and by the time the node asks, it has usually shown that append itself, so the notice ends at
+what it has shown and is dropped undecoded. Order and exactly-once come from the stream
+versions, so a notice lost, doubled or late costs only a read. What closes every gap:
 
 * **A subscription confirmed is a notice.** An append that lands before the ``SSUBSCRIBE`` is
   found by the read that the confirmation triggers; one after it is announced.
@@ -93,8 +96,9 @@ class GameFeed:
     called for every append notice received (the node counts them in its metrics),
     ``on_reconnect`` when a subscriber connection is lost (its games are subscribed again on a
     new one); both are given here, once, or not at all. ``shown(game_id)`` is the chain hash of
-    the last event the watcher has shown of a game ("" or ``None``: unknown): a notice that ends
-    there is neither decoded nor announced.
+    the last event the watcher has shown of a game ("" or ``None``: unknown), asked when
+    :meth:`next` hands the game over: a notice that ends there is not decoded, and a game whose
+    newest announcement is such a notice is not handed over at all.
     """
 
     def __init__(
@@ -116,7 +120,9 @@ class GameFeed:
         self._where: dict[str, _Link] = {}
         self._links: dict[str, _Link] = {}
         self._due: set[str] = set()
-        self._carried: dict[str, list[Envelope]] = {}
+        self._carried: dict[str, list[bytes | None]] = {}
+        """A due game's notices since it was last handed over, undecoded, in order; ``None``
+        marks an announcement without events (a subscription confirmed, a connection lost)."""
         self._wake = asyncio.Event()
         self._dirty = asyncio.Event()
         self._refresh = False
@@ -162,8 +168,13 @@ class GameFeed:
             due = self._due & self._wanted
             carried, self._carried = self._carried, {}
             self._due.clear()
-            if due:
-                return {game_id: carried.get(game_id, []) for game_id in due}
+            handed = {}
+            for game_id in due:
+                envelopes = self._unshown(game_id, carried.get(game_id, ()))
+                if envelopes is not None:
+                    handed[game_id] = envelopes
+            if handed:
+                return handed
             remaining = deadline - loop.time()
             if remaining <= 0:
                 return None
@@ -179,8 +190,28 @@ class GameFeed:
         self._links.clear()
         self._where.clear()
 
+    def _unshown(self, game_id: str, notices: Iterable[bytes | None]) -> list[Envelope] | None:
+        """The events of ``notices`` past what the watcher has shown, ``[]`` when the game must
+        be read, or ``None`` when its newest announcement is a notice that ends at what the
+        watcher shows: a chain hash names one history, so nothing is left to read for it,
+        whatever announced it before."""
+        shown = self._shown(game_id) if self._shown else None
+        envelopes: list[Envelope] | None = []
+        for payload in notices:
+            if payload is None:  # announced without events: read, unless a later notice settles it
+                envelopes = envelopes or []
+                continue
+            decoded = self._decode(game_id, payload, shown)
+            envelopes = None if decoded is None else [*(envelopes or ()), *decoded]
+        return envelopes
+
     def _announce(self, game_ids: Iterable[str]) -> None:
-        self._due.update(game_ids)
+        """Games due to be read (a subscription, a lost connection, a slot moved, newly watched)."""
+        for game_id in game_ids:
+            self._due.add(game_id)
+            notices = self._carried.get(game_id)
+            if notices is not None:
+                notices.append(None)
         self._wake.set()
 
     # --- keeping the subscriptions --------------------------------------------------------
@@ -329,16 +360,9 @@ class GameFeed:
                 self._on_notice()
             game_id = game_of_channel(reply[1])
             if game_id in self._wanted:
-                envelopes = self._decode(game_id, reply[2], self._shown(game_id) if self._shown else None)
-                if envelopes is None:
-                    # The watcher shows the game up to this notice, the newest on a live
-                    # subscription, and a chain hash names one history: nothing is left to read
-                    # for it, whatever announced it before (a subscription, a reconnection).
-                    self._due.discard(game_id)
-                    self._carried.pop(game_id, None)
-                    return
-                self._carried.setdefault(game_id, []).extend(envelopes)
-                self._announce({game_id})
+                self._carried.setdefault(game_id, []).append(reply[2])
+                self._due.add(game_id)
+                self._wake.set()
             return
         if kind in ("pong", "PONG") and link.pending and link.pending[0][0] == "ping":
             link.pending.popleft()
