@@ -72,11 +72,15 @@ class ShardedIndex:
             await self.server.redis.zadd(self.key_of(member), {member: score}, xx=only_listed, gt=only_later)
 
     async def remove(self, member: str) -> None:
-        """Unlist ``member`` (from its shard, then from the legacy key)."""
+        """Unlist ``member`` (from its shard and from the legacy key, in one round trip)."""
         async with self.server.call():
-            await self.server.redis.zrem(self.key_of(member), member)
-            if self.legacy:
-                await self.server.redis.zrem(self.legacy, member)
+            if not self.legacy:
+                await self.server.redis.zrem(self.key_of(member), member)
+                return
+            async with self.server.redis.pipeline(transaction=False) as pipe:
+                pipe.zrem(self.key_of(member), member)
+                pipe.zrem(self.legacy, member)
+                await pipe.execute()
 
     async def drop_if(self, member: str, score: float) -> bool:
         """Unlist ``member`` only if it is still listed at ``score``; True if it was unlisted."""
