@@ -98,9 +98,10 @@ class Lobby:
                 keys=[meta_key(game_id)],
                 args=[msgpack.packb(status, use_bin_type=True), int(version), int(only_live), *packed],
             )
-            if outcome(reply) == "unknown":
+            answer = outcome(reply)
+            if answer == "unknown":
                 raise UnknownGame(game_id)
-            filed = outcome(reply) == "ok"
+            filed = answer == "ok"
             old = msgpack.unpackb(reply[1], raw=False) if reply[1] else None
             if filed and isinstance(old, str) and old != status:
                 await self._lobby(old).remove(game_id)
