@@ -5,10 +5,10 @@ hashes to the game's slot, so the script stays in one slot). A :class:`GameFeed`
 (``SSUBSCRIBE``) to the channel of every game its node watches and hands the node, per game
 announced, the events the notices carried (the store's ``decode_notice``, given at construction). The
 node pushes carried events that continue what it has shown, and reads the stream from there
-otherwise. A notice is decoded only when the node asks for its games (:meth:`GameFeed.next`),
-not as it arrives: a node's own append often comes back as a notice before the append's answer,
-and by the time the node asks, it has usually shown that append itself, so the notice ends at
-what it has shown and is dropped undecoded. Order and exactly-once come from the stream
+otherwise. A notice that ends at what the node has shown is dropped as it arrives, and any
+other is decoded only when the node asks for its games (:meth:`GameFeed.next`): a node's own
+append often comes back as a notice before the append's answer, and by the time the node asks,
+it has usually shown that append itself, so that notice too is dropped undecoded. Order and exactly-once come from the stream
 versions, so a notice lost, doubled or late costs only a read. What closes every gap:
 
 * **A subscription confirmed is a notice.** An append that lands before the ``SSUBSCRIBE`` is
@@ -98,7 +98,9 @@ class GameFeed:
     new one); both are given here, once, or not at all. ``shown(game_id)`` is the chain hash of
     the last event the watcher has shown of a game ("" or ``None``: unknown), asked when
     :meth:`next` hands the game over: a notice that ends there is not decoded, and a game whose
-    newest announcement is such a notice is not handed over at all.
+    newest announcement is such a notice is not handed over at all. ``ends_at(payload, head)``
+    (the store's ``notice_ends_at``) tells, decoding no event, whether a notice ends at a chain
+    hash: one that ends at what the watcher shows as it arrives is dropped then, unannounced.
     """
 
     def __init__(
@@ -109,9 +111,11 @@ class GameFeed:
         on_notice: Callable[[], None] | None = None,
         on_reconnect: Callable[[], None] | None = None,
         shown: Callable[[str], str | None] | None = None,
+        ends_at: Callable[[bytes, str], bool] | None = None,
     ) -> None:
         self.server = server
         self._decode = decode
+        self._ends_at = ends_at
         self._on_notice = on_notice
         self._on_reconnect = on_reconnect
         self._shown = shown
@@ -189,6 +193,19 @@ class GameFeed:
             await link.close()
         self._links.clear()
         self._where.clear()
+
+    def _arrived(self, game_id: str, payload: bytes) -> None:
+        """A notice of a watched game: dropped at once when it ends at what the watcher shows (it
+        is the newest on a live subscription, and a chain hash names one history: nothing is left
+        to read for the game, whatever announced it before); else kept, undecoded, for :meth:`next`."""
+        shown = self._shown(game_id) if self._shown else None
+        if shown and self._ends_at is not None and self._ends_at(payload, shown):
+            self._due.discard(game_id)
+            self._carried.pop(game_id, None)
+            return
+        self._carried.setdefault(game_id, []).append(payload)
+        self._due.add(game_id)
+        self._wake.set()
 
     def _unshown(self, game_id: str, notices: Iterable[bytes | None]) -> list[Envelope] | None:
         """The events of ``notices`` past what the watcher has shown, ``[]`` when the game must
@@ -360,9 +377,7 @@ class GameFeed:
                 self._on_notice()
             game_id = game_of_channel(reply[1])
             if game_id in self._wanted:
-                self._carried.setdefault(game_id, []).append(reply[2])
-                self._due.add(game_id)
-                self._wake.set()
+                self._arrived(game_id, reply[2])
             return
         if kind in ("pong", "PONG") and link.pending and link.pending[0][0] == "ping":
             link.pending.popleft()

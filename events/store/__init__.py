@@ -266,7 +266,8 @@ class EventStore(Appending, Reading, Metadata, Lobby):
         connection lost (the node counts both); ``shown(game_id)``, the chain hash of the last
         event the watcher has shown, spares decoding the notices it has shown already."""
         return GameFeed(
-            self.server, self.decode_notice, on_notice=on_notice, on_reconnect=on_reconnect, shown=shown
+            self.server, self.decode_notice, on_notice=on_notice, on_reconnect=on_reconnect, shown=shown,
+            ends_at=self.notice_ends_at,
         )
 
     async def close(self) -> None:

@@ -185,7 +185,7 @@ class Reading:
             carried = msgpack.unpackb(payload, raw=True)
             if not isinstance(carried, list):
                 return []
-            if shown_head and carried and carried[-1][2] == shown_head.encode():
+            if shown_head and _last_hash(carried) == shown_head.encode():
                 return None
             envelopes = [
                 codec.decode_body(body, prev.decode(), hash_.decode(), upcasters=self._upcasters)
@@ -194,6 +194,16 @@ class Reading:
         except (ValueError, TypeError, IndexError, StoreError, msgpack.UnpackException):
             return []
         return envelopes if all(envelope.game_id == game_id for envelope in envelopes) else []
+
+    @staticmethod
+    def notice_ends_at(payload: bytes, head: str) -> bool:
+        """True when an append notice's last event has the chain hash ``head``: cheap (no event
+        decoded), for the feed to drop on arrival a notice the watcher has shown already."""
+        try:
+            carried = msgpack.unpackb(payload, raw=True)
+            return isinstance(carried, list) and _last_hash(carried) == head.encode()
+        except (ValueError, TypeError, IndexError, msgpack.UnpackException):
+            return False
 
     def _decoded(self, entries: Sequence[Entry]) -> list[Envelope]:
         return [codec.decode_entry(entry, fields, upcasters=self._upcasters) for entry, fields in entries]
@@ -209,3 +219,8 @@ class Reading:
     async def verify_chain(self, game_id: str) -> str:
         """Check every stored event's hash link; the last hash. :class:`ChainBroken` at the first bad one."""
         return verify_bodies(game_id, await self.raw_entries(game_id))
+
+
+def _last_hash(carried: list[Any]) -> bytes | None:
+    """The chain hash of a notice's last entry (``[body, prev, hash]``), ``None`` when it has none."""
+    return carried[-1][2] if carried else None

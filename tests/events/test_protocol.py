@@ -182,5 +182,7 @@ def test_decode_notice_names_a_shown_notice_and_still_refuses_a_malformed_one(re
     shown = "ab" * 32
     ends_there = msgpack.packb([[b"x", b"0" * 64, shown.encode()]], use_bin_type=True)
     assert redis_store.decode_notice("g", ends_there, shown) is None
+    assert redis_store.notice_ends_at(ends_there, shown) and not redis_store.notice_ends_at(ends_there, "cd" * 32)
+    assert not redis_store.notice_ends_at(msgpack.packb(7), shown) and not redis_store.notice_ends_at(b"\xc1", shown)
     assert redis_store.decode_notice("g", msgpack.packb([[b"x"]]), shown) == []  # no hash: malformed, not shown
     assert redis_store.decode_notice("g", msgpack.packb(7), shown) == []  # a version only: read the stream
