@@ -28,8 +28,9 @@ Sections (``--only`` picks some):
 * ``peers`` — :func:`bench.peers.peer_figures`: donjon beside boardgame.io 0.50.2 (installed
   with npm into a cache folder; skipped, saying why, without npm and Node), the same trivial
   game and load on both: server CPU per accepted move and its ratio at 50 x 0, 10 x 20, 1 x 200
-  and 1 x 1,000 (games x spectators), the real games against the trivial one, two workers
-  against one. Not in the default run either (about five minutes): ``--only peers``.
+  and 1 x 1,000 (games x spectators), the real games against the trivial one and taken apart
+  (the trivial game under the real games' load, each game's set-up alone), two workers against
+  one. Not in the default run either (about seven minutes): ``--only peers``.
 
 Every run begins with the machine it ran on (:func:`machine_figures`): the processor, the cores,
 the Python, and the time of a fixed pure-Python loop, so that figures taken on different machines

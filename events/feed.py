@@ -8,8 +8,9 @@ node pushes carried events that continue what it has shown, and reads the stream
 otherwise. A notice that ends at what the node has shown is dropped as it arrives, and any
 other is decoded only when the node asks for its games (:meth:`GameFeed.next`): a node's own
 append often comes back as a notice before the append's answer, and by the time the node asks,
-it has usually shown that append itself, so that notice too is dropped undecoded. Order and exactly-once come from the stream
-versions, so a notice lost, doubled or late costs only a read. What closes every gap:
+it has usually shown that append itself, so that notice too is dropped undecoded. Order and
+exactly-once come from the stream versions, so a notice lost, doubled or late costs only a read.
+What closes every gap:
 
 * **A subscription confirmed is a notice.** An append that lands before the ``SSUBSCRIBE`` is
   found by the read that the confirmation triggers; one after it is announced.
