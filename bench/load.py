@@ -254,6 +254,11 @@ class _Table:
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.seen.wait(), within)
 
+    async def shown_to_both(self) -> None:
+        """Until both sockets are shown the game (a snapshot or an update each)."""
+        while min(self.versions) == 0:
+            await self.news(1.0)
+
     async def close(self) -> None:
         for ws in self.sockets:
             await ws.close()
@@ -283,14 +288,18 @@ async def _play_table(table: _Table, tally: _Tally, rng: random.Random, index: i
             await table.news(0.05)
 
 
-async def _tables_in_turn(session: Any, base: str, game: str, index: int, tally: _Tally) -> None:
-    """Table ``index`` of the load: one game after another until the load's time is up."""
+async def _tables_in_turn(session: Any, base: str, game: str, index: int, tally: _Tally, play: bool = True) -> None:
+    """Table ``index`` of the load: one game after another until the load's time is up, each
+    played to its end (``play``) or only set up: left once both sockets are shown the game."""
     rng = random.Random(index)
     while time.perf_counter() < tally.stop:
         if time.perf_counter() >= tally.measured_from:
             tally.tables += 1
         table = await _Table.open(session, base, game)
-        await _play_table(table, tally, rng, index)
+        if play:
+            await _play_table(table, tally, rng, index)
+        else:
+            await table.shown_to_both()
         await table.close()
 
 
@@ -317,17 +326,6 @@ async def _real_games(base: str, game: str, games: int, seconds: float, warmup: 
     }
 
 
-async def _set_up_in_turn(session: Any, base: str, game: str, tally: _Tally) -> None:
-    """One table after another set up (both sockets shown the game) and left, until time is up."""
-    while time.perf_counter() < tally.stop:
-        if time.perf_counter() >= tally.measured_from:
-            tally.tables += 1
-        table = await _Table.open(session, base, game)
-        while min(table.versions) == 0:
-            await table.news(1.0)
-        await table.close()
-
-
 async def _setups(base: str, game: str, games: int, seconds: float, warmup: float = 0.0) -> dict[str, Any]:
     """``games`` loops each setting up a table of ``game`` as the real-games load does (created,
     both seats taken, a socket on each, hello said and the game shown) and leaving it, with no
@@ -337,7 +335,9 @@ async def _setups(base: str, game: str, games: int, seconds: float, warmup: floa
     measured_from = time.perf_counter() + warmup
     tally = _Tally(measured_from, measured_from + seconds)
     async with aiohttp.ClientSession() as session:
-        await asyncio.gather(*(_set_up_in_turn(session, base, game, tally) for _ in range(games)))
+        await asyncio.gather(
+            *(_tables_in_turn(session, base, game, index, tally, play=False) for index in range(games))
+        )
         ended = time.perf_counter()
     return {"per_s": tally.tables / (ended - measured_from), "n": tally.tables, "window": (measured_from, ended)}
 
